@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs everything heapwire needs on a fresh Debian machine of the project's kind:
+# system packages (HDL simulators and synthesis, protobuf C++ for the baseline),
+# Python packages (oracle, cocotb, plots) and builds the Rust workspace.
+# Idempotent: re-running only installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PKGS=(iverilog yosys verilator nextpnr-ice40 fpga-icestorm protobuf-compiler libprotobuf-dev pkg-config hyperfine)
+missing=()
+for p in "${APT_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing system packages: ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+python3 -m pip install -q --disable-pip-version-check -r requirements.txt
+
+if [ -f Cargo.toml ]; then
+  cargo build --release -q -p heapwire-cli
+fi
+echo "setup: done" >&2
