@@ -1,0 +1,294 @@
+/*
+ * hw_stream_reader -- unaligned little-endian field reader over a word-wide input memory.
+ *
+ * Input side: a synchronous memory READ PORT (BRAM style), no backpressure:
+ *   mem_rd_en / mem_addr are driven in cycle k (word address, DATA_WIDTH-bit words,
+ *   byte 0 of the stream is bits [7:0] of word 0); mem_rd_data must carry mem[mem_addr]
+ *   during cycle k+1 (exactly one cycle of read latency). Between reads mem_rd_data may
+ *   hold anything; it is only sampled in the cycle after mem_rd_en. Words are never
+ *   requested at or beyond the input length (rounded up to a whole word).
+ *
+ * Consumer side: a zero-latency request/response handshake.
+ *   The consumer drives rd_valid with an operation:
+ *     rd_skip = 0: READ  rd_size bytes (rd_size = log2 bytes: 0->1, 1->2, 2->4, 3->8);
+ *     rd_skip = 1: SKIP  rd_skip_len bytes (0 .. 2^32-1).
+ *   rd_ready depends combinationally on the operation (and on start); the transfer happens
+ *   at the rising edge of a cycle with rd_valid && rd_ready, and in THAT cycle
+ *     rd_data     = the field, little-endian, zero-extended to 64 bits (0 for SKIP),
+ *     rd_offset   = byte position of the field (= offset),
+ *     rd_past_end = the operation ends beyond the input length; the stream does not move,
+ *                   rd_data is unspecified, and the sticky flag past_end is set.
+ *   A READ is ready when the field is buffered (or when it is known to run past the end).
+ *   A SKIP is always ready: within the buffer it shifts the buffer, beyond it the buffer
+ *   is flushed and fetching restarts at the new position (refill takes 2-3 cycles).
+ *   rd_valid may be dropped at any time (consumer backpressure costs nothing).
+ *
+ * Peek window (for varints, tags, lookahead): win_data holds the next WIN_BYTES bytes
+ * of the stream starting at `offset`, of which the low win_avail bytes are valid (the
+ * rest read as zero). win_eof says the buffer holds everything up to the input end, so a
+ * window shorter than needed then means "truncated input" rather than "wait".
+ *
+ * start (one-cycle pulse) samples in_len, rewinds to offset 0 and clears past_end.
+ * Operations presented in the start cycle are not accepted (rd_ready = 0).
+ *
+ * Buffer: BUF_WORDS words of flip-flops (at least 3, as in the MSR paper's Stream Reader,
+ * the minimum that hides the one-cycle memory latency) kept as a shift register whose byte
+ * 0 is the byte at `offset`. A word is requested whenever the buffer plus the word in
+ * flight plus one more word still fits, so once full the reader accepts one memory word
+ * per cycle and completes one READ per cycle whenever the field is buffered:
+ * 8-byte reads on a 64-bit datapath run at 8 bytes/cycle. Latency from start to the first
+ * readable byte: 2 cycles (start, request, data lands -> field readable in the 3rd cycle).
+ *
+ * Lengths and offsets are 32-bit byte counts; the stream may be at most 2^32-1 bytes and
+ * at most 2^ADDR_WIDTH words.
+ */
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module hw_stream_reader #(
+    // Width of the memory data port in bits: 32, 64 or 128.
+    parameter DATA_WIDTH = 64,
+    // Width of the memory word address (the memory holds 2^ADDR_WIDTH words).
+    parameter ADDR_WIDTH = 12,
+    // Bytes exposed on the peek window (>= 10 so a whole varint fits; <= buffer size).
+    parameter WIN_BYTES = 16
+) (
+    input  wire                     clk,
+    input  wire                     rst,            // synchronous, active high
+
+    // control
+    input  wire                     start,          // pulse: begin a new stream of in_len bytes
+    input  wire [31:0]              in_len,         // input length in bytes, sampled on start
+
+    // memory read port (1-cycle latency)
+    output wire                     mem_rd_en,
+    output wire [ADDR_WIDTH-1:0]    mem_addr,
+    input  wire [DATA_WIDTH-1:0]    mem_rd_data,
+
+    // request/response
+    input  wire                     rd_valid,
+    output wire                     rd_ready,
+    input  wire                     rd_skip,        // 0 = READ, 1 = SKIP
+    input  wire [1:0]               rd_size,        // READ size: log2 of 1/2/4/8 bytes
+    input  wire [31:0]              rd_skip_len,    // SKIP length in bytes
+    output wire [63:0]              rd_data,
+    output wire [31:0]              rd_offset,
+    output wire                     rd_past_end,
+
+    // peek window and status
+    output wire [WIN_BYTES*8-1:0]   win_data,
+    output wire [$clog2(WIN_BYTES+1)-1:0] win_avail,  // valid bytes in win_data (0..WIN_BYTES)
+    output wire                     win_eof,
+    output wire [31:0]              offset,         // byte position of win_data[7:0]
+    output wire [31:0]              rem_bytes,      // in_len - offset
+    output wire                     at_end,         // offset == in_len
+    output wire                     past_end        // sticky: some operation ran past the end
+);
+
+// ---------------------------------------------------------------- derived parameters
+// bytes per memory word
+localparam WORD_BYTES = DATA_WIDTH / 8;
+// log2(WORD_BYTES)
+localparam WORD_SHIFT = (WORD_BYTES == 16) ? 4 : (WORD_BYTES == 8) ? 3 : 2;
+// words needed to show a whole window
+localparam WIN_WORDS = (WIN_BYTES + WORD_BYTES - 1) / WORD_BYTES;
+// buffer size in words: 3 hides the memory latency at full rate; more if the window needs it
+localparam BUF_WORDS = (WIN_WORDS > 3) ? WIN_WORDS : 3;
+// buffer size in bytes
+localparam BUF_BYTES = BUF_WORDS * WORD_BYTES;
+// width of a byte count 0..BUF_BYTES
+localparam CNT_WIDTH = $clog2(BUF_BYTES + 1);
+// width of win_avail (0..WIN_BYTES)
+localparam WIN_AVAIL_WIDTH = $clog2(WIN_BYTES + 1);
+// WORD_BYTES, WIN_BYTES and BUF_BYTES as 32-bit constants (for width-clean arithmetic)
+localparam [31:0] WORD_BYTES_32 = WORD_BYTES;
+localparam [31:0] WIN_BYTES_32 = WIN_BYTES;
+localparam [31:0] BUF_BYTES_32 = BUF_BYTES;
+
+// ---------------------------------------------------------------- parameter checks
+initial begin
+    if (DATA_WIDTH != 32 && DATA_WIDTH != 64 && DATA_WIDTH != 128) begin
+        $error("Error: DATA_WIDTH must be 32, 64 or 128 (instance %m)");
+        $finish;
+    end
+    if (WIN_BYTES < 10 || WIN_BYTES > BUF_BYTES) begin
+        $error("Error: WIN_BYTES must be in 10..BUF_BYTES (instance %m)");
+        $finish;
+    end
+    if (ADDR_WIDTH < 1 || ADDR_WIDTH + WORD_SHIFT > 32) begin
+        $error("Error: ADDR_WIDTH + log2(DATA_WIDTH/8) must be in 1..32 (instance %m)");
+        $finish;
+    end
+end
+
+// ---------------------------------------------------------------- state
+reg [BUF_BYTES*8-1:0]  buf_reg = {BUF_BYTES*8{1'b0}}, buf_next;   // byte 0 = byte at pos
+reg [CNT_WIDTH-1:0]    cnt_reg = {CNT_WIDTH{1'b0}}, cnt_next;     // valid bytes in buf
+reg [31:0]             pos_reg = 32'd0, pos_next;                 // stream offset of buf byte 0
+reg [31:0]             rem_reg = 32'd0, rem_next;                 // in_len - pos
+reg [31:0]             len_reg = 32'd0, len_next;                 // sampled in_len
+reg [32:0]             fetch_pos_reg = 33'd0, fetch_pos_next;     // byte address of next word to request (word aligned)
+reg [WORD_SHIFT-1:0]   fetch_drop_reg = {WORD_SHIFT{1'b0}}, fetch_drop_next; // leading bytes to drop from that word
+reg                    land_valid_reg = 1'b0, land_valid_next;    // a requested word lands this cycle
+reg [WORD_SHIFT-1:0]   land_drop_reg = {WORD_SHIFT{1'b0}}, land_drop_next;   // leading bytes of it to drop
+reg [WORD_SHIFT:0]     land_nbytes_reg = {WORD_SHIFT+1{1'b0}}, land_nbytes_next; // bytes of it to append (0..WORD_BYTES)
+reg                    past_end_reg = 1'b0, past_end_next;
+
+// ---------------------------------------------------------------- request decode
+wire [3:0]  need = 4'd1 << rd_size;                          // READ size in bytes
+// READ runs past the end: rem < need (need <= 8)
+wire        read_past = (rem_reg[31:4] == 28'd0) && (rem_reg[3:0] < need);
+wire        skip_past = rd_skip_len > rem_reg;
+wire        op_past = rd_skip ? skip_past : read_past;
+wire        read_buffered = {{CNT_WIDTH{1'b0}}, need} <= {4'd0, cnt_reg};
+// SKIP that stays within the buffered bytes
+wire        skip_near = rd_skip_len <= {{32-CNT_WIDTH{1'b0}}, cnt_reg};
+
+assign rd_ready    = !start && (rd_skip || read_past || read_buffered);
+assign rd_past_end = op_past;
+assign rd_offset   = pos_reg;
+
+wire        accept = rd_valid && rd_ready;
+wire        advance = accept && !op_past;
+wire [31:0] adv_len = rd_skip ? rd_skip_len : {28'd0, need};
+wire        flush = advance && rd_skip && !skip_near;            // SKIP beyond the buffer
+// bytes removed from the buffer (valid when !flush: bounded by cnt_reg)
+wire [CNT_WIDTH-1:0] consume = advance ? adv_len[CNT_WIDTH-1:0] : {CNT_WIDTH{1'b0}};
+
+// READ result: low bytes of the buffer, zero-extended
+reg [63:0] rd_data_r;
+always @* begin
+    case (rd_size)
+        2'd0: rd_data_r = {56'd0, buf_reg[7:0]};
+        2'd1: rd_data_r = {48'd0, buf_reg[15:0]};
+        2'd2: rd_data_r = {32'd0, buf_reg[31:0]};
+        default: rd_data_r = buf_reg[63:0];
+    endcase
+end
+assign rd_data = rd_skip ? 64'd0 : rd_data_r;
+
+// ---------------------------------------------------------------- fetch decision
+// Room for the buffer, the word in flight and one more word (consumption this cycle is
+// ignored so the memory request does not depend on the consumer).
+wire [CNT_WIDTH+1:0] fill_level = {2'b00, cnt_reg} +
+                                  (land_valid_reg ? {{CNT_WIDTH+1-WORD_SHIFT{1'b0}}, land_nbytes_reg} : {CNT_WIDTH+2{1'b0}});
+wire        room = {{30-CNT_WIDTH{1'b0}}, fill_level} + WORD_BYTES_32 <= BUF_BYTES_32;
+wire        more = fetch_pos_reg < {1'b0, len_reg};
+wire        issue = !start && room && more;
+// input bytes left from fetch_pos (only meaningful when more)
+wire [32:0] fetch_left = {1'b0, len_reg} - fetch_pos_reg;
+wire [WORD_SHIFT:0] fetch_word_bytes = (fetch_left > {1'b0, WORD_BYTES_32}) ? WORD_BYTES_32[WORD_SHIFT:0] : fetch_left[WORD_SHIFT:0];
+
+assign mem_rd_en = issue;
+assign mem_addr  = fetch_pos_reg[WORD_SHIFT +: ADDR_WIDTH];
+
+// ---------------------------------------------------------------- landing word
+// drop leading bytes, keep land_nbytes bytes, zero the rest
+wire [DATA_WIDTH-1:0] land_shifted = mem_rd_data >> {land_drop_reg, 3'b000};
+reg  [DATA_WIDTH-1:0] land_masked;
+integer i;
+always @* begin
+    for (i = 0; i < WORD_BYTES; i = i + 1) begin
+        land_masked[i*8 +: 8] = (i < land_nbytes_reg) ? land_shifted[i*8 +: 8] : 8'd0;
+    end
+end
+
+// ---------------------------------------------------------------- next state
+wire [CNT_WIDTH-1:0]   kept = cnt_reg - consume;              // bytes left after consumption
+wire [BUF_BYTES*8-1:0] buf_shifted = buf_reg >> {consume, 3'b000};
+wire [BUF_BYTES*8-1:0] land_wide = {{(BUF_WORDS-1)*DATA_WIDTH{1'b0}}, land_masked};
+wire [31:0]            new_pos = pos_reg + adv_len;
+
+always @* begin
+    buf_next         = buf_reg;
+    cnt_next         = cnt_reg;
+    pos_next         = pos_reg;
+    rem_next         = rem_reg;
+    len_next         = len_reg;
+    fetch_pos_next   = fetch_pos_reg;
+    fetch_drop_next  = fetch_drop_reg;
+    land_valid_next  = 1'b0;
+    land_drop_next   = land_drop_reg;
+    land_nbytes_next = land_nbytes_reg;
+    past_end_next    = past_end_reg || (accept && op_past);
+
+    if (start) begin
+        buf_next        = {BUF_BYTES*8{1'b0}};
+        cnt_next        = {CNT_WIDTH{1'b0}};
+        pos_next        = 32'd0;
+        rem_next        = in_len;
+        len_next        = in_len;
+        fetch_pos_next  = 33'd0;
+        fetch_drop_next = {WORD_SHIFT{1'b0}};
+        past_end_next   = 1'b0;
+    end else if (flush) begin
+        // the word landing now (and any requested now) belong to the old position
+        buf_next        = {BUF_BYTES*8{1'b0}};
+        cnt_next        = {CNT_WIDTH{1'b0}};
+        pos_next        = new_pos;
+        rem_next        = rem_reg - adv_len;
+        fetch_pos_next  = {1'b0, new_pos[31:WORD_SHIFT], {WORD_SHIFT{1'b0}}};
+        fetch_drop_next = new_pos[WORD_SHIFT-1:0];
+    end else begin
+        if (advance) begin
+            pos_next = new_pos;
+            rem_next = rem_reg - adv_len;
+        end
+        if (land_valid_reg) begin
+            buf_next = buf_shifted | (land_wide << {kept, 3'b000});
+            cnt_next = kept + {{CNT_WIDTH-WORD_SHIFT-1{1'b0}}, land_nbytes_reg};
+        end else begin
+            buf_next = buf_shifted;
+            cnt_next = kept;
+        end
+        if (issue) begin
+            land_valid_next  = 1'b1;
+            land_drop_next   = fetch_drop_reg;
+            land_nbytes_next = fetch_word_bytes - {1'b0, fetch_drop_reg};
+            fetch_pos_next   = fetch_pos_reg + WORD_BYTES;
+            fetch_drop_next  = {WORD_SHIFT{1'b0}};
+        end
+    end
+end
+
+always @(posedge clk) begin
+    buf_reg         <= buf_next;
+    cnt_reg         <= cnt_next;
+    pos_reg         <= pos_next;
+    rem_reg         <= rem_next;
+    len_reg         <= len_next;
+    fetch_pos_reg   <= fetch_pos_next;
+    fetch_drop_reg  <= fetch_drop_next;
+    land_valid_reg  <= land_valid_next;
+    land_drop_reg   <= land_drop_next;
+    land_nbytes_reg <= land_nbytes_next;
+    past_end_reg    <= past_end_next;
+
+    if (rst) begin
+        buf_reg        <= {BUF_BYTES*8{1'b0}};
+        cnt_reg        <= {CNT_WIDTH{1'b0}};
+        pos_reg        <= 32'd0;
+        rem_reg        <= 32'd0;
+        len_reg        <= 32'd0;
+        fetch_pos_reg  <= 33'd0;
+        fetch_drop_reg <= {WORD_SHIFT{1'b0}};
+        land_valid_reg <= 1'b0;
+        past_end_reg   <= 1'b0;
+    end
+end
+
+// ---------------------------------------------------------------- outputs
+assign win_data  = buf_reg[WIN_BYTES*8-1:0];
+assign win_avail = ({{32-CNT_WIDTH{1'b0}}, cnt_reg} > WIN_BYTES_32) ? WIN_BYTES_32[WIN_AVAIL_WIDTH-1:0] : cnt_reg[WIN_AVAIL_WIDTH-1:0];
+assign win_eof   = {{32-CNT_WIDTH{1'b0}}, cnt_reg} == rem_reg;
+assign offset    = pos_reg;
+assign rem_bytes = rem_reg;
+assign at_end    = rem_reg == 32'd0;
+assign past_end  = past_end_reg;
+
+endmodule
+
+`resetall
+`default_nettype wire
