@@ -370,6 +370,7 @@ def _build_and_test(data_width, win_bytes=16, testcase=None):
         test_dir=TB_DIR,
         build_dir=build_dir,
         testcase=testcase,
+        results_xml=str(build_dir / "results.xml"),  # keep results inside the ignored sim_build
     )
     from cocotb_tools.check_results import get_results
 
