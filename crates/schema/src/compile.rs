@@ -1,0 +1,256 @@
+//! `.proto` files → `CompiledSchema`, through protox (no protoc needed).
+
+use std::path::{Path, PathBuf};
+
+use prost_reflect::{Cardinality, DescriptorPool, FieldDescriptor, Kind as RKind, Syntax, Value};
+
+use crate::layout::lay_out;
+use crate::model::*;
+use crate::SchemaError;
+
+/// Field numbers are at most 2^29 - 1 (protobuf's limit).
+pub const MAX_FIELD_NUMBER: u32 = (1 << 29) - 1;
+
+/// protox's parser recurses on nesting; a deep schema must not overflow our stack, so the
+/// front end runs on a thread with a large stack and the nesting depth is bounded.
+const COMPILER_STACK_BYTES: usize = 256 << 20;
+/// Nested declarations (messages, enums, groups, options blocks) deeper than this are
+/// rejected before parsing.
+pub const MAX_DECLARATION_DEPTH: usize = 256;
+
+/// Compiles `files` (searched in `includes`; a file's own directory is added when it
+/// is not under any include directory) with the given layout.
+pub fn compile_files(
+    files: &[PathBuf],
+    includes: &[PathBuf],
+    layout: LayoutOptions,
+) -> Result<CompiledSchema, SchemaError> {
+    let mut incs: Vec<PathBuf> = includes.to_vec();
+    let mut names = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| SchemaError::Io(format!("{}: {e}", f.display())))?;
+        check_depth(&text, f)?;
+        let abs = std::fs::canonicalize(f).map_err(|e| SchemaError::Io(format!("{}: {e}", f.display())))?;
+        let under = incs.iter().find_map(|i| {
+            let i = std::fs::canonicalize(i).ok()?;
+            abs.strip_prefix(&i).ok().map(Path::to_path_buf)
+        });
+        match under {
+            Some(rel) => names.push(rel),
+            None => {
+                let dir = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
+                names.push(PathBuf::from(abs.file_name().unwrap()));
+                incs.push(dir);
+            }
+        }
+    }
+    let pool = std::thread::Builder::new()
+        .stack_size(COMPILER_STACK_BYTES)
+        .spawn(move || -> Result<DescriptorPool, String> {
+            let mut c = protox::Compiler::new(&incs).map_err(|e| e.to_string())?;
+            c.include_imports(true);
+            c.open_files(&names).map_err(|e| e.to_string())?;
+            Ok(c.descriptor_pool())
+        })
+        .map_err(|e| SchemaError::Io(e.to_string()))?
+        .join()
+        .map_err(|_| SchemaError::Invalid("schema compiler panicked".into()))?
+        .map_err(SchemaError::Parse)?;
+    from_pool(&pool, layout)
+}
+
+/// Rejects brace nesting deeper than `MAX_DECLARATION_DEPTH`, ignoring comments and strings.
+fn check_depth(text: &str, path: &Path) -> Result<(), SchemaError> {
+    let b = text.as_bytes();
+    let (mut i, mut depth, mut line) = (0usize, 0usize, 1usize);
+    while i < b.len() {
+        match b[i] {
+            b'\n' => line += 1,
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    if b[i] == b'\n' {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+                i += 2;
+                continue;
+            }
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'{' | b'[' | b'(' | b'<' => {
+                depth += 1;
+                if depth > MAX_DECLARATION_DEPTH {
+                    return Err(SchemaError::Invalid(format!(
+                        "{}:{line}: declarations nested deeper than {MAX_DECLARATION_DEPTH}",
+                        path.display()
+                    )));
+                }
+            }
+            b'}' | b']' | b')' | b'>' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+fn convert_kind(f: &FieldDescriptor) -> Kind {
+    match f.kind() {
+        RKind::Double => Kind::Double,
+        RKind::Float => Kind::Float,
+        RKind::Int64 => Kind::Int64,
+        RKind::Uint64 => Kind::UInt64,
+        RKind::Int32 => Kind::Int32,
+        RKind::Fixed64 => Kind::Fixed64,
+        RKind::Fixed32 => Kind::Fixed32,
+        RKind::Bool => Kind::Bool,
+        RKind::String => Kind::String,
+        RKind::Bytes => Kind::Bytes,
+        RKind::Uint32 => Kind::UInt32,
+        RKind::Sfixed32 => Kind::SFixed32,
+        RKind::Sfixed64 => Kind::SFixed64,
+        RKind::Sint32 => Kind::SInt32,
+        RKind::Sint64 => Kind::SInt64,
+        RKind::Enum(_) => Kind::Enum,
+        RKind::Message(_) if f.is_group() => Kind::Group,
+        RKind::Message(_) => Kind::Message,
+    }
+}
+
+/// Builds the compiled schema from a descriptor pool (every message and enum in it).
+pub fn from_pool(pool: &DescriptorPool, layout: LayoutOptions) -> Result<CompiledSchema, SchemaError> {
+    let msg_descs: Vec<_> = pool.all_messages().collect();
+    let enum_descs: Vec<_> = pool.all_enums().collect();
+    let msg_index = |name: &str| msg_descs.iter().position(|m| m.full_name() == name).map(|i| i as u32);
+    let enum_index = |name: &str| enum_descs.iter().position(|e| e.full_name() == name).map(|i| i as u32);
+
+    let enums = enum_descs
+        .iter()
+        .map(|e| Enum {
+            full_name: e.full_name().to_string(),
+            closed: e.parent_file().syntax() == Syntax::Proto2,
+            values: e.values().map(|v| EnumValue { name: v.name().to_string(), number: v.number() }).collect(),
+        })
+        .collect::<Vec<_>>();
+
+    let mut messages = Vec::with_capacity(msg_descs.len());
+    for md in &msg_descs {
+        let proto3 = md.parent_file().syntax() == Syntax::Proto3;
+        if !matches!(md.parent_file().syntax(), Syntax::Proto2 | Syntax::Proto3) {
+            return Err(SchemaError::Unsupported(format!("{}: editions syntax is not supported", md.full_name())));
+        }
+        let real_oneofs: Vec<_> = md.oneofs().filter(|o| !o.is_synthetic()).collect();
+        let mut fields: Vec<FieldDescriptor> = md.fields().collect();
+        fields.sort_by_key(|f| f.number());
+        let mut hasbit = 0u32;
+        let mut out_fields = Vec::with_capacity(fields.len());
+        for f in &fields {
+            if f.number() == 0 || f.number() > MAX_FIELD_NUMBER {
+                return Err(SchemaError::Invalid(format!("{}: field number {} out of range", f.full_name(), f.number())));
+            }
+            let kind = convert_kind(f);
+            let repeated = f.cardinality() == Cardinality::Repeated;
+            let mut flags = 0u8;
+            if repeated {
+                flags |= field_flags::REPEATED;
+            }
+            if repeated && kind.is_packable() && f.is_packed() {
+                flags |= field_flags::PACKED;
+            }
+            if f.is_map() {
+                flags |= field_flags::MAP;
+            }
+            if f.cardinality() == Cardinality::Required {
+                flags |= field_flags::REQUIRED;
+            }
+            if kind == Kind::String && proto3 {
+                flags |= field_flags::VALIDATE_UTF8;
+            }
+            let sub = match f.kind() {
+                RKind::Message(m) => msg_index(m.full_name()).expect("message in pool"),
+                RKind::Enum(e) => {
+                    if e.parent_file().syntax() == Syntax::Proto2 {
+                        flags |= field_flags::CLOSED_ENUM;
+                    }
+                    enum_index(e.full_name()).expect("enum in pool")
+                }
+                _ => NONE,
+            };
+            let real_oneof = f
+                .containing_oneof()
+                .filter(|o| !o.is_synthetic())
+                .map(|o| real_oneofs.iter().position(|r| r.name() == o.name()).unwrap() as u32);
+            let presence = if repeated {
+                Presence::Implicit
+            } else if let Some(o) = real_oneof {
+                Presence::Oneof(o)
+            } else if kind.is_message() {
+                Presence::Pointer
+            } else if f.supports_presence() {
+                hasbit += 1;
+                Presence::HasBit(hasbit - 1)
+            } else {
+                Presence::Implicit
+            };
+            let default = if f.field_descriptor_proto().default_value.is_some() {
+                match f.default_value() {
+                    Value::Bool(b) => Some(DefaultValue::Int(b as i64)),
+                    Value::I32(v) => Some(DefaultValue::Int(v as i64)),
+                    Value::I64(v) => Some(DefaultValue::Int(v)),
+                    Value::U32(v) => Some(DefaultValue::UInt(v as u64)),
+                    Value::U64(v) => Some(DefaultValue::UInt(v)),
+                    Value::F32(v) => Some(DefaultValue::Float(v)),
+                    Value::F64(v) => Some(DefaultValue::Double(v)),
+                    Value::EnumNumber(v) => Some(DefaultValue::Int(v as i64)),
+                    Value::String(s) => Some(DefaultValue::Bytes(s.into_bytes())),
+                    Value::Bytes(b) => Some(DefaultValue::Bytes(b.to_vec())),
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            out_fields.push(Field {
+                number: f.number(),
+                name: f.name().to_string(),
+                json_name: f.json_name().to_string(),
+                kind,
+                flags,
+                presence,
+                offset: 0,
+                sub,
+                default,
+            });
+        }
+        let mut m = Message {
+            full_name: md.full_name().to_string(),
+            size: 0,
+            align: 0,
+            flags: if md.is_map_entry() { message_flags::MAP_ENTRY } else { 0 }
+                | if proto3 { message_flags::PROTO3 } else { 0 },
+            hasbits_offset: 0,
+            hasbit_count: 0,
+            unknown_offset: 0,
+            fields: out_fields,
+            oneofs: real_oneofs
+                .iter()
+                .map(|o| Oneof { name: o.name().to_string(), case_offset: 0, storage_offset: 0, storage_size: 0 })
+                .collect(),
+        };
+        lay_out(&mut m, real_oneofs.len(), layout);
+        messages.push(m);
+    }
+    Ok(CompiledSchema { layout, messages, enums })
+}
