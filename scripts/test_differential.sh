@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Differential suite: heapwire vs the official protobuf library.
+#   scripts/test_differential.sh [--thorough] [pytest args...]
+# Env: HEAPWIRE_BIN (binary to test), HEAPWIRE_DIFF_CASES, HEAPWIRE_DIFF_SEED,
+#      HEAPWIRE_DIFF_MUTANTS_PER_MESSAGE, HEAPWIRE_DIFF_JOBS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v protoc >/dev/null || { echo "protoc missing (apt-get install protobuf-compiler)" >&2; exit 2; }
+python3 -c 'import google.protobuf, pytest' 2>/dev/null || { echo "need python3 -m pip install 'protobuf>=5.27' pytest" >&2; exit 2; }
+
+if [[ -z "${HEAPWIRE_BIN:-}" ]]; then
+  cargo build --release -p heapwire-cli
+fi
+
+exec python3 -m pytest tests/differential -q -p no:cacheprovider "$@"

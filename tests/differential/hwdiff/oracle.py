@@ -1,0 +1,152 @@
+"""The official library as oracle, and exact JSON comparison."""
+from __future__ import annotations
+
+import json
+import math
+
+from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor as FD
+from google.protobuf.message import DecodeError
+
+from . import schemas
+
+ACCEPT, REJECT, UNDEFINED = "accept", "reject", "undefined"
+
+
+class Verdict:
+    """What the official library does with some bytes for a reader type.
+
+    kind: ACCEPT (json holds the compact MessageToJson text),
+          REJECT (DecodeError), or
+          UNDEFINED (accepted but the official JSON is not meaningful, e.g. a
+          proto2 string holding invalid UTF-8, which Python exposes as bytes
+          and prints as "b'...'"; heapwire may print or reject, never crash).
+    """
+
+    __slots__ = ("kind", "json", "detail")
+
+    def __init__(self, kind, json_text=None, detail=""):
+        self.kind, self.json, self.detail = kind, json_text, detail
+
+    def __repr__(self):
+        return f"Verdict({self.kind}, {self.detail or self.json!r})"
+
+
+def official_json(msg) -> str:
+    """The official default proto3 JSON mapping, compact (one line)."""
+    return json_format.MessageToJson(msg, indent=None)
+
+
+def _has_raw_string(msg) -> bool:
+    """True if some string field holds bytes (invalid UTF-8 accepted in proto2)."""
+    stack = [msg]
+    while stack:
+        m = stack.pop()
+        for fd, val in m.ListFields():
+            if fd.type == FD.TYPE_MESSAGE:
+                if fd.message_type.GetOptions().map_entry:
+                    kf = fd.message_type.fields_by_name["key"]
+                    vf = fd.message_type.fields_by_name["value"]
+                    for k in val:
+                        if kf.type == FD.TYPE_STRING and isinstance(k, bytes):
+                            return True
+                        v = val[k]
+                        if vf.type == FD.TYPE_MESSAGE:
+                            stack.append(v)
+                        elif vf.type == FD.TYPE_STRING and isinstance(v, bytes):
+                            return True
+                elif isinstance(val, (list,)) or hasattr(val, "add"):
+                    stack.extend(val)
+                else:
+                    stack.append(val)
+            elif fd.type == FD.TYPE_STRING:
+                vals = val if not isinstance(val, (str, bytes)) else [val]
+                if any(isinstance(v, bytes) for v in vals):
+                    return True
+    return False
+
+
+def verdict(reader: str, data: bytes) -> Verdict:
+    cls = schemas.message_class(reader)
+    m = cls()
+    try:
+        m.ParseFromString(data)
+    except DecodeError as e:
+        return Verdict(REJECT, detail=str(e))
+    if _has_raw_string(m):
+        return Verdict(UNDEFINED, detail="proto2 string with invalid UTF-8")
+    try:
+        return Verdict(ACCEPT, official_json(m))
+    except Exception as e:  # noqa: BLE001 - any printer failure makes the JSON undefined
+        return Verdict(UNDEFINED, detail=f"official JSON printer failed: {type(e).__name__}: {e}")
+
+
+# ------------------------------------------------------------ JSON compare
+class JsonSyntaxError(ValueError):
+    pass
+
+
+def _bad_constant(name):
+    raise JsonSyntaxError(f"bare {name} is not JSON (the mapping prints \"{name}\" as a string)")
+
+
+def _parse_int(s):
+    return -0.0 if s == "-0" else int(s)
+
+
+def loads(text: str):
+    """Parse JSON strictly: numbers exactly, no bare NaN/Infinity."""
+    try:
+        return json.loads(text, parse_float=float, parse_int=_parse_int, parse_constant=_bad_constant)
+    except json.JSONDecodeError as e:
+        raise JsonSyntaxError(str(e)) from e
+
+
+def _num(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def first_difference(exp, act, path="$"):
+    """None if equal, else (path, expected, actual). Dict key order is ignored."""
+    if isinstance(exp, dict) and isinstance(act, dict):
+        for k in exp:
+            if k not in act:
+                return (f"{path}.{k}", exp[k], "<missing>")
+        for k in act:
+            if k not in exp:
+                return (f"{path}.{k}", "<missing>", act[k])
+        for k in exp:
+            d = first_difference(exp[k], act[k], f"{path}.{k}")
+            if d:
+                return d
+        return None
+    if isinstance(exp, list) and isinstance(act, list):
+        for i, (a, b) in enumerate(zip(exp, act)):
+            d = first_difference(a, b, f"{path}[{i}]")
+            if d:
+                return d
+        if len(exp) != len(act):
+            return (f"{path}.length", len(exp), len(act))
+        return None
+    if _num(exp) and _num(act):
+        if exp == act and (exp != 0 or math.copysign(1, float(exp)) == math.copysign(1, float(act))):
+            return None
+        return (path, exp, act)
+    if type(exp) is type(act) and exp == act:
+        return None
+    return (path, exp, act)
+
+
+def float32_hint(exp, act) -> str:
+    """Explain a numeric difference that vanishes at float32 precision."""
+    import struct
+
+    if _num(exp) and _num(act):
+        try:
+            e32 = struct.unpack("<f", struct.pack("<f", float(exp)))[0]
+            a32 = struct.unpack("<f", struct.pack("<f", float(act)))[0]
+        except OverflowError:
+            return ""
+        if e32 == a32:
+            return " (equal at float32 precision: the printed float is not the shortest round-trip form)"
+    return ""

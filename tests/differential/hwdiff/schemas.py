@@ -1,0 +1,105 @@
+"""Test schemas and the (schema, reader type, writer type) cases of the suite.
+
+Schemas are compiled with protoc into a descriptor set and loaded into a
+private DescriptorPool; message classes come from message_factory, so no
+generated _pb2 modules are involved.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCHEMA_DIR = os.path.join(HERE, "schemas")
+
+# Every top-level schema file of the suite (imports are pulled in by protoc).
+SCHEMA_FILES = ["scalars3.proto", "proto2.proto", "imports.proto", "evolution.proto", "evolution2.proto"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One differential case: bytes are produced with `writer`, decoded as `reader`."""
+
+    schema: str  # file name relative to SCHEMA_DIR
+    reader: str  # fully-qualified message type heapwire decodes
+    writer: str  # fully-qualified type the generator fills (wider schema version)
+
+    @property
+    def id(self) -> str:
+        s = self.schema.rsplit(".", 1)[0]
+        if self.reader == self.writer:
+            return f"{s}:{self.reader}"
+        return f"{s}:{self.reader}<-{self.writer.rsplit('.', 1)[-1]}"
+
+    @property
+    def schema_path(self) -> str:
+        return os.path.join(SCHEMA_DIR, self.schema)
+
+
+CASES = [
+    Case("scalars3.proto", "hw.p3.Scalars", "hw.p3.Scalars"),
+    Case("scalars3.proto", "hw.p3.Repeated", "hw.p3.Repeated"),
+    Case("scalars3.proto", "hw.p3.Optionals", "hw.p3.Optionals"),
+    Case("scalars3.proto", "hw.p3.Maps", "hw.p3.Maps"),
+    Case("scalars3.proto", "hw.p3.Oneofs", "hw.p3.Oneofs"),
+    Case("scalars3.proto", "hw.p3.Tree", "hw.p3.Tree"),
+    Case("scalars3.proto", "hw.p3.Inner", "hw.p3.Inner"),
+    Case("scalars3.proto", "hw.p3.Everything", "hw.p3.Everything"),
+    Case("proto2.proto", "hw.p2.Basic", "hw.p2.Basic"),
+    Case("proto2.proto", "hw.p2.Node", "hw.p2.Node"),
+    Case("imports.proto", "hw.app.Place", "hw.app.Place"),
+    Case("imports.proto", "hw.common.Point", "hw.common.Point"),
+    Case("evolution.proto", "hw.evo.RecordV2", "hw.evo.RecordV2"),
+    Case("evolution.proto", "hw.evo.RecordV1", "hw.evo.RecordV2"),
+    Case("evolution.proto", "hw.evo.OuterV1", "hw.evo.OuterV2"),
+    Case("evolution2.proto", "hw.evo2.ClosedV1", "hw.evo2.ClosedV2"),
+    Case("evolution2.proto", "hw.evo2.ClosedV2", "hw.evo2.ClosedV2"),
+]
+
+
+def case_by_id(case_id: str) -> Case:
+    for c in CASES:
+        if c.id == case_id:
+            return c
+    raise KeyError(case_id)
+
+
+def _protoc() -> str:
+    p = shutil.which("protoc")
+    if not p:
+        raise RuntimeError("protoc not found on PATH (Debian: apt-get install protobuf-compiler)")
+    return p
+
+
+@functools.lru_cache(maxsize=None)
+def pool() -> descriptor_pool.DescriptorPool:
+    """One pool holding every test schema (and its imports)."""
+    with tempfile.TemporaryDirectory() as td:
+        out = os.path.join(td, "all.pb")
+        subprocess.run(
+            [_protoc(), "-I", SCHEMA_DIR, "--include_imports", f"--descriptor_set_out={out}", *SCHEMA_FILES],
+            check=True,
+            cwd=SCHEMA_DIR,
+        )
+        fds = descriptor_pb2.FileDescriptorSet()
+        with open(out, "rb") as f:
+            fds.ParseFromString(f.read())
+    p = descriptor_pool.DescriptorPool()
+    for fd in fds.file:
+        p.Add(fd)
+    return p
+
+
+def descriptor(full_name: str):
+    return pool().FindMessageTypeByName(full_name)
+
+
+@functools.lru_cache(maxsize=None)
+def message_class(full_name: str):
+    return message_factory.GetMessageClass(descriptor(full_name))

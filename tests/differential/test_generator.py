@@ -1,0 +1,80 @@
+"""Self-tests of the generator and oracle side (need no heapwire binary)."""
+import pytest
+
+from hwdiff import gen, harness, mutate, oracle, schemas
+from hwdiff.schemas import CASES
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_corpus_is_valid_and_deterministic(case):
+    msgs = harness.corpus(case)
+    assert len(msgs) == harness.N_VALID + 1
+    for b in msgs:
+        v = oracle.verdict(case.reader, b)
+        assert v.kind == oracle.ACCEPT, f"{case.id}: generated message rejected by the official library: {b[:64].hex()}"
+    # same seed, same bytes
+    g1 = gen.Gen(7).message(case.writer).SerializePartialToString(deterministic=True)
+    g2 = gen.Gen(7).message(case.writer).SerializePartialToString(deterministic=True)
+    assert g1 == g2
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.reader == c.writer], ids=lambda c: c.id)
+def test_generator_covers_every_field(case):
+    g = gen.Gen(harness.case_seed(case, "coverage"))
+    msgs = harness.written_messages(case) + [g.message(case.writer) for _ in range(150)]
+    want = set(gen.all_fields(case.writer))
+    missing = sorted(want - harness.covered_fields(msgs))
+    assert not missing, f"{case.id}: fields never set by the generator: {missing}"
+
+
+def test_edge_values_present():
+    msgs = harness.written_messages(schemas.case_by_id("scalars3:hw.p3.Scalars"))
+    doubles = {repr(m.f_double) for m in msgs}
+    assert "nan" in doubles and "inf" in doubles and "-0.0" in doubles or len(msgs) < 40
+    sizes = [len(b) for b in harness.corpus(schemas.case_by_id("scalars3:hw.p3.Tree"))]
+    assert max(sizes) > 10_000
+
+
+def test_deep_messages_straddle_the_limit():
+    case = schemas.case_by_id("scalars3:hw.p3.Tree")
+    kinds = {op: oracle.verdict(case.reader, b).kind for op, b in harness.deep_specials(case)}
+    assert kinds["deep99"] == oracle.ACCEPT and kinds["deep100"] == oracle.ACCEPT
+    assert kinds["deep102"] == oracle.REJECT and kinds["deep120"] == oracle.REJECT
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_mutants_are_classified(case):
+    ms = harness.mutants(case)
+    kinds = {}
+    for op, b in ms:
+        kinds.setdefault(oracle.verdict(case.reader, b).kind, 0)
+        kinds[oracle.verdict(case.reader, b).kind] += 1
+    assert kinds.get(oracle.ACCEPT, 0) > len(ms) // 10, kinds
+    assert kinds.get(oracle.REJECT, 0) > len(ms) // 10, kinds
+
+
+def test_oracle_semantics_probes():
+    """Facts about the official parser the suite relies on."""
+    t = "hw.p2.Node"
+    assert oracle.verdict(t, b"\x08" + b"\xff" * 9 + b"\x01").kind == oracle.ACCEPT     # 10-byte varint
+    assert oracle.verdict(t, b"\x08" + b"\xff" * 10 + b"\x01").kind == oracle.REJECT    # 11-byte varint
+    assert oracle.verdict(t, b"\x00\x01").kind == oracle.REJECT                         # field number 0
+    assert oracle.verdict(t, b"\x12\x05\x08").kind == oracle.REJECT                     # length past the end
+    assert oracle.verdict(t, mutate.group(77, b"\x08\x01")).kind == oracle.ACCEPT       # unknown group skipped
+    assert oracle.verdict(t, mutate.tag(77, 3)).kind == oracle.REJECT                   # unterminated group
+    assert oracle.verdict("hw.p3.Inner", b"\x12\x01\xff").kind == oracle.REJECT          # proto3 bad UTF-8
+    assert oracle.verdict("hw.p2.Basic", b"\x82\x01\x01\xff").kind == oracle.UNDEFINED   # proto2 bad UTF-8
+    assert oracle.verdict("hw.p2.Basic", b"").kind == oracle.ACCEPT                      # required not checked
+
+
+def test_json_compare_is_exact():
+    eq = lambda a, b: oracle.first_difference(oracle.loads(a), oracle.loads(b)) is None
+    assert eq('{"a": 1.0, "b": {"x": [1, 2]}}', '{"b":{"x":[1,2]},"a":1}')
+    assert not eq('{"a": -0.0}', '{"a": 0}')
+    assert eq('{"a": -0.0}', '{"a": -0}')
+    assert not eq('{"a": 0.1}', '{"a": 0.10000000149011612}')
+    assert not eq('{"a": true}', '{"a": 1}')
+    assert not eq('{"a": "1"}', '{"a": 1}')
+    assert not eq('{"a": 1}', '{"a": 1, "b": 0}')
+    with pytest.raises(oracle.JsonSyntaxError):
+        oracle.loads('{"a": NaN}')
