@@ -18,7 +18,8 @@ generator does not reproduce them by accident: each message type has one
 continuous knob (a text or password length, a media count, an entry count)
 that is calibrated by bisection on a pilot sample so that the stream's
 average serialized size lands on the target. Achieved averages are printed
-and recorded in the manifest; generation fails if one is off by more than 5%.
+and recorded in the manifest; generation fails if one is off by more than 5%
+(for files of 100 messages or more; smaller samples only get a warning).
 
 Schemas are loaded through `protoc --descriptor_set_out` and the official
 protobuf package's descriptor pool (no generated _pb2 modules), and every
@@ -516,7 +517,7 @@ def main():
                 f.write(b)
         dev = (avg - target) / target
         ok = abs(dev) <= TOLERANCE
-        if not ok:
+        if not ok and count >= 100:  # tiny samples (--count) may stray; only warn then
             failed.append(name)
         manifest["files"].append({
             "file": name + ".bin",
