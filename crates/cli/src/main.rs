@@ -1,1 +1,245 @@
-fn main() {}
+//! The `heapwire` command: argument parsing and dispatch, nothing else.
+//!
+//! Exit status: 0 ok; 1 the input was rejected (one line on stderr: kind and byte
+//! offset); 2 usage or schema error.
+
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use heapwire_schema::{CompiledSchema, LayoutOptions, PointerWidth};
+
+mod commands;
+
+#[derive(Parser)]
+#[command(name = "heapwire", version, about = "Wire bytes into ready-to-use heap images: one schema, every engine, the same bytes")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Compile a .proto schema: table file, C header, Rust views (and the Verilog core with --rtl).
+    Compile {
+        schema: PathBuf,
+        #[command(flatten)]
+        layout: LayoutArgs,
+        #[arg(short = 'I', long = "include", value_name = "DIR")]
+        include: Vec<PathBuf>,
+        #[arg(short = 'o', long = "out", value_name = "OUTDIR")]
+        out: PathBuf,
+        /// Also generate the Verilog deserializer core.
+        #[arg(long)]
+        rtl: bool,
+    },
+    /// Decode wire bytes into a heap image (or JSON).
+    Decode {
+        #[command(flatten)]
+        common: Common,
+        /// Print the proto3 JSON mapping instead of the image.
+        #[arg(long, conflicts_with = "base")]
+        json: bool,
+        /// Address the image will live at (decimal or 0x hex); pointers are base + offset.
+        #[arg(long, value_parser = parse_addr, default_value = "0")]
+        base: u64,
+        /// Deepest nesting accepted.
+        #[arg(long, default_value_t = 100)]
+        max_depth: u32,
+        /// Largest image accepted, in bytes.
+        #[arg(long, default_value_t = 1 << 30)]
+        max_image_bytes: u64,
+        /// Input file, or - for standard input.
+        #[arg(default_value = "-")]
+        input: String,
+    },
+    /// Encode JSON into wire bytes.
+    Encode {
+        #[command(flatten)]
+        common: Common,
+        /// Read the proto3 JSON mapping (the only source for now).
+        #[arg(long, required = true)]
+        from_json: bool,
+        #[arg(default_value = "-")]
+        input: String,
+    },
+    /// Measure decode throughput on a length-delimited file (single core).
+    Bench {
+        #[arg(long)]
+        schema: PathBuf,
+        #[arg(short = 'I', long = "include", value_name = "DIR")]
+        include: Vec<PathBuf>,
+        #[arg(long = "type", value_name = "pkg.Type")]
+        type_name: String,
+        #[arg(long, required = true)]
+        delimited: bool,
+        /// Timed passes over the input; the median is reported.
+        #[arg(long, default_value_t = 9)]
+        reps: usize,
+        input: PathBuf,
+    },
+}
+
+#[derive(Args)]
+struct LayoutArgs {
+    /// Pointer (and length) width in the image.
+    #[arg(long, value_enum, default_value = "64")]
+    pointer_width: PtrWidth,
+    /// Start every struct with a header word from the per-type registers.
+    #[arg(long)]
+    header_word: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PtrWidth {
+    #[value(name = "64")]
+    P64,
+    #[value(name = "32")]
+    P32,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Wire {
+    Protobuf,
+    Objgraph,
+}
+
+#[derive(Args)]
+struct Common {
+    /// The .proto schema (or a table file written by `heapwire compile`).
+    #[arg(long)]
+    schema: PathBuf,
+    #[arg(short = 'I', long = "include", value_name = "DIR")]
+    include: Vec<PathBuf>,
+    /// Fully qualified message type.
+    #[arg(long = "type", value_name = "pkg.Type")]
+    type_name: String,
+    #[arg(long, value_enum, default_value = "protobuf")]
+    wire: Wire,
+    /// A stream of messages, each preceded by its varint length.
+    #[arg(long)]
+    delimited: bool,
+    #[command(flatten)]
+    layout: LayoutArgs,
+}
+
+fn parse_addr(s: &str) -> Result<u64, String> {
+    let r = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16)
+    } else {
+        s.parse()
+    };
+    r.map_err(|e| format!("not an address: {e}"))
+}
+
+/// How a command failed: rejected input (exit 1) or usage/schema (exit 2).
+pub enum Failure {
+    Input(String),
+    Usage(String),
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        Failure::Usage(format!("i/o: {e}"))
+    }
+}
+
+fn layout(a: &LayoutArgs) -> LayoutOptions {
+    LayoutOptions {
+        pointer_width: match a.pointer_width {
+            PtrWidth::P64 => PointerWidth::P64,
+            PtrWidth::P32 => PointerWidth::P32,
+        },
+        header_words: a.header_word,
+    }
+}
+
+fn load_schema(path: &PathBuf, include: &[PathBuf], l: LayoutOptions) -> Result<CompiledSchema, Failure> {
+    heapwire_schema::load(path, include, l).map_err(|e| Failure::Usage(format!("schema: {e}")))
+}
+
+fn message_index(schema: &CompiledSchema, name: &str) -> Result<usize, Failure> {
+    schema.message_index(name).ok_or_else(|| {
+        let mut known: Vec<&str> = schema.messages.iter().filter(|m| !m.is_map_entry()).map(|m| m.full_name.as_str()).collect();
+        known.truncate(12);
+        Failure::Usage(format!("unknown message type '{name}' (the schema has: {})", known.join(", ")))
+    })
+}
+
+fn open_input(input: &str) -> Result<Box<dyn BufRead>, Failure> {
+    if input == "-" {
+        Ok(Box::new(BufReader::with_capacity(1 << 16, io::stdin())))
+    } else {
+        let f = std::fs::File::open(input).map_err(|e| Failure::Usage(format!("{input}: {e}")))?;
+        Ok(Box::new(BufReader::with_capacity(1 << 16, f)))
+    }
+}
+
+fn read_all(input: &str) -> Result<Vec<u8>, Failure> {
+    let mut v = Vec::new();
+    open_input(input)?.read_to_end(&mut v).map_err(|e| Failure::Usage(format!("{input}: {e}")))?;
+    Ok(v)
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    match cli.cmd {
+        Cmd::Compile { schema, layout: l, include, out: dir, rtl } => {
+            let s = load_schema(&schema, &include, layout(&l))?;
+            commands::compile(&s, &schema, &dir, rtl)?;
+        }
+        Cmd::Decode { common, json, base, max_depth, max_image_bytes, input } => {
+            let s = load_schema(&common.schema, &common.include, layout(&common.layout))?;
+            let mi = message_index(&s, &common.type_name)?;
+            if common.wire == Wire::Objgraph {
+                return Err(Failure::Usage("--wire objgraph is not available yet".into()));
+            }
+            let opts = heapwire_cpu::DecodeOptions { base, max_depth, max_image_bytes, type_words: Vec::new() };
+            let mut reader = open_input(&input)?;
+            commands::decode(&s, mi, &opts, common.delimited, json, &mut reader, &mut out)?;
+        }
+        Cmd::Encode { common, from_json: _, input } => {
+            let s = load_schema(&common.schema, &common.include, layout(&common.layout))?;
+            let mi = message_index(&s, &common.type_name)?;
+            if common.wire == Wire::Objgraph {
+                return Err(Failure::Usage("--wire objgraph is not available yet".into()));
+            }
+            let text = read_all(&input)?;
+            commands::encode_json(&s, mi, common.delimited, &text, &mut out)?;
+        }
+        Cmd::Bench { schema, include, type_name, delimited: _, reps, input } => {
+            let s = load_schema(&schema, &include, LayoutOptions::default())?;
+            let mi = message_index(&s, &type_name)?;
+            let data = std::fs::read(&input).map_err(|e| Failure::Usage(format!("{}: {e}", input.display())))?;
+            commands::bench(&s, mi, &data, reps.max(1), &mut out)?;
+        }
+    }
+    match out.flush() {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Input(m)) => {
+            eprintln!("heapwire: rejected: {m}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Usage(m)) => {
+            eprintln!("heapwire: error: {m}");
+            ExitCode::from(2)
+        }
+    }
+}

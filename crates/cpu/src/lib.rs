@@ -1,1 +1,11 @@
-//! heapwire-cpu
+//! heapwire-cpu: the CPU engine — the reference and the fast path.
+//!
+//! One door per direction: compiled schema + wire bytes in, heap image out
+//! ([`decode::Decoder`]); image out to wire ([`encode`]) and JSON ([`json`]).
+
+pub mod decode;
+pub mod encode;
+pub mod json;
+mod wire;
+
+pub use decode::{DecodeError, DecodeOptions, Decoder, ErrorKind};

@@ -1,0 +1,787 @@
+//! Protobuf binary → heap image: the reference implementation of `docs/image-layout.md`.
+//!
+//! Two passes over the input, run by one state machine (`walk::<WRITE>`):
+//! the pre-pass validates everything, numbers message instances in creation order and
+//! counts repeated elements and unknown bytes per instance (so the image size is exact);
+//! the write pass allocates in wire order and fills the image. Nothing recurses: nesting
+//! lives in an explicit frame stack bounded by `max_depth`.
+
+use heapwire_schema::{wire_type as wt, CompiledSchema, Kind, Presence, NONE};
+
+use crate::wire::{read_tag, read_varint, varint_len, zigzag32, zigzag64, ReadErr};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Input ends inside a tag, value or length-delimited field.
+    Truncated,
+    /// A varint longer than 10 bytes (5 for tags), or a tag over 32 bits.
+    VarintTooLong,
+    FieldNumberZero,
+    /// Wire type 6 or 7.
+    InvalidWireType,
+    /// A length reaching past its enclosing message or the input.
+    LengthPastEnd,
+    /// Nesting deeper than `max_depth`.
+    DepthExceeded,
+    /// A proto3 `string` that is not UTF-8.
+    InvalidUtf8,
+    /// An end-group tag that closes nothing, or a group without its end.
+    GroupMismatch,
+    /// Packed fixed-width data whose length is not a multiple of the width.
+    PackedLength,
+    /// A proto2 `required` field absent.
+    MissingRequired,
+    /// The image would exceed `max_image_bytes`.
+    ImageTooLarge,
+    /// `base + image size` does not fit the pointer width, or `base` is not 8-aligned.
+    BadBase,
+}
+
+impl ErrorKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Truncated => "truncated",
+            ErrorKind::VarintTooLong => "varint_too_long",
+            ErrorKind::FieldNumberZero => "field_number_zero",
+            ErrorKind::InvalidWireType => "invalid_wire_type",
+            ErrorKind::LengthPastEnd => "length_past_end",
+            ErrorKind::DepthExceeded => "depth_exceeded",
+            ErrorKind::InvalidUtf8 => "invalid_utf8",
+            ErrorKind::GroupMismatch => "group_mismatch",
+            ErrorKind::PackedLength => "packed_length",
+            ErrorKind::MissingRequired => "missing_required",
+            ErrorKind::ImageTooLarge => "image_too_large",
+            ErrorKind::BadBase => "bad_base",
+        }
+    }
+}
+
+/// A rejected input: what went wrong and the byte offset where it was found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodeError {
+    pub kind: ErrorKind,
+    pub offset: usize,
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at byte {}", self.kind.name(), self.offset)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+fn err<T>(kind: ErrorKind, offset: usize) -> Result<T, DecodeError> {
+    Err(DecodeError { kind, offset })
+}
+
+fn rd(e: ReadErr, offset: usize) -> DecodeError {
+    let kind = match e {
+        ReadErr::Truncated => ErrorKind::Truncated,
+        ReadErr::TooLong => ErrorKind::VarintTooLong,
+    };
+    DecodeError { kind, offset }
+}
+
+#[derive(Clone, Debug)]
+pub struct DecodeOptions {
+    /// Address the image will live at; every pointer is `base + offset`.
+    pub base: u64,
+    /// Deepest nesting of messages and groups below the root (official default 100).
+    pub max_depth: u32,
+    /// Largest image accepted.
+    pub max_image_bytes: u64,
+    /// Per-type register values for header words (index = message index); types
+    /// without a value get their message index.
+    pub type_words: Vec<u64>,
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        DecodeOptions { base: 0, max_depth: 100, max_image_bytes: 1 << 30, type_words: Vec::new() }
+    }
+}
+
+/// Per message type, what the decoder derives from the compiled schema once.
+struct MsgInfo {
+    size8: u32,
+    /// Per field: count slot (repeated) or state slot (singular message); NONE otherwise.
+    slot: Vec<u32>,
+    /// Count slots: one per repeated field, then the unknown-bytes slot.
+    n_counts: u32,
+    /// State slots: one per singular message field (its instance id), then one per oneof
+    /// (its case).
+    n_state: u32,
+    /// For each count slot, the element size (unknown slot: 1).
+    count_elem: Vec<u32>,
+    /// field number → field index + 1, for small numbers.
+    dense: Vec<u16>,
+    required: Vec<u32>,
+}
+
+struct Frame {
+    msg: u32,
+    inst: u32,
+    /// Struct offset in the image (write pass).
+    off: u32,
+    /// Where this message's bytes end (for groups: the parent's end).
+    end: usize,
+    /// Group field number, or 0 for a length-delimited message.
+    group: u32,
+}
+
+/// Reusable decoder for one compiled schema. Scratch buffers persist between calls,
+/// so decoding a stream of messages allocates only while they grow.
+pub struct Decoder<'s> {
+    schema: &'s CompiledSchema,
+    t: Tables,
+    s: Scratch,
+}
+
+/// What the decoder derives from the compiled schema once.
+struct Tables {
+    info: Vec<MsgInfo>,
+    /// Sorted value lists of closed enums (empty for open ones).
+    closed: Vec<Vec<i32>>,
+    any_required: bool,
+}
+
+/// Per-decode scratch, kept between calls.
+#[derive(Default)]
+struct Scratch {
+    counts: Vec<u32>,
+    state: Vec<u32>,
+    inst_msg: Vec<u32>,
+    inst_counts: Vec<u32>,
+    inst_state: Vec<u32>,
+    inst_off: Vec<u32>,
+    inst_start: Vec<u32>,
+    frames: Vec<Frame>,
+    groups: Vec<u32>,
+}
+
+const DENSE_LIMIT: u32 = 256;
+
+impl<'s> Decoder<'s> {
+    pub fn new(schema: &'s CompiledSchema) -> Self {
+        let info = schema
+            .messages
+            .iter()
+            .map(|m| {
+                let mut slot = vec![NONE; m.fields.len()];
+                let (mut nc, mut ns) = (0u32, 0u32);
+                let mut count_elem = Vec::new();
+                for (i, f) in m.fields.iter().enumerate() {
+                    if f.is_repeated() {
+                        slot[i] = nc;
+                        nc += 1;
+                        count_elem.push(schema.element_size(f));
+                    } else if f.kind.is_message() {
+                        slot[i] = ns;
+                        ns += 1;
+                    }
+                }
+                count_elem.push(1);
+                let max_dense = m.fields.iter().map(|f| f.number).filter(|&n| n < DENSE_LIMIT).max().unwrap_or(0);
+                let mut dense = vec![0u16; max_dense as usize + 1];
+                for (i, f) in m.fields.iter().enumerate() {
+                    if f.number < DENSE_LIMIT {
+                        dense[f.number as usize] = (i + 1) as u16;
+                    }
+                }
+                MsgInfo {
+                    size8: align8(m.size),
+                    slot,
+                    n_counts: nc + 1,
+                    n_state: ns + m.oneofs.len() as u32,
+                    count_elem,
+                    dense,
+                    required: m.fields.iter().enumerate().filter(|(_, f)| f.is_required()).map(|(i, _)| i as u32).collect(),
+                }
+            })
+            .collect::<Vec<_>>();
+        let closed = schema
+            .enums
+            .iter()
+            .map(|e| {
+                let mut v: Vec<i32> = if e.closed { e.values.iter().map(|v| v.number).collect() } else { Vec::new() };
+                v.sort_unstable();
+                v.dedup();
+                v
+            })
+            .collect();
+        let any_required = info.iter().any(|i| !i.required.is_empty());
+        Decoder { schema, t: Tables { info, closed, any_required }, s: Scratch::default() }
+    }
+
+    pub fn schema(&self) -> &'s CompiledSchema {
+        self.schema
+    }
+
+    /// Decodes `input` as message type `msg` into `out` (replacing its contents).
+    pub fn decode(&mut self, msg: usize, input: &[u8], opts: &DecodeOptions, out: &mut Vec<u8>) -> Result<(), DecodeError> {
+        assert!(msg < self.schema.messages.len(), "message index out of range");
+        if opts.base % 8 != 0 {
+            return err(ErrorKind::BadBase, 0);
+        }
+        out.clear();
+        if input.len() > u32::MAX as usize {
+            return err(ErrorKind::ImageTooLarge, 0);
+        }
+        let total = walk::<false>(self.schema, &self.t, &mut self.s, msg as u32, input, opts, &mut [])?;
+        let pw = self.schema.ptr() as u64;
+        if pw == 4 && opts.base.checked_add(total).is_none_or(|e| e > u32::MAX as u64 + 1) {
+            return err(ErrorKind::BadBase, 0);
+        }
+        out.resize(total as usize, 0);
+        let written = walk::<true>(self.schema, &self.t, &mut self.s, msg as u32, input, opts, out)?;
+        debug_assert_eq!(written, total, "pre-pass and write pass disagree on the image size");
+        if self.t.any_required {
+            self.check_required(out)?;
+        }
+        Ok(())
+    }
+
+    fn check_required(&self, img: &[u8]) -> Result<(), DecodeError> {
+        let s = &self.s;
+        for id in 0..s.inst_msg.len() {
+            let mi = s.inst_msg[id] as usize;
+            let m = &self.schema.messages[mi];
+            for &fi in &self.t.info[mi].required {
+                if let Presence::HasBit(b) = m.fields[fi as usize].presence {
+                    let w = s.inst_off[id] as usize + m.hasbits_offset as usize + 4 * (b as usize / 32);
+                    let word = u32::from_le_bytes(img[w..w + 4].try_into().unwrap());
+                    if word & (1 << (b % 32)) == 0 {
+                        return err(ErrorKind::MissingRequired, s.inst_start[id] as usize);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Scratch {
+    /// Creates instance `id` of message `msg` (state slots reset). Returns its id.
+    #[inline]
+    fn new_instance<const W: bool>(&mut self, schema: &CompiledSchema, t: &Tables, msg: u32, off: u32, start: usize) -> u32 {
+        let info = &t.info[msg as usize];
+        let id;
+        if !W {
+            id = self.inst_msg.len() as u32;
+            self.inst_msg.push(msg);
+            self.inst_counts.push(self.counts.len() as u32);
+            self.counts.extend(std::iter::repeat_n(0, info.n_counts as usize));
+            self.inst_state.push(self.state.len() as u32);
+            let m = &schema.messages[msg as usize];
+            let n_msg = info.n_state as usize - m.oneofs.len();
+            self.state.extend(std::iter::repeat_n(NONE, n_msg));
+            self.state.extend(std::iter::repeat_n(0, m.oneofs.len()));
+        } else {
+            id = self.inst_off.len() as u32;
+            self.inst_off.push(off);
+            self.inst_start.push(start as u32);
+            let s = self.inst_state[id as usize] as usize;
+            let m = &schema.messages[msg as usize];
+            let n_msg = info.n_state as usize - m.oneofs.len();
+            self.state[s..s + n_msg].fill(NONE);
+            self.state[s + n_msg..s + info.n_state as usize].fill(0);
+        }
+        id
+    }
+
+    /// Skips one unknown value whose tag ended at `pos`; returns where it ends.
+    fn skip_value(&mut self, buf: &[u8], pos: usize, end: usize, num: u32, wtype: u8, max_depth: usize) -> Result<usize, DecodeError> {
+        match wtype {
+            wt::VARINT => read_varint(buf, pos, end).map(|(_, p)| p).map_err(|e| rd(e, pos)),
+            wt::FIXED64 => if end - pos < 8 { err(ErrorKind::Truncated, pos) } else { Ok(pos + 8) },
+            wt::FIXED32 => if end - pos < 4 { err(ErrorKind::Truncated, pos) } else { Ok(pos + 4) },
+            wt::LEN => {
+                let (len, p) = read_varint(buf, pos, end).map_err(|e| rd(e, pos))?;
+                if len > (end - p) as u64 {
+                    return err(ErrorKind::LengthPastEnd, pos);
+                }
+                Ok(p + len as usize)
+            }
+            wt::START_GROUP => {
+                // Iterative: a stack of open group numbers, bounded with the message depth.
+                self.groups.clear();
+                self.groups.push(num);
+                let mut p = pos;
+                if self.frames.len() > max_depth {
+                    return err(ErrorKind::DepthExceeded, pos);
+                }
+                loop {
+                    let tpos = p;
+                    let (tag, q) = read_tag(buf, p, end).map_err(|e| rd(e, p))?;
+                    p = q;
+                    let (n, w) = (tag >> 3, (tag & 7) as u8);
+                    if n == 0 {
+                        return err(ErrorKind::FieldNumberZero, tpos);
+                    }
+                    match w {
+                        wt::END_GROUP => {
+                            if self.groups.pop() != Some(n) {
+                                return err(ErrorKind::GroupMismatch, tpos);
+                            }
+                            if self.groups.is_empty() {
+                                return Ok(p);
+                            }
+                        }
+                        wt::START_GROUP => {
+                            self.groups.push(n);
+                            if self.frames.len() + self.groups.len() > max_depth + 1 {
+                                return err(ErrorKind::DepthExceeded, tpos);
+                            }
+                        }
+                        6 | 7 => return err(ErrorKind::InvalidWireType, tpos),
+                        _ => p = self.skip_value(buf, p, end, n, w, max_depth)?,
+                    }
+                }
+            }
+            _ => err(ErrorKind::InvalidWireType, pos),
+        }
+    }
+}
+
+/// The state machine shared by both passes. Returns the image size.
+#[allow(clippy::too_many_arguments)]
+fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root: u32, buf: &[u8], opts: &DecodeOptions, img: &mut [u8]) -> Result<u64, DecodeError> {
+    let pw = schema.ptr() as usize;
+    let base = opts.base;
+    if !W {
+        s.counts.clear();
+        s.state.clear();
+        s.inst_msg.clear();
+        s.inst_counts.clear();
+        s.inst_state.clear();
+    } else {
+        s.inst_off.clear();
+        s.inst_start.clear();
+    }
+    s.frames.clear();
+    // Bump allocator (write pass) / running size (pre-pass).
+    let mut top: u64 = t.info[root as usize].size8 as u64;
+    let root_id = s.new_instance::<W>(schema, t, root, 0, 0);
+    if W {
+        write_header(schema, opts, img, 0, root);
+    }
+    s.frames.push(Frame { msg: root, inst: root_id, off: 0, end: buf.len(), group: 0 });
+    let limit = opts.max_image_bytes.min(u32::MAX as u64);
+    let mut pos = 0usize;
+
+    'frames: loop {
+        let fr = s.frames.last().unwrap();
+        let (mi, inst, soff, end, group) = (fr.msg as usize, fr.inst as usize, fr.off as usize, fr.end, fr.group);
+        let msg = &schema.messages[mi];
+        let info = &t.info[mi];
+        let cbase = s.inst_counts[inst] as usize;
+        let sbase = s.inst_state[inst] as usize;
+        loop {
+            if pos >= end {
+                if group != 0 {
+                    return err(ErrorKind::Truncated, pos);
+                }
+                s.frames.pop();
+                if s.frames.is_empty() {
+                    break 'frames;
+                }
+                continue 'frames;
+            }
+            let tag_pos = pos;
+            let (tag, p) = read_tag(buf, pos, end).map_err(|e| rd(e, pos))?;
+            pos = p;
+            let num = tag >> 3;
+            let wtype = (tag & 7) as u8;
+            if num == 0 {
+                return err(ErrorKind::FieldNumberZero, tag_pos);
+            }
+            if wtype == wt::END_GROUP {
+                if group == num {
+                    s.frames.pop();
+                    continue 'frames;
+                }
+                return err(ErrorKind::GroupMismatch, tag_pos);
+            }
+            if wtype > 5 {
+                return err(ErrorKind::InvalidWireType, tag_pos);
+            }
+            let fi = if num < info.dense.len() as u32 {
+                info.dense[num as usize] as usize
+            } else {
+                msg.field_index(num).map_or(0, |i| i + 1)
+            };
+            // Known field with an acceptable wire type, or else unknown.
+            let field = if fi == 0 { None } else { Some(&msg.fields[fi - 1]) };
+            let field = field.filter(|f| {
+                wtype == f.kind.wire_type() || (wtype == wt::LEN && f.is_repeated() && f.kind.is_packable())
+            });
+            let Some(f) = field else {
+                let vend = s.skip_value(buf, pos, end, num, wtype, opts.max_depth as usize)?;
+                let n = vend - tag_pos;
+                let slot = cbase + info.n_counts as usize - 1;
+                if !W {
+                    s.counts[slot] += n as u32;
+                } else {
+                    append_unknown(img, &mut top, base, pw, soff + msg.unknown_offset as usize, s.counts[slot], &buf[tag_pos..vend]);
+                }
+                pos = vend;
+                continue;
+            };
+            let fidx = fi - 1;
+            let fslot = info.slot[fidx] as usize;
+
+            match f.kind {
+                Kind::Message | Kind::Group => {
+                    let (cend, cgroup) = if f.kind == Kind::Group {
+                        (end, num)
+                    } else {
+                        let (len, p) = read_varint(buf, pos, end).map_err(|e| rd(e, pos))?;
+                        if len > (end - p) as u64 {
+                            return err(ErrorKind::LengthPastEnd, pos);
+                        }
+                        pos = p;
+                        (p + len as usize, 0)
+                    };
+                    if s.frames.len() > opts.max_depth as usize {
+                        return err(ErrorKind::DepthExceeded, tag_pos);
+                    }
+                    let sub = f.sub;
+                    let child_size8 = t.info[sub as usize].size8;
+                    let (child, coff);
+                    if f.is_repeated() {
+                        let slot = cbase + fslot;
+                        if !W {
+                            s.counts[slot] += 1;
+                            coff = 0;
+                        } else {
+                            coff = next_element(img, &mut top, base, pw, soff + f.offset as usize, s.counts[slot], schema.messages[sub as usize].size as usize);
+                            write_header(schema, opts, img, coff, sub);
+                        }
+                        child = s.new_instance::<W>(schema, t, sub, coff as u32, tag_pos);
+                    } else {
+                        let sslot = sbase + fslot;
+                        let mut existing = s.state[sslot];
+                        if let Presence::Oneof(o) = f.presence {
+                            let cs = sbase + info.n_state as usize - msg.oneofs.len() + o as usize;
+                            if s.state[cs] != num {
+                                existing = NONE;
+                                s.state[cs] = num;
+                                if W {
+                                    set_oneof_case(img, soff, &msg.oneofs[o as usize], num);
+                                }
+                            }
+                        }
+                        if existing != NONE {
+                            child = existing;
+                            coff = if W { (read_ptr(img, soff + f.offset as usize, pw) - base) as usize } else { 0 };
+                        } else {
+                            if !W {
+                                top += child_size8 as u64;
+                                coff = 0;
+                            } else {
+                                coff = top as usize;
+                                top += child_size8 as u64;
+                                write_ptr(img, soff + f.offset as usize, pw, base + coff as u64);
+                                write_header(schema, opts, img, coff, sub);
+                            }
+                            child = s.new_instance::<W>(schema, t, sub, coff as u32, tag_pos);
+                            s.state[sslot] = child;
+                        }
+                    }
+                    if !W && top > limit {
+                        return err(ErrorKind::ImageTooLarge, tag_pos);
+                    }
+                    s.frames.push(Frame { msg: sub, inst: child, off: coff as u32, end: cend, group: cgroup });
+                    continue 'frames;
+                }
+                Kind::String | Kind::Bytes => {
+                    let (len, p) = read_varint(buf, pos, end).map_err(|e| rd(e, pos))?;
+                    if len > (end - p) as u64 {
+                        return err(ErrorKind::LengthPastEnd, pos);
+                    }
+                    let data = &buf[p..p + len as usize];
+                    pos = p + len as usize;
+                    if !W {
+                        if f.validates_utf8() && std::str::from_utf8(data).is_err() {
+                            return err(ErrorKind::InvalidUtf8, p);
+                        }
+                        top += align8(len as u32) as u64;
+                        if f.is_repeated() {
+                            s.counts[cbase + fslot] += 1;
+                        } else if let Presence::Oneof(o) = f.presence {
+                            // The pre-pass tracks oneof cases too: they decide merges.
+                            s.state[sbase + info.n_state as usize - msg.oneofs.len() + o as usize] = num;
+                        }
+                        if top > limit {
+                            return err(ErrorKind::ImageTooLarge, tag_pos);
+                        }
+                    } else {
+                        let at = if f.is_repeated() {
+                            next_element(img, &mut top, base, pw, soff + f.offset as usize, s.counts[cbase + fslot], 2 * pw)
+                        } else {
+                            set_present(img, soff, msg, f, num, &mut s.state, sbase, info.n_state as usize);
+                            soff + f.offset as usize
+                        };
+                        let ptr = if data.is_empty() {
+                            0
+                        } else {
+                            let o = top as usize;
+                            img[o..o + data.len()].copy_from_slice(data);
+                            top += align8(len as u32) as u64;
+                            base + o as u64
+                        };
+                        write_ptr(img, at, pw, ptr);
+                        write_ptr(img, at + pw, pw, len);
+                    }
+                }
+                _ => {
+                    // Scalars: one value, or a packed run.
+                    let packed = wtype == wt::LEN;
+                    let (vstart, vend) = if packed {
+                        let (len, p) = read_varint(buf, pos, end).map_err(|e| rd(e, pos))?;
+                        if len > (end - p) as u64 {
+                            return err(ErrorKind::LengthPastEnd, pos);
+                        }
+                        (p, p + len as usize)
+                    } else {
+                        (pos, end)
+                    };
+                    let size = f.kind.scalar_size().unwrap() as usize;
+                    let closed = if f.is_closed_enum() { Some(&t.closed[f.sub as usize]) } else { None };
+                    let mut p = vstart;
+                    let mut n_known = 0u32;
+                    let mut unknown_bytes = 0u32;
+                    let cslot = cbase + fslot;
+                    let uslot = cbase + info.n_counts as usize - 1;
+                    loop {
+                        if packed && p >= vend {
+                            break;
+                        }
+                        let raw = match wtype {
+                            wt::VARINT => {
+                                let (v, q) = read_varint(buf, p, vend).map_err(|e| rd(e, p))?;
+                                p = q;
+                                v
+                            }
+                            wt::FIXED32 => {
+                                if vend - p < 4 {
+                                    return err(if packed { ErrorKind::PackedLength } else { ErrorKind::Truncated }, p);
+                                }
+                                p += 4;
+                                u32::from_le_bytes(buf[p - 4..p].try_into().unwrap()) as u64
+                            }
+                            wt::FIXED64 => {
+                                if vend - p < 8 {
+                                    return err(if packed { ErrorKind::PackedLength } else { ErrorKind::Truncated }, p);
+                                }
+                                p += 8;
+                                u64::from_le_bytes(buf[p - 8..p].try_into().unwrap())
+                            }
+                            _ => {
+                                // Packed run: element wire type from the kind.
+                                match f.kind.wire_type() {
+                                    wt::VARINT => {
+                                        let (v, q) = read_varint(buf, p, vend).map_err(|e| rd(e, p))?;
+                                        p = q;
+                                        v
+                                    }
+                                    wt::FIXED32 => {
+                                        if vend - p < 4 {
+                                            return err(ErrorKind::PackedLength, p);
+                                        }
+                                        p += 4;
+                                        u32::from_le_bytes(buf[p - 4..p].try_into().unwrap()) as u64
+                                    }
+                                    _ => {
+                                        if vend - p < 8 {
+                                            return err(ErrorKind::PackedLength, p);
+                                        }
+                                        p += 8;
+                                        u64::from_le_bytes(buf[p - 8..p].try_into().unwrap())
+                                    }
+                                }
+                            }
+                        };
+                        if let Some(vals) = closed {
+                            if vals.binary_search(&(raw as u32 as i32)).is_err() {
+                                let n = (varint_len((num as u64) << 3) + varint_len(raw as u32 as u64)) as u32;
+                                if !W {
+                                    unknown_bytes += n;
+                                } else {
+                                    let mut tmp = [0u8; 10];
+                                    let k = encode_enum_unknown(&mut tmp, num, raw as u32);
+                                    append_unknown(img, &mut top, base, pw, soff + msg.unknown_offset as usize, s.counts[uslot], &tmp[..k]);
+                                }
+                                if !packed {
+                                    break;
+                                }
+                                continue;
+                            }
+                        }
+                        let val = convert(f.kind, raw);
+                        if !W {
+                            n_known += 1;
+                        } else if f.is_repeated() {
+                            let at = next_element(img, &mut top, base, pw, soff + f.offset as usize, s.counts[cslot], size);
+                            img[at..at + size].copy_from_slice(&val.to_le_bytes()[..size]);
+                        } else {
+                            set_present(img, soff, msg, f, num, &mut s.state, sbase, info.n_state as usize);
+                            let at = soff + f.offset as usize;
+                            img[at..at + size].copy_from_slice(&val.to_le_bytes()[..size]);
+                        }
+                        if !packed {
+                            break;
+                        }
+                    }
+                    pos = p;
+                    if !W {
+                        if f.is_repeated() {
+                            s.counts[cslot] += n_known;
+                        } else if n_known > 0 {
+                            if let Presence::Oneof(o) = f.presence {
+                                let cs = sbase + info.n_state as usize - msg.oneofs.len() + o as usize;
+                                s.state[cs] = num;
+                            }
+                        }
+                        s.counts[uslot] += unknown_bytes;
+                    }
+                }
+            }
+        }
+    }
+    if !W {
+        // Arrays and unknown buffers, now that the counts are known.
+        for id in 0..s.inst_msg.len() {
+            let info = &t.info[s.inst_msg[id] as usize];
+            let c = s.inst_counts[id] as usize;
+            for (k, &elem) in info.count_elem.iter().enumerate() {
+                let n = s.counts[c + k] as u64;
+                if n > 0 {
+                    top += (n * elem as u64 + 7) & !7;
+                }
+            }
+            if top > limit {
+                return err(ErrorKind::ImageTooLarge, buf.len());
+            }
+        }
+    }
+    Ok(top)
+}
+
+
+#[inline(always)]
+fn align8(v: u32) -> u32 {
+    (v + 7) & !7
+}
+
+/// Memory representation of a scalar, from its raw wire value.
+#[inline(always)]
+fn convert(kind: Kind, raw: u64) -> u64 {
+    match kind {
+        Kind::Int32 | Kind::UInt32 | Kind::Enum | Kind::Fixed32 | Kind::SFixed32 | Kind::Float => raw as u32 as u64,
+        Kind::SInt32 => zigzag32(raw as u32) as u32 as u64,
+        Kind::SInt64 => zigzag64(raw) as u64,
+        Kind::Bool => (raw != 0) as u64,
+        _ => raw,
+    }
+}
+
+fn encode_enum_unknown(out: &mut [u8; 10], num: u32, v: u32) -> usize {
+    let mut k = 0;
+    for mut x in [(num as u64) << 3, v as u64] {
+        while x >= 0x80 {
+            out[k] = (x as u8) | 0x80;
+            x >>= 7;
+            k += 1;
+        }
+        out[k] = x as u8;
+        k += 1;
+    }
+    k
+}
+
+#[inline(always)]
+fn write_ptr(img: &mut [u8], at: usize, pw: usize, v: u64) {
+    if pw == 8 {
+        img[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    } else {
+        img[at..at + 4].copy_from_slice(&(v as u32).to_le_bytes());
+    }
+}
+
+#[inline(always)]
+fn read_ptr(img: &[u8], at: usize, pw: usize) -> u64 {
+    if pw == 8 {
+        u64::from_le_bytes(img[at..at + 8].try_into().unwrap())
+    } else {
+        u32::from_le_bytes(img[at..at + 4].try_into().unwrap()) as u64
+    }
+}
+
+fn write_header(schema: &CompiledSchema, opts: &DecodeOptions, img: &mut [u8], off: usize, msg: u32) {
+    if schema.layout.header_words {
+        let v = opts.type_words.get(msg as usize).copied().unwrap_or(msg as u64);
+        write_ptr(img, off, schema.ptr() as usize, v);
+    }
+}
+
+/// Slot of the next element of the repeated field whose `{ptr,count}` is at `at`,
+/// allocating the array (of `total` elements) on the first one.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn next_element(img: &mut [u8], top: &mut u64, base: u64, pw: usize, at: usize, total: u32, stride: usize) -> usize {
+    let n = read_ptr(img, at + pw, pw);
+    let arr = if n == 0 {
+        let a = *top;
+        *top += (total as u64 * stride as u64 + 7) & !7;
+        write_ptr(img, at, pw, base + a);
+        a
+    } else {
+        read_ptr(img, at, pw) - base
+    };
+    write_ptr(img, at + pw, pw, n + 1);
+    (arr + n * stride as u64) as usize
+}
+
+fn append_unknown(img: &mut [u8], top: &mut u64, base: u64, pw: usize, at: usize, total: u32, bytes: &[u8]) {
+    let n = read_ptr(img, at + pw, pw);
+    let buf = if n == 0 {
+        let a = *top;
+        *top += align8(total) as u64;
+        write_ptr(img, at, pw, base + a);
+        a
+    } else {
+        read_ptr(img, at, pw) - base
+    } as usize;
+    let o = buf + n as usize;
+    img[o..o + bytes.len()].copy_from_slice(bytes);
+    write_ptr(img, at + pw, pw, n + bytes.len() as u64);
+}
+
+fn set_oneof_case(img: &mut [u8], soff: usize, o: &heapwire_schema::Oneof, num: u32) {
+    let s = soff + o.storage_offset as usize;
+    img[s..s + o.storage_size as usize].fill(0);
+    let c = soff + o.case_offset as usize;
+    img[c..c + 4].copy_from_slice(&num.to_le_bytes());
+}
+
+/// Marks a singular non-message field present (presence bit, or oneof case switch).
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn set_present(img: &mut [u8], soff: usize, msg: &heapwire_schema::Message, f: &heapwire_schema::Field, num: u32, state: &mut [u32], sbase: usize, n_state: usize) {
+    match f.presence {
+        Presence::HasBit(b) => {
+            let w = soff + msg.hasbits_offset as usize + 4 * (b as usize / 32);
+            img[w + (b as usize % 32) / 8] |= 1 << (b % 8);
+        }
+        Presence::Oneof(o) => {
+            let cs = sbase + n_state - msg.oneofs.len() + o as usize;
+            if state[cs] != num {
+                state[cs] = num;
+                set_oneof_case(img, soff, &msg.oneofs[o as usize], num);
+            }
+        }
+        _ => {}
+    }
+}

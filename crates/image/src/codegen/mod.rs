@@ -1,0 +1,29 @@
+//! Code generated from a compiled schema: the C header and the Rust views.
+//! Generated files are marked `.gen.` and start with a do-not-edit line.
+
+mod c_header;
+mod rust_views;
+
+pub use c_header::c_header;
+pub use rust_views::rust_views;
+
+const C_KEYWORDS: &[&str] = &[
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern", "float",
+    "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed", "sizeof",
+    "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool", "true", "false",
+    "class", "new", "delete", "this", "template", "namespace", "operator", "private", "public", "protected", "virtual",
+];
+
+/// A field or oneof name usable in C (keywords get a trailing underscore).
+pub(crate) fn c_ident(name: &str) -> String {
+    if C_KEYWORDS.contains(&name) {
+        format!("{name}_")
+    } else {
+        name.to_string()
+    }
+}
+
+/// `pkg.Outer.Inner` → `pkg_Outer_Inner`.
+pub(crate) fn c_type_name(full: &str) -> String {
+    full.replace('.', "_")
+}
