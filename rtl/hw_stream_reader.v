@@ -36,8 +36,9 @@
  * 0 is the byte at `offset`. A word is requested whenever the buffer plus the word in
  * flight plus one more word still fits, so once full the reader accepts one memory word
  * per cycle and completes one READ per cycle whenever the field is buffered:
- * 8-byte reads on a 64-bit datapath run at 8 bytes/cycle. Latency from start to the first
- * readable byte: 2 cycles (start, request, data lands -> field readable in the 3rd cycle).
+ * 8-byte reads on a 64-bit datapath run at 8 bytes/cycle. Latency: start in cycle 0, first
+ * word requested in cycle 1, lands in cycle 2, first field readable in cycle 3; a SKIP
+ * beyond the buffer likewise makes the new position readable 3 cycles later.
  *
  * Lengths and offsets are 32-bit byte counts; the stream may be at most 2^32-1 bytes and
  * at most 2^ADDR_WIDTH words.
@@ -154,8 +155,8 @@ wire        accept = rd_valid && rd_ready;
 wire        advance = accept && !op_past;
 wire [31:0] adv_len = rd_skip ? rd_skip_len : {28'd0, need};
 wire        flush = advance && rd_skip && !skip_near;            // SKIP beyond the buffer
-// bytes removed from the buffer (valid when !flush: bounded by cnt_reg)
-wire [CNT_WIDTH-1:0] consume = advance ? adv_len[CNT_WIDTH-1:0] : {CNT_WIDTH{1'b0}};
+// bytes removed from the buffer if the op advances without a flush (then <= cnt_reg)
+wire [CNT_WIDTH-1:0] consume = adv_len[CNT_WIDTH-1:0];
 
 // READ result: low bytes of the buffer, zero-extended
 reg [63:0] rd_data_r;
@@ -196,9 +197,14 @@ always @* begin
 end
 
 // ---------------------------------------------------------------- next state
-wire [CNT_WIDTH-1:0]   kept = cnt_reg - consume;              // bytes left after consumption
-wire [BUF_BYTES*8-1:0] buf_shifted = buf_reg >> {consume, 3'b000};
+// The landing word is appended behind the CURRENT contents (offset cnt_reg, registers
+// only), and the merged buffer is then shifted by the consumed bytes; the request only
+// selects the shift amount and the final mux. This fits: the word was requested when
+// buffer + word in flight + one word <= BUF_BYTES, and the buffer has not grown since.
 wire [BUF_BYTES*8-1:0] land_wide = {{(BUF_WORDS-1)*DATA_WIDTH{1'b0}}, land_masked};
+wire [BUF_BYTES*8-1:0] merged = land_valid_reg ? (buf_reg | (land_wide << {cnt_reg, 3'b000})) : buf_reg;
+wire [CNT_WIDTH-1:0]   merged_cnt = land_valid_reg ? cnt_reg + {{CNT_WIDTH-WORD_SHIFT-1{1'b0}}, land_nbytes_reg} : cnt_reg;
+wire [BUF_BYTES*8-1:0] merged_shifted = merged >> {consume, 3'b000};
 wire [31:0]            new_pos = pos_reg + adv_len;
 
 always @* begin
@@ -236,12 +242,12 @@ always @* begin
             pos_next = new_pos;
             rem_next = rem_reg - adv_len;
         end
-        if (land_valid_reg) begin
-            buf_next = buf_shifted | (land_wide << {kept, 3'b000});
-            cnt_next = kept + {{CNT_WIDTH-WORD_SHIFT-1{1'b0}}, land_nbytes_reg};
+        if (advance) begin
+            buf_next = merged_shifted;
+            cnt_next = merged_cnt - consume;
         end else begin
-            buf_next = buf_shifted;
-            cnt_next = kept;
+            buf_next = merged;
+            cnt_next = merged_cnt;
         end
         if (issue) begin
             land_valid_next  = 1'b1;

@@ -341,6 +341,10 @@ async def test_throughput(dut):
     # then one read every cycle (memory bandwidth == consumer bandwidth, or better)
     assert first == 3
     assert last - first == nreads - 1, f"not one read per cycle: {last - first + 1} cycles"
+    # a SKIP beyond the buffer: the new position is readable 3 cycles after the skip
+    for skip in (3 * wb + 1, 1000, 4 * wb):
+        acc, _ = await h.run(Stream(2000, salt=6), [(SKIP, skip), (READ, 3)])
+        assert acc[1] - acc[0] == 3, f"far skip latency {acc[1] - acc[0]}"
     # 1-byte reads must also go one per cycle
     acc, _ = await h.run(Stream(256, salt=5), [(READ, 0)] * 256)
     assert acc[-1] - acc[0] == 255
