@@ -342,9 +342,13 @@ async def test_throughput(dut):
     assert first == 3
     assert last - first == nreads - 1, f"not one read per cycle: {last - first + 1} cycles"
     # a SKIP beyond the buffer: the new position is readable 3 cycles after the skip
-    for skip in (3 * wb + 1, 1000, 4 * wb):
-        acc, _ = await h.run(Stream(2000, salt=6), [(SKIP, skip), (READ, 3)])
+    # (plus one cycle per further word the field touches)
+    for skip in (3 * wb + 1, 1000, 4 * wb, 5 * wb - 1):
+        acc, _ = await h.run(Stream(2000, salt=6), [(SKIP, skip), (READ, 0)])
         assert acc[1] - acc[0] == 3, f"far skip latency {acc[1] - acc[0]}"
+        acc, _ = await h.run(Stream(2000, salt=6), [(SKIP, skip), (READ, 3)])
+        words = -(-((skip % wb) + 8) // wb)  # words the field touches, one requested per cycle
+        assert acc[1] - acc[0] == 2 + words, f"far skip + 8-byte read latency {acc[1] - acc[0]}"
     # 1-byte reads must also go one per cycle
     acc, _ = await h.run(Stream(256, salt=5), [(READ, 0)] * 256)
     assert acc[-1] - acc[0] == 255
