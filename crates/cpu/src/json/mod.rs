@@ -1,0 +1,60 @@
+//! The proto3 JSON mapping, as the official libraries use it by default.
+//!
+//! * [`print`]: heap image → JSON (`decode --json`), compact single-line output.
+//! * [`parse`]: JSON → protobuf wire bytes (`encode --from-json`), schema-driven.
+//!
+//! Neither recurses without bound: the printer walks the image with an explicit stack
+//! (and a byte budget against shared or cyclic pointers in untrusted images); the
+//! parser tokenizes iteratively and converts with a depth limit.
+
+pub mod parse;
+pub mod print;
+
+pub use parse::{from_json, from_json_with, ParseOptions};
+pub use print::{to_json, to_json_into, to_json_with, PrintOptions};
+
+use heapwire_image::ViewError;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JsonError {
+    /// The image could not be read (printing).
+    #[error("bad_image: {0}")]
+    Image(#[from] ViewError),
+    /// Messages nested deeper than the limit.
+    #[error("too_deep: nesting deeper than {limit} at {at} {offset}")]
+    TooDeep { limit: usize, at: &'static str, offset: u64 },
+    #[error("bad_type: no message type with index {0}")]
+    BadType(usize),
+    /// The text is not JSON.
+    #[error("json_syntax: {msg} at byte {offset}")]
+    Syntax { offset: usize, msg: String },
+    /// JSON that does not fit the schema (unknown field, wrong type, out of range...).
+    #[error("json_value: {msg} at \"{path}\" (byte {offset})")]
+    Value { path: String, offset: usize, msg: String },
+}
+
+impl JsonError {
+    /// The error's kind, for one-line reports (`bad_image`, `json_syntax`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            JsonError::Image(_) => "bad_image",
+            JsonError::TooDeep { .. } => "too_deep",
+            JsonError::BadType(_) => "bad_type",
+            JsonError::Syntax { .. } => "json_syntax",
+            JsonError::Value { .. } => "json_value",
+        }
+    }
+    /// Byte offset the error refers to (image offset when printing, text offset when
+    /// parsing).
+    pub fn offset(&self) -> u64 {
+        match self {
+            JsonError::Image(e) => e.offset,
+            JsonError::TooDeep { offset, .. } => *offset,
+            JsonError::BadType(_) => 0,
+            JsonError::Syntax { offset, .. } | JsonError::Value { offset, .. } => *offset as u64,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,805 @@
+//! proto3 JSON → protobuf wire bytes, driven by the compiled schema
+//! (`encode --from-json`).
+//!
+//! Accepts what the official Python parser (`json_format.Parse`, protobuf 6.x) accepts
+//! by default: `json_name` or the original field name; integers as numbers (integral
+//! floats such as `1.0` or `1e2` too) or as strings; `"NaN"`, `"Infinity"`,
+//! `"-Infinity"` and numeric strings for floats; enum names or numbers; base64 in the
+//! standard or URL-safe alphabet, padded or not; `null` for "absent"; maps as objects.
+//! Rejects: unknown field names, duplicate keys in an object, two members of one oneof,
+//! out-of-range numbers, non-integral numbers for integers, `null` inside arrays and as
+//! a map value, closed-enum values the enum does not have, wrong JSON types.
+//!
+//! Output: fields in field-number order; repeated scalars packed when the schema says
+//! packed; implicit-presence fields left out when they hold the default; map entries as
+//! messages with both key (1) and value (2), as the official encoders write them.
+//!
+//! The JSON text is tokenized into a tree without recursion (nesting limited to
+//! [`ParseOptions::max_json_nesting`]); the conversion recurses once per message level,
+//! limited to [`ParseOptions::max_depth`] (100, as the official parser).
+
+use super::JsonError;
+use crate::wire::{enc_zigzag32, enc_zigzag64, put_varint};
+use heapwire_schema::{wire_type, CompiledSchema, Field, Kind, Message, Presence};
+
+#[derive(Clone, Debug)]
+pub struct ParseOptions {
+    /// Deepest nesting of messages (the root is depth 1), as the official parser's
+    /// `max_recursion_depth`.
+    pub max_depth: usize,
+    /// Deepest nesting of JSON arrays and objects.
+    pub max_json_nesting: usize,
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        ParseOptions { max_depth: 100, max_json_nesting: 1000 }
+    }
+}
+
+/// Parses the JSON `text` as a message of type `msg_index` and appends its wire bytes
+/// to `out`.
+pub fn from_json(schema: &CompiledSchema, msg_index: usize, text: &[u8], out: &mut Vec<u8>) -> Result<(), JsonError> {
+    from_json_with(schema, msg_index, text, out, &ParseOptions::default())
+}
+
+pub fn from_json_with(
+    schema: &CompiledSchema,
+    msg_index: usize,
+    text: &[u8],
+    out: &mut Vec<u8>,
+    opts: &ParseOptions,
+) -> Result<(), JsonError> {
+    let m = schema.messages.get(msg_index).ok_or(JsonError::BadType(msg_index))?;
+    let tree = parse_tree(text, opts.max_json_nesting)?;
+    let conv = Conv { schema, opts };
+    let short = m.full_name.rsplit('.').next().unwrap_or(&m.full_name).to_string();
+    let mut path = short;
+    conv.message(msg_index, &tree, &mut path, 1, out)
+}
+
+// ---------------------------------------------------------------------------------
+// JSON tree
+
+#[derive(Debug)]
+enum JVal {
+    Null,
+    Bool(bool),
+    /// The number's text, validated against the JSON grammar.
+    Num(String),
+    Str(String),
+    Arr(Vec<Node>),
+    Obj(Vec<(String, Node)>),
+}
+
+#[derive(Debug)]
+struct Node {
+    /// Byte offset of the value in the text.
+    off: usize,
+    v: JVal,
+}
+
+enum Building {
+    Arr(usize, Vec<Node>),
+    Obj(usize, Vec<(String, Node)>, std::collections::HashSet<String>, String),
+}
+
+fn syn(offset: usize, msg: impl Into<String>) -> JsonError {
+    JsonError::Syntax { offset, msg: msg.into() }
+}
+
+struct Lexer<'t> {
+    t: &'t [u8],
+    pos: usize,
+}
+
+impl Lexer<'_> {
+    fn ws(&mut self) {
+        while self.pos < self.t.len() && matches!(self.t[self.pos], b' ' | b'\t' | b'\n' | b'\r') {
+            self.pos += 1;
+        }
+    }
+    fn peek(&self) -> Option<u8> {
+        self.t.get(self.pos).copied()
+    }
+    fn expect(&mut self, c: u8, what: &str) -> Result<(), JsonError> {
+        self.ws();
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(self.unexpected(what))
+        }
+    }
+    fn unexpected(&self, what: &str) -> JsonError {
+        match self.peek() {
+            None => syn(self.pos, format!("unexpected end of input, expected {what}")),
+            Some(c) => syn(self.pos, format!("unexpected {:?}, expected {what}", c as char)),
+        }
+    }
+
+    fn string(&mut self) -> Result<String, JsonError> {
+        let start = self.pos;
+        self.pos += 1; // opening quote
+        let mut s = String::new();
+        loop {
+            let run = self.pos;
+            while self.pos < self.t.len() && !matches!(self.t[self.pos], b'"' | b'\\' | 0..=0x1f) {
+                self.pos += 1;
+            }
+            let chunk = std::str::from_utf8(&self.t[run..self.pos])
+                .map_err(|e| syn(run + e.valid_up_to(), "invalid UTF-8 in string"))?;
+            s.push_str(chunk);
+            match self.peek() {
+                None => return Err(syn(start, "unterminated string")),
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(s);
+                }
+                Some(b'\\') => {
+                    let at = self.pos;
+                    let c = *self.t.get(self.pos + 1).ok_or_else(|| syn(start, "unterminated string"))?;
+                    self.pos += 2;
+                    match c {
+                        b'"' => s.push('"'),
+                        b'\\' => s.push('\\'),
+                        b'/' => s.push('/'),
+                        b'b' => s.push('\u{8}'),
+                        b'f' => s.push('\u{c}'),
+                        b'n' => s.push('\n'),
+                        b'r' => s.push('\r'),
+                        b't' => s.push('\t'),
+                        b'u' => {
+                            let hi = self.hex4(at)?;
+                            let cp = if (0xd800..0xdc00).contains(&hi) {
+                                if self.t.get(self.pos) == Some(&b'\\') && self.t.get(self.pos + 1) == Some(&b'u') {
+                                    self.pos += 2;
+                                    let lo = self.hex4(at)?;
+                                    if !(0xdc00..0xe000).contains(&lo) {
+                                        return Err(syn(at, "unpaired surrogate"));
+                                    }
+                                    0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00)
+                                } else {
+                                    return Err(syn(at, "unpaired surrogate"));
+                                }
+                            } else if (0xdc00..0xe000).contains(&hi) {
+                                return Err(syn(at, "unpaired surrogate"));
+                            } else {
+                                hi
+                            };
+                            s.push(char::from_u32(cp).ok_or_else(|| syn(at, "bad \\u escape"))?);
+                        }
+                        _ => return Err(syn(at, "bad escape")),
+                    }
+                }
+                Some(_) => return Err(syn(self.pos, "control character in string")),
+            }
+        }
+    }
+
+    fn hex4(&mut self, at: usize) -> Result<u32, JsonError> {
+        let h = self.t.get(self.pos..self.pos + 4).ok_or_else(|| syn(at, "bad \\u escape"))?;
+        let mut v = 0u32;
+        for &c in h {
+            v = v * 16 + (c as char).to_digit(16).ok_or_else(|| syn(at, "bad \\u escape"))?;
+        }
+        self.pos += 4;
+        Ok(v)
+    }
+
+    fn number(&mut self) -> Result<String, JsonError> {
+        let start = self.pos;
+        let t = self.t;
+        let mut p = self.pos;
+        if t.get(p) == Some(&b'-') {
+            p += 1;
+        }
+        let digits = |p: &mut usize| {
+            let s = *p;
+            while *p < t.len() && t[*p].is_ascii_digit() {
+                *p += 1;
+            }
+            *p - s
+        };
+        match t.get(p) {
+            Some(b'0') => p += 1,
+            Some(b'1'..=b'9') => {
+                digits(&mut p);
+            }
+            _ => return Err(syn(start, "bad number")),
+        }
+        if t.get(p) == Some(&b'.') {
+            p += 1;
+            if digits(&mut p) == 0 {
+                return Err(syn(start, "bad number"));
+            }
+        }
+        if matches!(t.get(p), Some(b'e' | b'E')) {
+            p += 1;
+            if matches!(t.get(p), Some(b'+' | b'-')) {
+                p += 1;
+            }
+            if digits(&mut p) == 0 {
+                return Err(syn(start, "bad number"));
+            }
+        }
+        self.pos = p;
+        Ok(String::from_utf8_lossy(&t[start..p]).into_owned())
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Result<(), JsonError> {
+        if self.t[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            Ok(())
+        } else {
+            Err(self.unexpected("a value"))
+        }
+    }
+}
+
+/// Tokenizes `text` into a tree, iteratively; duplicate object keys are errors (as
+/// `json_format` rejects them).
+fn parse_tree(text: &[u8], max_nesting: usize) -> Result<Node, JsonError> {
+    let mut lx = Lexer { t: text, pos: 0 };
+    let mut stack: Vec<Building> = Vec::new();
+    'value: loop {
+        lx.ws();
+        let off = lx.pos;
+        let mut node = match lx.peek() {
+            Some(b'{') | Some(b'[') => {
+                let open = lx.peek() == Some(b'{');
+                lx.pos += 1;
+                lx.ws();
+                if stack.len() >= max_nesting {
+                    return Err(syn(off, format!("JSON nested deeper than {max_nesting}")));
+                }
+                if open {
+                    if lx.peek() == Some(b'}') {
+                        lx.pos += 1;
+                        Node { off, v: JVal::Obj(Vec::new()) }
+                    } else {
+                        let key = object_key(&mut lx)?;
+                        stack.push(Building::Obj(off, Vec::new(), Default::default(), key));
+                        continue 'value;
+                    }
+                } else if lx.peek() == Some(b']') {
+                    lx.pos += 1;
+                    Node { off, v: JVal::Arr(Vec::new()) }
+                } else {
+                    stack.push(Building::Arr(off, Vec::new()));
+                    continue 'value;
+                }
+            }
+            Some(b'"') => Node { off, v: JVal::Str(lx.string()?) },
+            Some(b't') => {
+                lx.literal(b"true")?;
+                Node { off, v: JVal::Bool(true) }
+            }
+            Some(b'f') => {
+                lx.literal(b"false")?;
+                Node { off, v: JVal::Bool(false) }
+            }
+            Some(b'n') => {
+                lx.literal(b"null")?;
+                Node { off, v: JVal::Null }
+            }
+            Some(b'-' | b'0'..=b'9') => Node { off, v: JVal::Num(lx.number()?) },
+            _ => return Err(lx.unexpected("a value")),
+        };
+        // A complete value: attach it, closing finished containers.
+        loop {
+            match stack.last_mut() {
+                None => {
+                    lx.ws();
+                    if lx.pos != text.len() {
+                        return Err(syn(lx.pos, "trailing data after the JSON value"));
+                    }
+                    return Ok(node);
+                }
+                Some(Building::Arr(_, items)) => {
+                    items.push(node);
+                    lx.ws();
+                    match lx.peek() {
+                        Some(b',') => {
+                            lx.pos += 1;
+                            continue 'value;
+                        }
+                        Some(b']') => {
+                            lx.pos += 1;
+                            let Some(Building::Arr(o, items)) = stack.pop() else { unreachable!() };
+                            node = Node { off: o, v: JVal::Arr(items) };
+                        }
+                        _ => return Err(lx.unexpected("',' or ']'")),
+                    }
+                }
+                Some(Building::Obj(_, members, seen, key)) => {
+                    let k = std::mem::take(key);
+                    if !seen.insert(k.clone()) {
+                        return Err(syn(node.off, format!("duplicate key {k:?}")));
+                    }
+                    members.push((k, node));
+                    lx.ws();
+                    match lx.peek() {
+                        Some(b',') => {
+                            lx.pos += 1;
+                            lx.ws();
+                            *key = object_key(&mut lx)?;
+                            continue 'value;
+                        }
+                        Some(b'}') => {
+                            lx.pos += 1;
+                            let Some(Building::Obj(o, members, _, _)) = stack.pop() else { unreachable!() };
+                            node = Node { off: o, v: JVal::Obj(members) };
+                        }
+                        _ => return Err(lx.unexpected("',' or '}'")),
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn object_key(lx: &mut Lexer<'_>) -> Result<String, JsonError> {
+    lx.ws();
+    if lx.peek() != Some(b'"') {
+        return Err(lx.unexpected("a string key"));
+    }
+    let k = lx.string()?;
+    lx.expect(b':', "':'")?;
+    Ok(k)
+}
+
+// ---------------------------------------------------------------------------------
+// Schema-driven conversion
+
+struct Conv<'a> {
+    schema: &'a CompiledSchema,
+    opts: &'a ParseOptions,
+}
+
+/// One converted scalar.
+#[derive(Clone, Debug)]
+enum SVal {
+    /// Integers, enums and bools (range-checked for the field's kind).
+    Int(i128),
+    F64(f64),
+    F32(f32),
+    Bytes(Vec<u8>),
+}
+
+impl SVal {
+    fn is_default(&self) -> bool {
+        match self {
+            SVal::Int(v) => *v == 0,
+            SVal::F64(v) => v.to_bits() == 0,
+            SVal::F32(v) => v.to_bits() == 0,
+            SVal::Bytes(b) => b.is_empty(),
+        }
+    }
+}
+
+fn verr(path: &str, off: usize, msg: impl Into<String>) -> JsonError {
+    JsonError::Value { path: path.to_string(), offset: off, msg: msg.into() }
+}
+
+fn put_tag(out: &mut Vec<u8>, number: u32, wt: u8) {
+    put_varint(out, ((number as u64) << 3) | wt as u64);
+}
+
+/// Writes `v` as a value of `kind` (no tag).
+fn put_value(out: &mut Vec<u8>, kind: Kind, v: &SVal) {
+    match (kind, v) {
+        (Kind::Double, SVal::F64(f)) => out.extend_from_slice(&f.to_le_bytes()),
+        (Kind::Float, SVal::F32(f)) => out.extend_from_slice(&f.to_le_bytes()),
+        (Kind::Fixed64 | Kind::SFixed64, SVal::Int(i)) => out.extend_from_slice(&(*i as u64).to_le_bytes()),
+        (Kind::Fixed32 | Kind::SFixed32, SVal::Int(i)) => out.extend_from_slice(&(*i as u32).to_le_bytes()),
+        (Kind::SInt32, SVal::Int(i)) => put_varint(out, enc_zigzag32(*i as i32) as u64),
+        (Kind::SInt64, SVal::Int(i)) => put_varint(out, enc_zigzag64(*i as i64)),
+        (Kind::Int32 | Kind::Enum, SVal::Int(i)) => put_varint(out, *i as i32 as i64 as u64),
+        (Kind::Int64 | Kind::UInt64 | Kind::UInt32 | Kind::Bool, SVal::Int(i)) => put_varint(out, *i as u64),
+        (_, SVal::Bytes(b)) => {
+            put_varint(out, b.len() as u64);
+            out.extend_from_slice(b);
+        }
+        _ => {}
+    }
+}
+
+/// A field's converted bytes, kept until the object ends so that fields go out in
+/// field-number order and a later key for the same field replaces an earlier one.
+struct Chunk {
+    number: u32,
+    bytes: Vec<u8>,
+}
+
+impl Conv<'_> {
+    fn message(&self, mi: usize, node: &Node, path: &mut String, depth: usize, out: &mut Vec<u8>) -> Result<(), JsonError> {
+        if depth > self.opts.max_depth {
+            return Err(JsonError::TooDeep { limit: self.opts.max_depth, at: "JSON byte", offset: node.off as u64 });
+        }
+        let m = &self.schema.messages[mi];
+        let members = match &node.v {
+            JVal::Obj(members) => members,
+            _ => return Err(verr(path, node.off, format!("expected an object for message {}", m.full_name))),
+        };
+        // Per field index: its chunk (None = absent/cleared).
+        let mut chunks: Vec<Option<Chunk>> = Vec::new();
+        chunks.resize_with(m.fields.len(), || None);
+        let mut oneof_seen = vec![false; m.oneofs.len()];
+        for (name, val) in members {
+            let fi = m
+                .fields
+                .iter()
+                .position(|f| f.json_name == *name)
+                .or_else(|| m.fields.iter().position(|f| f.name == *name))
+                .ok_or_else(|| verr(path, val.off, format!("message type {} has no field named {name:?}", m.full_name)))?;
+            let f = &m.fields[fi];
+            let plen = path.len();
+            path.push('.');
+            path.push_str(name);
+            if let (Presence::Oneof(o), false) = (f.presence, matches!(val.v, JVal::Null)) {
+                if std::mem::replace(&mut oneof_seen[o as usize], true) {
+                    return Err(verr(path, val.off, format!("more than one member of oneof {:?}", m.oneofs[o as usize].name)));
+                }
+            }
+            let mut bytes = Vec::new();
+            let merge_into = if f.kind.is_message() && !f.is_repeated() { chunks[fi].take() } else { None };
+            let present = self.field(m, f, val, path, depth, &mut bytes)?;
+            path.truncate(plen);
+            chunks[fi] = if present {
+                // A second key for the same message field merges into the first, as
+                // the official parser does: two occurrences on the wire merge too.
+                let mut b = merge_into.map(|c| c.bytes).unwrap_or_default();
+                b.extend_from_slice(&bytes);
+                Some(Chunk { number: f.number, bytes: b })
+            } else {
+                None
+            };
+        }
+        // Fields are sorted by number already.
+        for c in chunks.into_iter().flatten() {
+            debug_assert!(c.number > 0);
+            out.extend_from_slice(&c.bytes);
+        }
+        Ok(())
+    }
+
+    /// Converts the value of field `f` into its wire bytes (tag included) in `out`;
+    /// false when the field ends up absent.
+    fn field(&self, m: &Message, f: &Field, val: &Node, path: &mut String, depth: usize, out: &mut Vec<u8>) -> Result<bool, JsonError> {
+        if let JVal::Null = val.v {
+            // null = absent, except for google.protobuf.NullValue (its 0).
+            if f.kind == Kind::Enum && !f.is_repeated() && self.enum_name(f) == Some("google.protobuf.NullValue") {
+                put_tag(out, f.number, wire_type::VARINT);
+                out.push(0);
+                return Ok(!matches!(f.presence, Presence::Implicit));
+            }
+            if f.kind.is_message() && !f.is_repeated() && self.schema.messages[f.sub as usize].full_name == "google.protobuf.Value" {
+                put_tag(out, f.number, wire_type::LEN);
+                out.extend_from_slice(&[2, 0x08, 0x00]);
+                return Ok(true);
+            }
+            return Ok(false);
+        }
+        if f.is_map() {
+            let JVal::Obj(entries) = &val.v else {
+                return Err(verr(path, val.off, "a map field must be a JSON object"));
+            };
+            let em = &self.schema.messages[f.sub as usize];
+            let (kf, vf) = match (em.fields.first(), em.fields.get(1)) {
+                (Some(k), Some(v)) => (k, v),
+                _ => return Err(verr(path, val.off, "bad map entry type")),
+            };
+            let mut entry = Vec::new();
+            for (k, v) in entries {
+                entry.clear();
+                let kval = self.map_key(kf, k, v.off, path)?;
+                put_tag(&mut entry, 1, kf.kind.wire_type());
+                put_value(&mut entry, kf.kind, &kval);
+                let plen = path.len();
+                path.push('[');
+                path.push_str(k);
+                path.push(']');
+                if let JVal::Null = v.v {
+                    return Err(verr(path, v.off, "null is not allowed as a map value"));
+                }
+                if vf.kind.is_message() {
+                    let mut body = Vec::new();
+                    self.message(vf.sub as usize, v, path, depth + 1, &mut body)?;
+                    put_tag(&mut entry, 2, wire_type::LEN);
+                    put_varint(&mut entry, body.len() as u64);
+                    entry.extend_from_slice(&body);
+                } else {
+                    let sv = self.scalar(vf, v, path)?;
+                    put_tag(&mut entry, 2, vf.kind.wire_type());
+                    put_value(&mut entry, vf.kind, &sv);
+                }
+                path.truncate(plen);
+                put_tag(out, f.number, wire_type::LEN);
+                put_varint(out, entry.len() as u64);
+                out.extend_from_slice(&entry);
+            }
+            return Ok(!out.is_empty());
+        }
+        if f.is_repeated() {
+            let JVal::Arr(items) = &val.v else {
+                return Err(verr(path, val.off, "a repeated field must be a JSON array"));
+            };
+            let mut packed = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let plen = path.len();
+                path.push_str(&format!("[{i}]"));
+                if let JVal::Null = item.v {
+                    return Err(verr(path, item.off, "null is not allowed as an element of a repeated field"));
+                }
+                if f.kind.is_message() {
+                    self.sub_message(f, item, path, depth, out)?;
+                } else {
+                    let sv = self.scalar(f, item, path)?;
+                    if f.is_packed() {
+                        put_value(&mut packed, f.kind, &sv);
+                    } else {
+                        put_tag(out, f.number, f.kind.wire_type());
+                        put_value(out, f.kind, &sv);
+                    }
+                }
+                path.truncate(plen);
+            }
+            if f.is_packed() && !items.is_empty() {
+                put_tag(out, f.number, wire_type::LEN);
+                put_varint(out, packed.len() as u64);
+                out.extend_from_slice(&packed);
+            }
+            return Ok(!out.is_empty());
+        }
+        if f.kind.is_message() {
+            self.sub_message(f, val, path, depth, out)?;
+            return Ok(true);
+        }
+        let sv = self.scalar(f, val, path)?;
+        if matches!(f.presence, Presence::Implicit) && !m.is_map_entry() && sv.is_default() {
+            return Ok(false);
+        }
+        put_tag(out, f.number, f.kind.wire_type());
+        put_value(out, f.kind, &sv);
+        Ok(true)
+    }
+
+    fn sub_message(&self, f: &Field, val: &Node, path: &mut String, depth: usize, out: &mut Vec<u8>) -> Result<(), JsonError> {
+        let mut body = Vec::new();
+        self.message(f.sub as usize, val, path, depth + 1, &mut body)?;
+        if f.kind == Kind::Group {
+            put_tag(out, f.number, wire_type::START_GROUP);
+            out.extend_from_slice(&body);
+            put_tag(out, f.number, wire_type::END_GROUP);
+        } else {
+            put_tag(out, f.number, wire_type::LEN);
+            put_varint(out, body.len() as u64);
+            out.extend_from_slice(&body);
+        }
+        Ok(())
+    }
+
+    fn enum_name(&self, f: &Field) -> Option<&str> {
+        self.schema.enums.get(f.sub as usize).map(|e| e.full_name.as_str())
+    }
+
+    fn map_key(&self, kf: &Field, key: &str, off: usize, path: &str) -> Result<SVal, JsonError> {
+        let p = format!("{path}.key");
+        match kf.kind {
+            Kind::String => Ok(SVal::Bytes(key.as_bytes().to_vec())),
+            Kind::Bool => match key {
+                "true" => Ok(SVal::Int(1)),
+                "false" => Ok(SVal::Int(0)),
+                _ => Err(verr(&p, off, format!("expected \"true\" or \"false\", not {key:?}"))),
+            },
+            k => {
+                let v = int_from_str(key).ok_or_else(|| verr(&p, off, format!("couldn't parse integer: {key:?}")))?;
+                check_range(k, v).map_err(|m| verr(&p, off, m))
+            }
+        }
+    }
+
+    fn scalar(&self, f: &Field, node: &Node, path: &str) -> Result<SVal, JsonError> {
+        let e = |msg: String| verr(path, node.off, msg);
+        match f.kind {
+            Kind::Bool => match node.v {
+                JVal::Bool(b) => Ok(SVal::Int(b as i128)),
+                _ => Err(e("expected true or false without quotes".into())),
+            },
+            Kind::String => match &node.v {
+                JVal::Str(s) => Ok(SVal::Bytes(s.as_bytes().to_vec())),
+                _ => Err(e("expected a string".into())),
+            },
+            Kind::Bytes => match &node.v {
+                JVal::Str(s) => base64_decode(s).map(SVal::Bytes).map_err(e),
+                _ => Err(e("expected a base64 string".into())),
+            },
+            Kind::Float | Kind::Double => {
+                let v = match &node.v {
+                    JVal::Num(t) => {
+                        let v: f64 = t.parse().map_err(|_| e(format!("couldn't parse float: {t}")))?;
+                        if v.is_infinite() {
+                            return Err(e("couldn't parse Infinity or value too large, use quoted \"Infinity\" instead".into()));
+                        }
+                        if f.kind == Kind::Float && (v as f32).is_infinite() {
+                            return Err(e(format!("float value {t} out of range")));
+                        }
+                        v
+                    }
+                    JVal::Str(s) => match s.as_str() {
+                        "NaN" => f64::NAN,
+                        "Infinity" => f64::INFINITY,
+                        "-Infinity" => f64::NEG_INFINITY,
+                        "nan" => return Err(e("couldn't parse float \"nan\", use \"NaN\" instead".into())),
+                        t => t.trim().parse::<f64>().map_err(|_| e(format!("couldn't parse float: {t:?}")))?,
+                    },
+                    // Python's float(True) quirk, accepted by the official parser.
+                    JVal::Bool(b) => *b as u8 as f64,
+                    _ => return Err(e("expected a number".into())),
+                };
+                Ok(if f.kind == Kind::Float { SVal::F32(v as f32) } else { SVal::F64(v) })
+            }
+            Kind::Enum => {
+                let en = self.schema.enums.get(f.sub as usize).ok_or_else(|| e("bad enum type".into()))?;
+                let n: i128 = match &node.v {
+                    JVal::Str(s) => match en.number_of(s) {
+                        Some(n) => return Ok(SVal::Int(n as i128)),
+                        None => int_from_str(s)
+                            .ok_or_else(|| e(format!("invalid enum value {s:?} for enum type {}", en.full_name)))?,
+                    },
+                    JVal::Num(t) => {
+                        // Python's int() of the number: floats truncate.
+                        match t.parse::<i128>() {
+                            Ok(v) => v,
+                            Err(_) => {
+                                let v: f64 = t.parse().map_err(|_| e(format!("invalid enum value {t}")))?;
+                                if !v.is_finite() || v.abs() >= 1e38 {
+                                    return Err(e(format!("invalid enum value {t}")));
+                                }
+                                v.trunc() as i128
+                            }
+                        }
+                    }
+                    JVal::Bool(b) => *b as i128,
+                    _ => return Err(e(format!("invalid enum value for enum type {}", en.full_name))),
+                };
+                if n < i32::MIN as i128 || n > i32::MAX as i128 {
+                    return Err(e(format!("enum value {n} out of range")));
+                }
+                if !en.contains(n as i32) && en.closed {
+                    return Err(e(format!("invalid enum value {n} for enum type {}", en.full_name)));
+                }
+                Ok(SVal::Int(n))
+            }
+            k => {
+                let v = match &node.v {
+                    JVal::Num(t) => int_from_number(t).map_err(|m| e(m.to_string()))?,
+                    JVal::Str(s) => {
+                        if s.contains(' ') {
+                            return Err(e(format!("couldn't parse integer: {s:?}")));
+                        }
+                        int_from_str(s).ok_or_else(|| e(format!("couldn't parse integer: {s:?}")))?
+                    }
+                    JVal::Bool(_) => return Err(e("bool value is not acceptable for integer field".into())),
+                    _ => return Err(e("expected an integer".into())),
+                };
+                check_range(k, v).map_err(e)
+            }
+        }
+    }
+}
+
+/// An integer JSON number: exact when written as an integer; otherwise (fraction or
+/// exponent) through `f64` and required integral, as Python's parser does.
+fn int_from_number(t: &str) -> Result<i128, &'static str> {
+    if !t.contains(['.', 'e', 'E']) {
+        return t.parse::<i128>().map_err(|_| "integer out of range");
+    }
+    let v: f64 = t.parse().map_err(|_| "couldn't parse integer")?;
+    if !v.is_finite() || v.fract() != 0.0 {
+        return Err("couldn't parse integer");
+    }
+    if v.abs() >= 1.6e38 {
+        return Err("integer out of range");
+    }
+    Ok(v as i128)
+}
+
+/// Python's `int(str)`: surrounding whitespace, optional sign, digits with single
+/// underscores between them.
+fn int_from_str(s: &str) -> Option<i128> {
+    let s = s.trim_matches(|c: char| c.is_whitespace());
+    let (neg, digits) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let b = digits.as_bytes();
+    if b.is_empty() || b[0] == b'_' || b[b.len() - 1] == b'_' || digits.contains("__") {
+        return None;
+    }
+    let mut v: i128 = 0;
+    for &c in b {
+        if c == b'_' {
+            continue;
+        }
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add((c - b'0') as i128)?;
+    }
+    Some(if neg { -v } else { v })
+}
+
+fn check_range(kind: Kind, v: i128) -> Result<SVal, String> {
+    let (lo, hi): (i128, i128) = match kind {
+        Kind::Int32 | Kind::SInt32 | Kind::SFixed32 | Kind::Enum => (i32::MIN as i128, i32::MAX as i128),
+        Kind::UInt32 | Kind::Fixed32 => (0, u32::MAX as i128),
+        Kind::Int64 | Kind::SInt64 | Kind::SFixed64 => (i64::MIN as i128, i64::MAX as i128),
+        Kind::UInt64 | Kind::Fixed64 => (0, u64::MAX as i128),
+        _ => return Err(format!("{} is not an integer type", kind.proto_name())),
+    };
+    if v < lo || v > hi {
+        return Err(format!("value {v} out of range for {}", kind.proto_name()));
+    }
+    Ok(SVal::Int(v))
+}
+
+/// Base64 exactly as the official Python parser decodes it: `urlsafe_b64decode` of
+/// the text with `4 - len % 4` '=' appended, i.e. CPython's non-strict `a2b_base64`:
+/// both alphabets (`-_` are `+/`), other characters skipped, decoding stops at the
+/// padding that completes a quantum; one stray data character, or a quantum left
+/// incomplete, is an error.
+fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(s.len() / 4 * 3 + 3);
+    let pad = 4 - s.len() % 4;
+    let (mut quad_pos, mut pads, mut left, mut data) = (0u32, 0usize, 0u8, 0usize);
+    for c in s.bytes().chain(std::iter::repeat_n(b'=', pad)) {
+        if c == b'=' {
+            if quad_pos >= 2 {
+                pads += 1;
+                if quad_pos as usize + pads >= 4 {
+                    return Ok(out);
+                }
+            }
+            continue;
+        }
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => continue,
+        };
+        data += 1;
+        pads = 0;
+        match quad_pos {
+            0 => {
+                quad_pos = 1;
+                left = v;
+            }
+            1 => {
+                quad_pos = 2;
+                out.push((left << 2) | (v >> 4));
+                left = v & 0x0f;
+            }
+            2 => {
+                quad_pos = 3;
+                out.push((left << 4) | (v >> 2));
+                left = v & 0x03;
+            }
+            _ => {
+                quad_pos = 0;
+                out.push((left << 6) | v);
+                left = 0;
+            }
+        }
+    }
+    match quad_pos {
+        0 => Ok(out),
+        1 => Err(format!("invalid base64: number of data characters ({data}) cannot be 1 more than a multiple of 4")),
+        _ => Err("invalid base64: incorrect padding".into()),
+    }
+}

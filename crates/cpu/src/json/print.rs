@@ -1,0 +1,467 @@
+//! Heap image → proto3 JSON, as the official libraries print by default (Python's
+//! `json_format.MessageToJson` without options), in compact single-line form.
+//!
+//! * field names: `json_name` (lowerCamelCase); fields in field-number order;
+//! * 64-bit integers as strings, 32-bit ones as numbers;
+//! * `float`/`double`: `"NaN"`, `"Infinity"`, `"-Infinity"`, otherwise Python's
+//!   `repr` of the value (shortest round-trip digits; `3.0`, `1e+20`, `1.5e-07`), with
+//!   `float` fields first reduced to the shortest `%g` (≥ 6 digits) that round-trips
+//!   through `f32`, as `json_format` does;
+//! * bytes as standard base64 with padding; enums by name, unknown numbers as numbers;
+//! * implicit-presence fields omitted when zero/empty (`-0.0` is not zero), explicit
+//!   presence fields printed when set; empty repeated fields omitted;
+//! * maps as objects (keys as strings; the last entry for a key wins);
+//! * unknown fields are not printed.
+//!
+//! The walk uses an explicit stack with a depth limit, and a byte [`Budget`] so that
+//! shared or cyclic pointers in an untrusted image give an error, not a blow-up.
+
+use super::JsonError;
+use base64::Engine;
+use heapwire_image::{ArrayRef, Budget, ImageView};
+use heapwire_schema::{CompiledSchema, Field, Kind};
+use std::collections::HashMap;
+
+#[derive(Clone, Debug)]
+pub struct PrintOptions {
+    /// Deepest nesting of messages (the root is depth 1) before `TooDeep`.
+    pub max_depth: usize,
+    /// Escape non-ASCII characters as `\uXXXX` (Python's `ensure_ascii`); off by
+    /// default: UTF-8 is written as is.
+    pub ensure_ascii: bool,
+    /// Limit the traversal to the image's length in referenced bytes.
+    pub budget: bool,
+}
+
+impl Default for PrintOptions {
+    fn default() -> Self {
+        PrintOptions { max_depth: 200, ensure_ascii: false, budget: true }
+    }
+}
+
+/// Prints the message of type `msg_index` whose struct is at `root_offset` as JSON.
+pub fn to_json(
+    schema: &CompiledSchema,
+    msg_index: usize,
+    view: &ImageView<'_>,
+    root_offset: usize,
+) -> Result<String, JsonError> {
+    let mut out = Vec::new();
+    to_json_with(schema, msg_index, view, root_offset, &mut out, &PrintOptions::default())?;
+    // Everything written is valid UTF-8: names come from the schema, strings are
+    // written lossily (invalid sequences as U+FFFD).
+    Ok(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+/// Appends the JSON to `out` (default options).
+pub fn to_json_into(
+    schema: &CompiledSchema,
+    msg_index: usize,
+    view: &ImageView<'_>,
+    root_offset: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), JsonError> {
+    to_json_with(schema, msg_index, view, root_offset, out, &PrintOptions::default())
+}
+
+enum Frame {
+    /// A message's object: next field index, whether a member was written.
+    Msg { msg: usize, off: usize, fi: usize, first: bool },
+    /// A repeated message field's array: next element.
+    MsgArray { arr: ArrayRef, msg: usize, i: usize },
+    /// A map field's object: the entries to print (last for each key), next one.
+    Map { msg: usize, arr: ArrayRef, entries: Vec<usize>, i: usize },
+}
+
+pub fn to_json_with(
+    schema: &CompiledSchema,
+    msg_index: usize,
+    view: &ImageView<'_>,
+    root_offset: usize,
+    out: &mut Vec<u8>,
+    opts: &PrintOptions,
+) -> Result<(), JsonError> {
+    let root = schema.messages.get(msg_index).ok_or(JsonError::BadType(msg_index))?;
+    view.check_struct(root, root_offset)?;
+    let mut budget = if opts.budget { Budget::for_view(view) } else { Budget::unlimited() };
+    budget.charge(root.size as u64, root_offset)?;
+    let p = Printer { schema, view, opts };
+    let mut stack = vec![Frame::Msg { msg: msg_index, off: root_offset, fi: 0, first: true }];
+    let mut depth = 1usize; // message frames on the stack
+    out.push(b'{');
+
+    'frames: while let Some(top) = stack.last_mut() {
+        match top {
+            Frame::Msg { msg, off, fi, first } => {
+                let m = &schema.messages[*msg];
+                while *fi < m.fields.len() {
+                    let f = &m.fields[*fi];
+                    *fi += 1;
+                    if !view.has(m, f, *off)? {
+                        continue;
+                    }
+                    let sep = !*first;
+                    let off = *off;
+                    if f.is_repeated() {
+                        let arr = view.repeated(schema, f, off)?;
+                        budget.charge(arr.byte_len() as u64, arr.offset)?;
+                        if arr.is_empty() {
+                            continue;
+                        }
+                        *first = false;
+                        p.key(out, sep, &f.json_name);
+                        if f.is_map() {
+                            let entries = p.map_entries(f, arr, &mut budget)?;
+                            out.push(b'{');
+                            stack.push(Frame::Map { msg: f.sub as usize, arr, entries, i: 0 });
+                            continue 'frames;
+                        }
+                        out.push(b'[');
+                        if f.kind.is_message() {
+                            stack.push(Frame::MsgArray { arr, msg: f.sub as usize, i: 0 });
+                            continue 'frames;
+                        }
+                        for i in 0..arr.count {
+                            if i > 0 {
+                                out.push(b',');
+                            }
+                            p.value(out, f, arr.element(i), &mut budget)?;
+                        }
+                        out.push(b']');
+                        continue;
+                    }
+                    *first = false;
+                    p.key(out, sep, &f.json_name);
+                    if f.kind.is_message() {
+                        match view.sub_message(schema, f, off)? {
+                            Some(sub) => {
+                                budget.charge(schema.messages[f.sub as usize].size as u64, sub)?;
+                                out.push(b'{');
+                                depth = enter(depth, opts, sub)?;
+                                stack.push(Frame::Msg { msg: f.sub as usize, off: sub, fi: 0, first: true });
+                                continue 'frames;
+                            }
+                            None => out.extend_from_slice(b"{}"),
+                        }
+                        continue;
+                    }
+                    let slot = view.slot(f, off)?;
+                    p.value(out, f, slot, &mut budget)?;
+                }
+                out.push(b'}');
+                depth -= 1;
+                stack.pop();
+            }
+            Frame::MsgArray { arr, msg, i } => {
+                if *i < arr.count {
+                    if *i > 0 {
+                        out.push(b',');
+                    }
+                    let elem = arr.element(*i);
+                    *i += 1;
+                    out.push(b'{');
+                    let msg = *msg;
+                    depth = enter(depth, opts, elem)?;
+                    stack.push(Frame::Msg { msg, off: elem, fi: 0, first: true });
+                    continue 'frames;
+                }
+                out.push(b']');
+                stack.pop();
+            }
+            Frame::Map { msg, arr, entries, i } => {
+                if *i < entries.len() {
+                    let entry = arr.element(entries[*i]);
+                    if *i > 0 {
+                        out.push(b',');
+                    }
+                    *i += 1;
+                    let em = &schema.messages[*msg];
+                    let (kf, vf) = map_fields(em, entry)?;
+                    let key = p.map_key(kf, entry)?;
+                    write_str(out, key.as_bytes(), opts.ensure_ascii);
+                    out.push(b':');
+                    if vf.kind.is_message() {
+                        match view.sub_message(schema, vf, entry)? {
+                            Some(sub) => {
+                                budget.charge(schema.messages[vf.sub as usize].size as u64, sub)?;
+                                out.push(b'{');
+                                depth = enter(depth, opts, sub)?;
+                                stack.push(Frame::Msg { msg: vf.sub as usize, off: sub, fi: 0, first: true });
+                                continue 'frames;
+                            }
+                            None => out.extend_from_slice(b"{}"),
+                        }
+                    } else {
+                        let slot = view.slot(vf, entry)?;
+                        p.value(out, vf, slot, &mut budget)?;
+                    }
+                    continue 'frames;
+                }
+                out.push(b'}');
+                stack.pop();
+            }
+        }
+    }
+    Ok(())
+}
+
+fn enter(depth: usize, opts: &PrintOptions, off: usize) -> Result<usize, JsonError> {
+    if depth >= opts.max_depth {
+        return Err(JsonError::TooDeep { limit: opts.max_depth, at: "image offset", offset: off as u64 });
+    }
+    Ok(depth + 1)
+}
+
+/// A map entry type's key (field 1) and value (field 2).
+fn map_fields(em: &heapwire_schema::Message, at: usize) -> Result<(&Field, &Field), JsonError> {
+    match (em.fields.first(), em.fields.get(1)) {
+        (Some(k), Some(v)) if k.number == 1 && v.number == 2 => Ok((k, v)),
+        _ => Err(JsonError::Image(heapwire_image::ViewError {
+            kind: heapwire_image::ViewErrorKind::OutOfBounds { what: "map entry type", len: 0 },
+            offset: at as u64,
+        })),
+    }
+}
+
+struct Printer<'a, 'b> {
+    schema: &'a CompiledSchema,
+    view: &'a ImageView<'b>,
+    opts: &'a PrintOptions,
+}
+
+impl Printer<'_, '_> {
+    fn key(&self, out: &mut Vec<u8>, sep: bool, name: &str) {
+        if sep {
+            out.push(b',');
+        }
+        write_str(out, name.as_bytes(), self.opts.ensure_ascii);
+        out.push(b':');
+    }
+
+    /// Indices of the entries to print: the last one for each key, in the order of
+    /// those last entries.
+    fn map_entries(&self, f: &Field, arr: ArrayRef, budget: &mut Budget) -> Result<Vec<usize>, JsonError> {
+        let em = &self.schema.messages[f.sub as usize];
+        let mut last: HashMap<String, usize> = HashMap::with_capacity(arr.count);
+        let mut keys = Vec::with_capacity(arr.count);
+        for i in 0..arr.count {
+            let entry = arr.element(i);
+            let (kf, _) = map_fields(em, entry)?;
+            if kf.kind.is_string_like() {
+                let s = self.view.string(kf, entry)?;
+                budget.charge(s.len() as u64, entry)?;
+            }
+            let k = self.map_key(kf, entry)?;
+            last.insert(k.clone(), i);
+            keys.push(k);
+        }
+        Ok(keys.iter().enumerate().filter(|(i, k)| last[*k] == *i).map(|(i, _)| i).collect())
+    }
+
+    /// A map key as its JSON object key text (unescaped).
+    fn map_key(&self, kf: &Field, entry: usize) -> Result<String, JsonError> {
+        let v = self.view;
+        let slot = v.slot(kf, entry)?;
+        Ok(match kf.kind {
+            Kind::String | Kind::Bytes => String::from_utf8_lossy(v.slice_at(slot, "map key")?).into_owned(),
+            Kind::Bool => if v.u8_at(slot)? != 0 { "true" } else { "false" }.to_string(),
+            Kind::Int32 | Kind::SInt32 | Kind::SFixed32 | Kind::Enum => v.i32_at(slot)?.to_string(),
+            Kind::UInt32 | Kind::Fixed32 => v.u32_at(slot)?.to_string(),
+            Kind::Int64 | Kind::SInt64 | Kind::SFixed64 => v.i64_at(slot)?.to_string(),
+            Kind::UInt64 | Kind::Fixed64 => v.u64_at(slot)?.to_string(),
+            Kind::Float => fmt_f32(v.f32_at(slot)?),
+            Kind::Double => fmt_f64(v.f64_at(slot)?),
+            Kind::Message | Kind::Group => String::new(),
+        })
+    }
+
+    /// Writes one non-message value of field `f` stored at image offset `at`.
+    fn value(&self, out: &mut Vec<u8>, f: &Field, at: usize, budget: &mut Budget) -> Result<(), JsonError> {
+        let v = self.view;
+        match f.kind {
+            Kind::Int32 | Kind::SInt32 | Kind::SFixed32 => push_display(out, v.i32_at(at)?),
+            Kind::UInt32 | Kind::Fixed32 => push_display(out, v.u32_at(at)?),
+            Kind::Int64 | Kind::SInt64 | Kind::SFixed64 => {
+                out.push(b'"');
+                push_display(out, v.i64_at(at)?);
+                out.push(b'"');
+            }
+            Kind::UInt64 | Kind::Fixed64 => {
+                out.push(b'"');
+                push_display(out, v.u64_at(at)?);
+                out.push(b'"');
+            }
+            Kind::Bool => out.extend_from_slice(if v.u8_at(at)? != 0 { b"true" } else { b"false" }),
+            Kind::Float => float_json(out, v.f32_at(at)? as f64, Some(v.f32_at(at)?)),
+            Kind::Double => float_json(out, v.f64_at(at)?, None),
+            Kind::String => {
+                let s = v.slice_at(at, "string")?;
+                budget.charge(s.len() as u64, at)?;
+                write_str(out, s, self.opts.ensure_ascii);
+            }
+            Kind::Bytes => {
+                let s = v.slice_at(at, "bytes")?;
+                budget.charge(s.len() as u64, at)?;
+                out.push(b'"');
+                let start = out.len();
+                out.resize(start + s.len().div_ceil(3) * 4, 0);
+                let n = base64::engine::general_purpose::STANDARD.encode_slice(s, &mut out[start..]).unwrap_or(0);
+                out.truncate(start + n);
+                out.push(b'"');
+            }
+            Kind::Enum => {
+                let n = v.i32_at(at)?;
+                match self.schema.enums.get(f.sub as usize).and_then(|e| e.name_of(n)) {
+                    Some(name) => write_str(out, name.as_bytes(), false),
+                    None => push_display(out, n),
+                }
+            }
+            Kind::Message | Kind::Group => out.extend_from_slice(b"{}"),
+        }
+        Ok(())
+    }
+}
+
+fn push_display(out: &mut Vec<u8>, v: impl std::fmt::Display) {
+    use std::io::Write;
+    let _ = write!(out, "{v}");
+}
+
+fn float_json(out: &mut Vec<u8>, v: f64, as_f32: Option<f32>) {
+    if v.is_nan() {
+        out.extend_from_slice(b"\"NaN\"");
+    } else if v.is_infinite() {
+        out.extend_from_slice(if v > 0.0 { b"\"Infinity\"" } else { b"\"-Infinity\"" });
+    } else {
+        let s = match as_f32 {
+            Some(f) => fmt_f32(f),
+            None => fmt_f64(v),
+        };
+        out.extend_from_slice(s.as_bytes());
+    }
+}
+
+/// Python's `repr(float)`: shortest round-trip digits; positional notation for
+/// decimal exponents -5 < e < 16 (with `.0` when integral), else `d.ddde±XX`.
+pub fn fmt_f64(v: f64) -> String {
+    if v.is_nan() {
+        return "nan".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let sci = format!("{v:e}"); // e.g. "-1.2345e-7", "0e0"
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (neg, mant) = match mant.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, mant),
+    };
+    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    let mut s = String::with_capacity(digits.len() + 8);
+    if neg {
+        s.push('-');
+    }
+    if !(-5 < exp && exp < 16) {
+        s.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            s.push('.');
+            s.push_str(&digits[1..]);
+        }
+        s.push('e');
+        s.push(if exp < 0 { '-' } else { '+' });
+        let a = exp.unsigned_abs();
+        if a < 10 {
+            s.push('0');
+        }
+        s.push_str(&a.to_string());
+    } else if exp >= 0 {
+        let int_len = exp as usize + 1;
+        if digits.len() <= int_len {
+            s.push_str(&digits);
+            s.extend(std::iter::repeat_n('0', int_len - digits.len()));
+            s.push_str(".0");
+        } else {
+            s.push_str(&digits[..int_len]);
+            s.push('.');
+            s.push_str(&digits[int_len..]);
+        }
+    } else {
+        s.push_str("0.");
+        s.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
+        s.push_str(&digits);
+    }
+    s
+}
+
+/// A `float` value as `json_format` prints it: the shortest `%.{p}g` (p ≥ 6) that
+/// round-trips through `f32`, then `repr` of that double.
+pub fn fmt_f32(v: f32) -> String {
+    if !v.is_finite() {
+        return fmt_f64(v as f64);
+    }
+    for p in 6..=9usize {
+        let s = format!("{:.*e}", p - 1, v as f64);
+        if let Ok(d) = s.parse::<f64>() {
+            if (d as f32).to_bits() == v.to_bits() {
+                return fmt_f64(d);
+            }
+        }
+    }
+    fmt_f64(v as f64)
+}
+
+/// Writes `s` as a JSON string; invalid UTF-8 sequences become U+FFFD.
+pub(crate) fn write_str(out: &mut Vec<u8>, s: &[u8], ensure_ascii: bool) {
+    out.push(b'"');
+    for chunk in s.utf8_chunks() {
+        write_valid(out, chunk.valid(), ensure_ascii);
+        if !chunk.invalid().is_empty() {
+            write_valid(out, "\u{fffd}", ensure_ascii);
+        }
+    }
+    out.push(b'"');
+}
+
+fn write_valid(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let b = s.as_bytes();
+    let mut start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        let esc: &[u8] = match c {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&b[start..i]);
+        if esc.is_empty() {
+            out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]]);
+        } else {
+            out.extend_from_slice(esc);
+        }
+        start = i + 1;
+    }
+    if !ensure_ascii || s.is_ascii() {
+        out.extend_from_slice(&b[start..]);
+        return;
+    }
+    for ch in s[start..].chars() {
+        if ch.is_ascii() {
+            out.push(ch as u8);
+        } else {
+            let mut units = [0u16; 2];
+            for u in ch.encode_utf16(&mut units) {
+                out.extend_from_slice(b"\\u");
+                for k in (0..4).rev() {
+                    out.push(HEX[((*u >> (4 * k)) & 15) as usize]);
+                }
+            }
+        }
+    }
+}
