@@ -48,7 +48,8 @@ pub fn compile_files(
     let pool = std::thread::Builder::new()
         .stack_size(COMPILER_STACK_BYTES)
         .spawn(move || -> Result<DescriptorPool, String> {
-            let mut c = protox::Compiler::new(&incs).map_err(|e| e.to_string())?;
+            // The include path, the well-known types, then heapwire/options.proto (built in).
+            let mut c = crate::objgraph::protox_compiler(&incs);
             c.include_imports(true);
             c.open_files(&names).map_err(|e| e.to_string())?;
             Ok(c.descriptor_pool())
@@ -252,5 +253,6 @@ pub fn from_pool(pool: &DescriptorPool, layout: LayoutOptions) -> Result<Compile
         lay_out(&mut m, real_oneofs.len(), layout);
         messages.push(m);
     }
-    Ok(CompiledSchema { layout, messages, enums })
+    let classes = crate::objgraph::classes_from_pool(pool, &msg_descs, &messages, layout)?;
+    Ok(CompiledSchema { layout, messages, enums, classes })
 }

@@ -7,11 +7,13 @@
 mod compile;
 mod layout;
 mod model;
+mod objgraph;
 pub mod table_file;
 
 pub use compile::{compile_files, from_pool, MAX_DECLARATION_DEPTH, MAX_FIELD_NUMBER};
 pub use layout::slot_size_align;
 pub use model::*;
+pub use objgraph::{validate_classes, Class, ClassMember, OPTIONS_PROTO, OPTIONS_PROTO_NAME, REF_WIRE_WIDTH};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SchemaError {

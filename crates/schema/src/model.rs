@@ -316,6 +316,8 @@ pub struct CompiledSchema {
     pub layout: LayoutOptions,
     pub messages: Vec<Message>,
     pub enums: Vec<Enum>,
+    /// Messages compiled as classes for object graphs (`objgraph.rs`); bases first.
+    pub classes: Vec<crate::objgraph::Class>,
 }
 
 impl CompiledSchema {

@@ -8,7 +8,8 @@ use crate::model::*;
 use crate::SchemaError;
 
 pub const MAGIC: &[u8; 8] = b"HWSCHEMA";
-pub const VERSION: u32 = 1;
+/// 2: adds the class section (object graphs) after the enums.
+pub const VERSION: u32 = 2;
 /// Bounds that keep a hostile table file from asking for absurd memory.
 const MAX_TYPES: u32 = 1 << 20;
 const MAX_STRUCT: u32 = 1 << 24;
@@ -108,6 +109,7 @@ pub fn write(s: &CompiledSchema) -> Vec<u8> {
             w.u32(v.number as u32);
         }
     }
+    crate::objgraph::write_classes(&mut w.0, s);
     let crc = crc32(&w.0);
     w.u32(crc);
     w.0
@@ -251,11 +253,20 @@ pub fn read(bytes: &[u8]) -> Result<CompiledSchema, SchemaError> {
         }
         enums.push(Enum { full_name, closed, values });
     }
+    let classes = {
+        let r = std::cell::RefCell::new(&mut r);
+        crate::objgraph::read_classes(
+            &mut |w| r.borrow_mut().u32(w),
+            &mut |w| r.borrow_mut().string(w),
+            &mut |w, m| r.borrow_mut().count(w, m),
+        )?
+    };
     if r.pos != body.len() {
-        return Err(r.err("trailing bytes after the last enum"));
+        return Err(r.err("trailing bytes after the last class"));
     }
-    let s = CompiledSchema { layout: LayoutOptions { pointer_width, header_words }, messages, enums };
+    let s = CompiledSchema { layout: LayoutOptions { pointer_width, header_words }, messages, enums, classes };
     validate(&s)?;
+    crate::objgraph::validate_classes(&s)?;
     Ok(s)
 }
 
