@@ -20,6 +20,10 @@ fi
 
 python3 -m pip install -q --disable-pip-version-check -r requirements.txt
 
+# cargo-fuzz runs on the nightly toolchain (bounded fuzzing in scripts/fuzz.sh).
+rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked -q
+
 if [ -f Cargo.toml ]; then
   cargo build --release -q -p heapwire-cli
 fi

@@ -107,8 +107,8 @@ pub fn decode(
         dec.decode(mi, msg, &opts, &mut image).map_err(|e| rejected(e, start, index, delimited))?;
         if json {
             text.clear();
-            let view = heapwire_image::ImageView::new(s, &image, opts.base);
-            heapwire_cpu::json::print_json(s, mi, &view, 0, &mut text)
+            let view = heapwire_image::ImageView::for_schema(s, &image, opts.base);
+            heapwire_cpu::json::print::to_json_into(s, mi, &view, 0, &mut text)
                 .map_err(|e| Failure::Input(format!("json: {e}")))?;
             text.push(b'\n');
             write_out(out, &text)?;
@@ -146,7 +146,7 @@ pub fn encode_json(s: &CompiledSchema, mi: usize, delimited: bool, text: &[u8], 
     let mut wire = Vec::new();
     for (line_start, doc) in docs {
         wire.clear();
-        heapwire_cpu::json::parse_json(s, mi, doc, &mut wire).map_err(|e| Failure::Input(format!("json at byte {line_start}: {e}")))?;
+        heapwire_cpu::json::parse::from_json(s, mi, doc.as_bytes(), &mut wire).map_err(|e| Failure::Input(format!("json at byte {line_start}: {e}")))?;
         if delimited {
             let mut len = Vec::new();
             let mut v = wire.len() as u64;

@@ -9,3 +9,6 @@ pub mod json;
 mod wire;
 
 pub use decode::{DecodeError, DecodeOptions, Decoder, ErrorKind};
+
+#[cfg(test)]
+mod decode_tests;

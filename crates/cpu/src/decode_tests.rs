@@ -1,0 +1,250 @@
+//! Decoder unit tests: exact image bytes, relocation, size bound, hostile input.
+
+use std::path::PathBuf;
+
+use heapwire_schema::{compile_files, CompiledSchema, LayoutOptions, PointerWidth};
+use proptest::prelude::*;
+
+use crate::decode::{DecodeOptions, Decoder, ErrorKind};
+use crate::wire::put_varint;
+
+fn schema(file: &str, layout: LayoutOptions) -> CompiledSchema {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    compile_files(&[dir.join(file)], &[dir], layout).expect("test schema compiles")
+}
+
+fn tag(out: &mut Vec<u8>, num: u32, wt: u8) {
+    put_varint(out, ((num as u64) << 3) | wt as u64);
+}
+
+fn len_field(out: &mut Vec<u8>, num: u32, body: &[u8]) {
+    tag(out, num, 2);
+    put_varint(out, body.len() as u64);
+    out.extend_from_slice(body);
+}
+
+fn decode(s: &CompiledSchema, ty: &str, input: &[u8], base: u64) -> Result<Vec<u8>, crate::DecodeError> {
+    let mut out = Vec::new();
+    let opts = DecodeOptions { base, ..Default::default() };
+    Decoder::new(s).decode(s.message_index(ty).unwrap(), input, &opts, &mut out).map(|_| out)
+}
+
+fn field_off(s: &CompiledSchema, ty: &str, name: &str) -> usize {
+    let m = &s.messages[s.message_index(ty).unwrap()];
+    m.fields.iter().find(|f| f.name == name).unwrap().offset as usize
+}
+
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
+}
+
+/// A message touching strings, sub-messages, repeated, maps, oneofs and merges.
+fn sample() -> Vec<u8> {
+    let mut leaf = Vec::new();
+    tag(&mut leaf, 1, 0);
+    put_varint(&mut leaf, 7);
+    len_field(&mut leaf, 2, "leaf-ü".as_bytes());
+    let mut packed = Vec::new();
+    for v in [1u64, 3, 300] {
+        put_varint(&mut packed, v);
+    }
+    len_field(&mut leaf, 3, &packed);
+    let mut m = Vec::new();
+    tag(&mut m, 1, 0);
+    put_varint(&mut m, (-5i64) as u64);
+    len_field(&mut m, 14, b"hello");
+    len_field(&mut m, 18, &leaf);
+    len_field(&mut m, 19, &leaf);
+    len_field(&mut m, 21, b"a");
+    len_field(&mut m, 19, &leaf);
+    len_field(&mut m, 21, b"bc");
+    let mut entry = Vec::new();
+    len_field(&mut entry, 1, b"k");
+    len_field(&mut entry, 2, &leaf);
+    len_field(&mut m, 22, &entry);
+    len_field(&mut m, 24, b"oneof-string");
+    len_field(&mut m, 25, &leaf);
+    // A second occurrence of `leaf` merges into the first.
+    let mut leaf2 = Vec::new();
+    tag(&mut leaf2, 1, 0);
+    put_varint(&mut leaf2, 9);
+    len_field(&mut m, 18, &leaf2);
+    // Unknown fields of every wire type are kept.
+    tag(&mut m, 1000, 0);
+    put_varint(&mut m, 1);
+    tag(&mut m, 1001, 5);
+    m.extend_from_slice(&[1, 2, 3, 4]);
+    tag(&mut m, 1002, 3);
+    tag(&mut m, 1, 0);
+    put_varint(&mut m, 1);
+    tag(&mut m, 1002, 4);
+    m
+}
+
+#[test]
+fn exact_layout_of_a_small_message() {
+    let s = schema("unit.proto", LayoutOptions::default());
+    let mut m = Vec::new();
+    tag(&mut m, 1, 0);
+    put_varint(&mut m, 42);
+    len_field(&mut m, 14, b"hi");
+    let img = decode(&s, "unit.Node", &m, 0x1000).unwrap();
+    let node = &s.messages[s.message_index("unit.Node").unwrap()];
+    // Root struct, then the 2 string bytes at the next multiple of 8.
+    assert_eq!(img.len(), node.size as usize + 8);
+    assert_eq!(u32::from_le_bytes(img[field_off(&s, "unit.Node", "i32")..][..4].try_into().unwrap()), 42);
+    let so = field_off(&s, "unit.Node", "s");
+    assert_eq!(u64_at(&img, so), 0x1000 + node.size as u64);
+    assert_eq!(u64_at(&img, so + 8), 2);
+    assert_eq!(&img[node.size as usize..node.size as usize + 2], b"hi");
+    assert!(img[node.size as usize + 2..].iter().all(|&b| b == 0), "padding is zero");
+}
+
+#[test]
+fn merge_repeated_map_oneof_and_unknowns() {
+    let s = schema("unit.proto", LayoutOptions::default());
+    let img = decode(&s, "unit.Node", &sample(), 0).unwrap();
+    let leaf_ptr = u64_at(&img, field_off(&s, "unit.Node", "leaf")) as usize;
+    // Merged: id from the second occurrence, name from the first.
+    assert_eq!(u32::from_le_bytes(img[leaf_ptr..leaf_ptr + 4].try_into().unwrap()), 9);
+    let name = field_off(&s, "unit.Leaf", "name");
+    assert_eq!(u64_at(&img, leaf_ptr + name + 8), "leaf-ü".len() as u64);
+    let lv = field_off(&s, "unit.Node", "leaves");
+    assert_eq!(u64_at(&img, lv + 8), 2, "two repeated elements in one array");
+    let strs = field_off(&s, "unit.Node", "strs");
+    assert_eq!(u64_at(&img, strs + 8), 2);
+    let node = &s.messages[s.message_index("unit.Node").unwrap()];
+    assert_eq!(u32::from_le_bytes(img[node.oneofs[0].case_offset as usize..][..4].try_into().unwrap()), 25);
+    let unk = node.unknown_offset as usize;
+    assert_eq!(u64_at(&img, unk + 8), 3 + 7 + (3 + 2 + 3) as u64);
+}
+
+#[test]
+fn base_changes_only_pointer_words() {
+    for pw in [PointerWidth::P64, PointerWidth::P32] {
+        let s = schema("unit.proto", LayoutOptions { pointer_width: pw, header_words: true });
+        let a = decode(&s, "unit.Node", &sample(), 0).unwrap();
+        let b = decode(&s, "unit.Node", &sample(), 0x4000_0000).unwrap();
+        assert_eq!(a.len(), b.len());
+        let w = pw.bytes() as usize;
+        let mut pointers = 0;
+        for o in (0..a.len()).step_by(w) {
+            let (x, y) = (&a[o..o + w], &b[o..o + w]);
+            if x != y {
+                let (x, y) = if w == 8 { (u64_at(&a, o), u64_at(&b, o)) } else {
+                    (u32::from_le_bytes(x.try_into().unwrap()) as u64, u32::from_le_bytes(y.try_into().unwrap()) as u64)
+                };
+                assert_eq!(y - x, 0x4000_0000, "word at {o} differs by more than the base");
+                assert!((x as usize) < a.len(), "pointer at {o} leaves the image");
+                pointers += 1;
+            }
+        }
+        assert!(pointers >= 10, "expected many pointers, saw {pointers}");
+    }
+}
+
+#[test]
+fn proto2_closed_enums_groups_required() {
+    let s = schema("unit2.proto", LayoutOptions::default());
+    let mut m = Vec::new();
+    tag(&mut m, 1, 0);
+    put_varint(&mut m, 1);
+    tag(&mut m, 2, 0);
+    put_varint(&mut m, 5); // not a Kind: goes to the unknown fields
+    len_field(&mut m, 3, &[1, 7, 2]); // 7 is unknown
+    tag(&mut m, 4, 3);
+    tag(&mut m, 5, 0);
+    put_varint(&mut m, 3);
+    tag(&mut m, 4, 4);
+    let img = decode(&s, "unit2.Req", &m, 0).unwrap();
+    let req = &s.messages[s.message_index("unit2.Req").unwrap()];
+    let unk = req.unknown_offset as usize;
+    assert_eq!(u64_at(&img, unk + 8), 4, "two re-encoded enum values, 2 bytes each");
+    let kinds = field_off(&s, "unit2.Req", "kinds");
+    assert_eq!(u64_at(&img, kinds + 8), 2);
+    let g = u64_at(&img, field_off(&s, "unit2.Req", "g")) as usize;
+    assert_ne!(g, 0);
+    // Missing required id inside `next`.
+    let mut bad = m.clone();
+    len_field(&mut bad, 6, &[]);
+    assert_eq!(decode(&s, "unit2.Req", &bad, 0).unwrap_err().kind, ErrorKind::MissingRequired);
+    // Mismatched end group.
+    let mut bad = Vec::new();
+    tag(&mut bad, 4, 3);
+    tag(&mut bad, 9, 4);
+    assert_eq!(decode(&s, "unit2.Req", &bad, 0).unwrap_err().kind, ErrorKind::GroupMismatch);
+}
+
+#[test]
+fn malformed_inputs_name_kind_and_offset() {
+    let s = schema("unit.proto", LayoutOptions::default());
+    let cases: &[(&[u8], ErrorKind, usize)] = &[
+        (&[0x08], ErrorKind::Truncated, 1),
+        (&[0x00, 0x01], ErrorKind::FieldNumberZero, 0),
+        (&[0x0f], ErrorKind::InvalidWireType, 0),
+        (&[0x72, 0x05, b'a'], ErrorKind::LengthPastEnd, 1),
+        (&[0x72, 0x01, 0xff], ErrorKind::InvalidUtf8, 2),
+        (&[0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], ErrorKind::VarintTooLong, 1),
+        (&[0x0c], ErrorKind::GroupMismatch, 0),
+        (&[0xc2, 0x01, 0x03, 0x01, 0x02, 0x03], ErrorKind::PackedLength, 0),
+    ];
+    for (input, kind, offset) in cases {
+        let e = decode(&s, "unit.Node", input, 0).unwrap_err();
+        assert_eq!((e.kind, e.offset), (*kind, *offset), "input {input:02x?}");
+    }
+}
+
+#[test]
+fn nesting_is_bounded_without_recursion() {
+    let s = schema("unit.proto", LayoutOptions::default());
+    let nest = |depth: usize| {
+        let mut m: Vec<u8> = Vec::new();
+        for _ in 0..depth {
+            let mut outer = Vec::new();
+            len_field(&mut outer, 26, &m);
+            m = outer;
+        }
+        m
+    };
+    assert!(decode(&s, "unit.Node", &nest(100), 0).is_ok());
+    assert_eq!(decode(&s, "unit.Node", &nest(101), 0).unwrap_err().kind, ErrorKind::DepthExceeded);
+    // A much deeper input with a raised limit: no stack overflow.
+    let deep = nest(20_000);
+    let mut out = Vec::new();
+    let opts = DecodeOptions { max_depth: 1_000_000, ..Default::default() };
+    Decoder::new(&s).decode(s.message_index("unit.Node").unwrap(), &deep, &opts, &mut out).unwrap();
+}
+
+/// The documented bound: align8(root) + n * K.
+fn bound(s: &CompiledSchema, root: usize, n: usize) -> usize {
+    let k = s.messages.iter().map(|m| (m.size as usize).div_ceil(8) * 8 / 2 + 8).max().unwrap().max(16);
+    (s.messages[root].size as usize).div_ceil(8) * 8 + n * k
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_bytes_never_panic_and_respect_the_bound(input in proptest::collection::vec(any::<u8>(), 0..300)) {
+        for (file, ty) in [("unit.proto", "unit.Node"), ("unit2.proto", "unit2.Req")] {
+            let s = schema(file, LayoutOptions::default());
+            if let Ok(img) = decode(&s, ty, &input, 0) {
+                let root = s.message_index(ty).unwrap();
+                prop_assert!(img.len() <= bound(&s, root, input.len()), "{} > bound", img.len());
+                prop_assert_eq!(img.len() % 8, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn mutated_sample_never_panics(pos in 0usize..200, byte in any::<u8>(), cut in 0usize..400) {
+        let s = schema("unit.proto", LayoutOptions::default());
+        let mut m = sample();
+        let p = pos % m.len();
+        m[p] = byte;
+        m.truncate(cut.min(m.len()));
+        if let Ok(img) = decode(&s, "unit.Node", &m, 8) {
+            prop_assert!(img.len() <= bound(&s, s.message_index("unit.Node").unwrap(), m.len()));
+        }
+    }
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Bounded fuzzing of the decoder, encoder round trip and schema compiler (cargo-fuzz,
+# nightly toolchain). Crashers land in fuzz/artifacts/<target>/; copy each into
+# fuzz/regressions/<target>/ — the Rust test suite replays that folder forever after.
+#   scripts/fuzz.sh [--seconds N] [TARGET...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=30
+targets=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) secs="$2"; shift ;;
+    -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) targets+=("$1") ;;
+  esac
+  shift
+done
+[ ${#targets[@]} -eq 0 ] && targets=(decode_protobuf roundtrip schema_table schema_proto)
+if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+  echo "fuzz.sh: cargo-fuzz or the nightly toolchain is missing (scripts/setup.sh installs them)" >&2
+  exit 1
+fi
+status=0
+for t in "${targets[@]}"; do
+  mkdir -p "fuzz/corpus/$t"
+  seeds=()
+  [ -d "fuzz/regressions/$t" ] && seeds+=("regressions/$t")
+  echo "fuzz: $t for ${secs}s" >&2
+  if ! (cd fuzz && cargo +nightly fuzz run "$t" "corpus/$t" ${seeds[@]+"${seeds[@]}"} -- \
+        -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -print_final_stats=0 2>&1 | tail -n 3); then
+    echo "fuzz: $t FOUND A CRASH: see fuzz/artifacts/$t" >&2
+    status=1
+  fi
+done
+exit $status

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every heapwire test suite; exits non-zero if any fails.
+#   Rust unit, property and integration tests (incl. the C header compiled by gcc),
+#   the differential suite against the official protobuf library, the RTL cocotb
+#   testbenches and Verilator lint, the bench generator tests, and a bounded fuzz run.
+# Installs what is missing first (scripts/setup.sh is idempotent).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh || exit 1
+
+fail=0
+step() {
+  echo "=== $1" >&2
+  shift
+  if ! "$@"; then
+    echo "=== FAILED: $*" >&2
+    fail=1
+  fi
+}
+
+step "rust tests" cargo test --release --workspace -q
+step "differential suite vs the official protobuf library" bash scripts/test_differential.sh
+step "rtl lint and cocotb testbenches" bash scripts/test_rtl.sh
+step "bench workload generator" python3 -m pytest -q bench/tests
+step "fuzzing (bounded)" bash scripts/fuzz.sh --seconds "${HEAPWIRE_FUZZ_SECONDS:-20}"
+
+if [ "$fail" -ne 0 ]; then
+  echo "heapwire tests: FAILED" >&2
+  exit 1
+fi
+echo "heapwire tests: all suites passed" >&2
