@@ -357,3 +357,109 @@ impl Budget {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use heapwire_schema::{compile_files, LayoutOptions};
+
+    fn schema(layout: LayoutOptions) -> CompiledSchema {
+        let dir = std::env::temp_dir().join(format!("heapwire-view-test-{}-{}", std::process::id(), layout.pointer_width.bytes()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("v.proto");
+        std::fs::write(
+            &p,
+            r#"syntax = "proto3"; package v;
+               message M { int32 a = 1; optional int64 b = 2; string s = 3; M sub = 4;
+                           repeated fixed32 r = 5; repeated M rm = 6; oneof o { float f = 7; M om = 8; }
+                           double d = 9; bool t = 10; }"#,
+        )
+        .unwrap();
+        compile_files(&[p], &[dir], layout).unwrap()
+    }
+
+    fn put(img: &mut [u8], off: usize, v: u64, w: usize) {
+        img[off..off + w].copy_from_slice(&v.to_le_bytes()[..w]);
+    }
+
+    #[test]
+    fn reads_a_hand_built_image() {
+        for layout in [LayoutOptions::default(), LayoutOptions { pointer_width: PointerWidth::P32, header_words: true }] {
+            let s = schema(layout);
+            let m = &s.messages[s.message_index("v.M").unwrap()];
+            let f = |n: u32| &m.fields[m.field_index(n).unwrap()];
+            let pw = s.ptr() as usize;
+            let size = m.size as usize;
+            let base = 0x4000u64;
+            // root struct | string "hey" (at 8-aligned) | array of 2 fixed32 | sub struct
+            let str_off = size.div_ceil(8) * 8;
+            let arr_off = str_off + 8;
+            let sub_off = arr_off + 8;
+            let mut img = vec![0u8; sub_off + size];
+            put(&mut img, f(1).offset as usize, (-5i32) as u32 as u64, 4);
+            put(&mut img, m.hasbits_offset as usize, 1, 4); // b present (bit 0)
+            put(&mut img, f(3).offset as usize, base + str_off as u64, pw);
+            put(&mut img, f(3).offset as usize + pw, 3, pw);
+            img[str_off..str_off + 3].copy_from_slice(b"hey");
+            put(&mut img, f(5).offset as usize, base + arr_off as u64, pw);
+            put(&mut img, f(5).offset as usize + pw, 2, pw);
+            put(&mut img, arr_off, 7, 4);
+            put(&mut img, arr_off + 4, 9, 4);
+            put(&mut img, f(4).offset as usize, base + sub_off as u64, pw);
+            put(&mut img, sub_off + f(1).offset as usize, 42, 4);
+            put(&mut img, m.oneofs[0].case_offset as usize, 7, 4);
+            put(&mut img, f(9).offset as usize, (-0.0f64).to_bits(), 8);
+            if layout.header_words {
+                put(&mut img, 0, 0xabcd, pw);
+            }
+
+            let v = ImageView::for_schema(&s, &img, base);
+            assert_eq!(v.header_word(&s, 0).unwrap(), layout.header_words.then_some(0xabcd));
+            assert!(v.has(m, f(1), 0).unwrap());
+            assert_eq!(v.i32_at(v.slot(f(1), 0).unwrap()).unwrap(), -5);
+            assert!(v.has(m, f(2), 0).unwrap());
+            assert_eq!(v.string(f(3), 0).unwrap(), b"hey");
+            let sub = v.sub_message(&s, f(4), 0).unwrap().unwrap();
+            assert_eq!(sub, sub_off);
+            assert_eq!(v.i32_at(sub + f(1).offset as usize).unwrap(), 42);
+            assert!(!v.has(m, f(4), sub).unwrap());
+            assert_eq!(v.sub_message(&s, f(4), sub).unwrap(), None);
+            let arr = v.repeated(&s, f(5), 0).unwrap();
+            assert_eq!((arr.count, arr.stride), (2, 4));
+            assert_eq!(v.u32_at(arr.element(1)).unwrap(), 9);
+            assert!(v.repeated(&s, f(6), 0).unwrap().is_empty());
+            assert!(v.has(m, f(7), 0).unwrap());
+            assert!(!v.has(m, f(8), 0).unwrap());
+            assert!(v.has(m, f(9), 0).unwrap(), "-0.0 is not the default");
+            assert!(!v.has(m, f(10), 0).unwrap());
+            assert_eq!(v.unknown(m, 0).unwrap(), b"");
+
+            // Bad pointers: below base, past the end, length overflowing.
+            let mut bad = img.clone();
+            put(&mut bad, f(3).offset as usize, base - 8, pw);
+            let e = ImageView::for_schema(&s, &bad, base).string(f(3), 0).unwrap_err();
+            assert_eq!(e.offset, f(3).offset as u64);
+            assert!(e.to_string().contains(&format!("image offset {}", f(3).offset)), "{e}");
+            put(&mut bad, f(3).offset as usize, base + str_off as u64, pw);
+            put(&mut bad, f(3).offset as usize + pw, (img.len() - str_off + 1) as u64, pw);
+            assert!(ImageView::for_schema(&s, &bad, base).string(f(3), 0).is_err());
+            put(&mut bad, f(5).offset as usize + pw, u64::MAX, pw);
+            assert!(ImageView::for_schema(&s, &bad, base).repeated(&s, f(5), 0).is_err());
+            put(&mut bad, f(4).offset as usize, base + (img.len() - 1) as u64, pw);
+            assert!(ImageView::for_schema(&s, &bad, base).sub_message(&s, f(4), 0).is_err());
+            // Structs past the end.
+            let v = ImageView::for_schema(&s, &img, base);
+            assert!(v.check_struct(m, img.len() - size + 1).is_err());
+            assert!(v.has(m, f(9), usize::MAX - 2).is_err());
+            assert!(v.slot(f(9), usize::MAX).is_err());
+        }
+    }
+
+    #[test]
+    fn budget_runs_out() {
+        let mut b = Budget::new(10);
+        b.charge(6, 0).unwrap();
+        let e = b.charge(6, 40).unwrap_err();
+        assert_eq!((e.kind, e.offset), (ViewErrorKind::Budget, 40));
+    }
+}

@@ -56,5 +56,3 @@ impl JsonError {
     }
 }
 
-#[cfg(test)]
-mod tests;

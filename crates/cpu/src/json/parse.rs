@@ -594,7 +594,10 @@ impl Conv<'_> {
                 _ => Err(verr(&p, off, format!("expected \"true\" or \"false\", not {key:?}"))),
             },
             k => {
-                let v = int_from_str(key).ok_or_else(|| verr(&p, off, format!("couldn't parse integer: {key:?}")))?;
+                if key.contains(' ') {
+                    return Err(verr(&p, off, format!("couldn't parse integer: {key:?}")));
+                }
+                let v = int_from_py_str(key).map_err(|m| verr(&p, off, m))?;
                 check_range(k, v).map_err(|m| verr(&p, off, m))
             }
         }
@@ -679,7 +682,7 @@ impl Conv<'_> {
                         if s.contains(' ') {
                             return Err(e(format!("couldn't parse integer: {s:?}")));
                         }
-                        int_from_str(s).ok_or_else(|| e(format!("couldn't parse integer: {s:?}")))?
+                        int_from_py_str(s).map_err(e)?
                     }
                     JVal::Bool(_) => return Err(e("bool value is not acceptable for integer field".into())),
                     _ => return Err(e("expected an integer".into())),
@@ -704,6 +707,26 @@ fn int_from_number(t: &str) -> Result<i128, &'static str> {
         return Err("integer out of range");
     }
     Ok(v as i128)
+}
+
+/// `_ConvertInteger` of a string: Python's `int()`, else an integral `float()`.
+fn int_from_py_str(s: &str) -> Result<i128, String> {
+    if let Some(v) = int_from_str(s) {
+        return Ok(v);
+    }
+    let t = s.trim_matches(|c: char| c.is_whitespace());
+    let lower = t.to_ascii_lowercase();
+    if lower.contains("inf") || lower.contains("nan") {
+        return Err(format!("couldn't parse integer: {s:?}"));
+    }
+    let f: f64 = t.parse().map_err(|_| format!("couldn't parse integer: {s:?}"))?;
+    if !f.is_finite() || f.fract() != 0.0 {
+        return Err(format!("couldn't parse non-integer string: {s:?}"));
+    }
+    if f.abs() >= 1.6e38 {
+        return Err("integer out of range".into());
+    }
+    Ok(f as i128)
 }
 
 /// Python's `int(str)`: surrounding whitespace, optional sign, digits with single
@@ -801,5 +824,53 @@ fn base64_decode(s: &str) -> Result<Vec<u8>, String> {
         0 => Ok(out),
         1 => Err(format!("invalid base64: number of data characters ({data}) cannot be 1 more than a multiple of 4")),
         _ => Err("invalid base64: incorrect padding".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_as_python() {
+        assert_eq!(base64_decode("YQ==").unwrap(), b"a");
+        assert_eq!(base64_decode("YQ").unwrap(), b"a");
+        assert_eq!(base64_decode("-_8=").unwrap(), [0xfb, 0xff]);
+        assert_eq!(base64_decode("+/8").unwrap(), [0xfb, 0xff]);
+        assert_eq!(base64_decode("YQ==YQ==").unwrap(), b"a");
+        assert_eq!(base64_decode("YWJj ZGVm").unwrap(), b"abcdef");
+        assert!(base64_decode("Y").is_err());
+        assert!(base64_decode("Y!Q").is_err());
+        assert_eq!(base64_decode("").unwrap(), b"");
+    }
+
+    #[test]
+    fn integers_as_python() {
+        assert_eq!(int_from_str("+5"), Some(5));
+        assert_eq!(int_from_str("05"), Some(5));
+        assert_eq!(int_from_str("1_000"), Some(1000));
+        assert_eq!(int_from_str("1__0"), None);
+        assert_eq!(int_from_str("\t-7\n"), Some(-7));
+        assert_eq!(int_from_py_str("1e2"), Ok(100));
+        assert!(int_from_py_str("1.5").is_err());
+        assert!(int_from_py_str("inf").is_err());
+        assert_eq!(int_from_number("9007199254740993.0"), Ok(9007199254740992));
+        assert_eq!(int_from_number("18446744073709551615"), Ok(u64::MAX as i128));
+        assert!(int_from_number("1.5").is_err());
+        assert!(check_range(Kind::Int32, 1 << 31).is_err());
+        assert!(check_range(Kind::UInt64, -1).is_err());
+    }
+
+    #[test]
+    fn tree_rejects_bad_json() {
+        for t in ["", "{", "{\"a\"}", "{\"a\":1,}", "[1,]", "01", "1.", "-", "\"\\x\"", "\"\u{1}\"", "nul", "{} {}", "\"\\ud800\"", "{\"a\":1,\"a\":2}"] {
+            assert!(parse_tree(t.as_bytes(), 100).is_err(), "{t:?}");
+        }
+        let n = parse_tree(b" [1, -2.5e3, \"x\\u00e9\\ud83d\\ude00\", true, false, null, {\"k\": []}] ", 100).unwrap();
+        let JVal::Arr(items) = n.v else { panic!() };
+        assert_eq!(items.len(), 7);
+        assert!(matches!(&items[1].v, JVal::Num(t) if t == "-2.5e3"));
+        assert!(matches!(&items[2].v, JVal::Str(s) if s == "x\u{e9}\u{1f600}"));
+        assert!(parse_tree("[".repeat(101).as_bytes(), 100).is_err());
     }
 }
