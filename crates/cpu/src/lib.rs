@@ -6,6 +6,7 @@
 pub mod decode;
 pub mod encode;
 pub mod json;
+pub mod objgraph;
 mod wire;
 
 pub use decode::{DecodeError, DecodeOptions, Decoder, ErrorKind};

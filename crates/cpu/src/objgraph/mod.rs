@@ -1,0 +1,275 @@
+//! Object graphs: the MSR paper's wire format (`docs/objgraph-wire.md`).
+//!
+//! * [`ObjDecoder`]: wire bytes → heap image of C++-style objects at a chosen base
+//!   (phase 1 allocates every object contiguously in wire order, phase 2 writes header
+//!   words, members and relocated references).
+//! * [`encode`]: objects in memory (an image, or live objects of this process) → wire
+//!   bytes, two passes in prefix order with an object → id map, so shared objects and
+//!   cycles survive.
+//! * [`json`]: a decoded graph as JSON (objects by id, references as `{"@ref": id}`),
+//!   and JSON back to wire bytes.
+//! * [`header`]: the C/C++ header with `static_assert`s on the class layout.
+//!
+//! Nothing here recurses: graphs are flat lists and traversals use explicit stacks.
+
+mod decode;
+pub mod encode;
+pub mod header;
+pub mod json;
+#[cfg(test)]
+mod tests;
+
+use heapwire_schema::{CompiledSchema, Kind, NONE};
+
+pub use decode::ObjDecoder;
+pub use encode::{encode, ImageMemory, Memory, RawMemory};
+
+/// Reference value on the wire meaning null.
+pub const NULL_REF: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ObjErrorKind {
+    /// The input ends inside the count, a type id or a member.
+    Truncated,
+    /// The object count is larger than the input could hold (4 bytes of type id each).
+    CountTooLarge,
+    /// A type id that no concrete class has.
+    UnknownType,
+    /// A reference index not below the object count (and not the null value).
+    BadReference,
+    /// A reference to an object whose class is not the field's class or a subclass.
+    ReferenceType,
+    /// Object 0 is not of the requested root class (or a subclass).
+    RootType,
+    /// Bytes after the last member of the last object.
+    TrailingBytes,
+    /// The image would exceed `max_image_bytes` (or 4 GiB).
+    ImageTooLarge,
+    /// `base` is not 8-aligned, or `base + image size` does not fit the pointer width.
+    BadBase,
+    /// The caller's buffer is smaller than the image (`decode_into`).
+    BufferTooSmall,
+    /// The requested type is not a class.
+    NotAClass,
+    /// Encoding: a header word that is no concrete class's register value.
+    UnknownHeader,
+    /// Encoding: a pointer outside the memory being read.
+    BadPointer,
+    /// Encoding: a member value that does not fit its wire width.
+    ValueOutOfRange,
+    /// Encoding: more objects than the wire can number.
+    TooManyObjects,
+}
+
+impl ObjErrorKind {
+    pub fn name(self) -> &'static str {
+        use ObjErrorKind::*;
+        match self {
+            Truncated => "truncated",
+            CountTooLarge => "count_too_large",
+            UnknownType => "unknown_type",
+            BadReference => "bad_reference",
+            ReferenceType => "reference_type",
+            RootType => "root_type",
+            TrailingBytes => "trailing_bytes",
+            ImageTooLarge => "image_too_large",
+            BadBase => "bad_base",
+            BufferTooSmall => "buffer_too_small",
+            NotAClass => "not_a_class",
+            UnknownHeader => "unknown_header",
+            BadPointer => "bad_pointer",
+            ValueOutOfRange => "value_out_of_range",
+            TooManyObjects => "too_many_objects",
+        }
+    }
+    /// Stable numbers for the C API (0 is success).
+    pub fn code(self) -> i32 {
+        self as i32 + 1
+    }
+    pub const ALL: [ObjErrorKind; 15] = {
+        use ObjErrorKind::*;
+        [
+            Truncated, CountTooLarge, UnknownType, BadReference, ReferenceType, RootType, TrailingBytes, ImageTooLarge,
+            BadBase, BufferTooSmall, NotAClass, UnknownHeader, BadPointer, ValueOutOfRange, TooManyObjects,
+        ]
+    };
+}
+
+/// A rejected input (or object structure): what and where. For decoding, `offset` is
+/// a byte offset in the wire input; for encoding, the address of the offending object
+/// or member. `needed` is the image size for `BufferTooSmall`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjError {
+    pub kind: ObjErrorKind,
+    pub offset: u64,
+    pub needed: u64,
+}
+
+impl std::fmt::Display for ObjError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at byte {}", self.kind.name(), self.offset)
+    }
+}
+
+impl std::error::Error for ObjError {}
+
+pub(crate) fn oerr<T>(kind: ObjErrorKind, offset: u64) -> Result<T, ObjError> {
+    Err(ObjError { kind, offset, needed: 0 })
+}
+
+/// How a member is read and written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Conv {
+    /// Reference to an object of class index `target` or a subclass.
+    Ref(u32),
+    Signed,
+    Unsigned,
+    Bool,
+    /// Floats: bits copied.
+    Bits,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Op {
+    pub offset: u32,
+    pub size: u8,
+    /// 0 = not on the wire.
+    pub wire: u8,
+    pub conv: Conv,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct ClassT {
+    pub msg: u32,
+    pub type_id: u32,
+    pub size: u32,
+    pub align: u32,
+    /// Bytes of this class's members on the wire.
+    pub wire_size: u32,
+    /// Every member, memory order (wire order is the same, skipping `wire == 0`).
+    pub ops: Vec<Op>,
+}
+
+/// What the objgraph engines derive from the compiled schema once.
+#[derive(Clone, Debug)]
+pub struct Tables {
+    pub(crate) classes: Vec<ClassT>,
+    /// type id → class index, for ids below `DENSE_IDS`.
+    dense: Vec<u32>,
+    /// Other type ids, sorted (id, class index).
+    sparse: Vec<(u32, u32)>,
+    /// `sub[c * n + t]`: class c is t or derives from t.
+    sub: Vec<bool>,
+    pub(crate) ptr: u32,
+}
+
+const DENSE_IDS: u32 = 4096;
+
+fn conv_of(kind: Kind, sub: u32, schema: &CompiledSchema) -> Conv {
+    match kind {
+        Kind::Message | Kind::Group => Conv::Ref(schema.class_of(sub as usize).map(|c| c as u32).unwrap_or(NONE)),
+        Kind::Bool => Conv::Bool,
+        Kind::Float | Kind::Double => Conv::Bits,
+        Kind::Int32 | Kind::Int64 | Kind::SInt32 | Kind::SInt64 | Kind::SFixed32 | Kind::SFixed64 | Kind::Enum => Conv::Signed,
+        _ => Conv::Unsigned,
+    }
+}
+
+impl Tables {
+    pub fn new(schema: &CompiledSchema) -> Tables {
+        let n = schema.classes.len();
+        let classes: Vec<ClassT> = schema
+            .classes
+            .iter()
+            .map(|c| {
+                let ops: Vec<Op> = c
+                    .members
+                    .iter()
+                    .map(|m| {
+                        let f = schema.member_field(m);
+                        Op { offset: m.offset, size: m.size as u8, wire: m.wire_width as u8, conv: conv_of(f.kind, f.sub, schema) }
+                    })
+                    .collect();
+                ClassT {
+                    msg: c.message,
+                    type_id: c.type_id,
+                    size: c.size,
+                    align: c.align,
+                    wire_size: ops.iter().map(|o| o.wire as u32).sum(),
+                    ops,
+                }
+            })
+            .collect();
+        let mut dense = Vec::new();
+        let mut sparse = Vec::new();
+        for (ci, c) in classes.iter().enumerate() {
+            if c.type_id == NONE {
+                continue;
+            }
+            if c.type_id < DENSE_IDS {
+                if dense.len() <= c.type_id as usize {
+                    dense.resize(c.type_id as usize + 1, NONE);
+                }
+                dense[c.type_id as usize] = ci as u32;
+            } else {
+                sparse.push((c.type_id, ci as u32));
+            }
+        }
+        sparse.sort_unstable();
+        let mut sub = vec![false; n * n];
+        for c in 0..n {
+            for t in 0..n {
+                sub[c * n + t] = schema.is_subclass(c, t);
+            }
+        }
+        Tables { classes, dense, sparse, sub, ptr: schema.ptr() }
+    }
+
+    #[inline]
+    pub(crate) fn class_for_type(&self, id: u32) -> Option<u32> {
+        if id < DENSE_IDS {
+            self.dense.get(id as usize).copied().filter(|&c| c != NONE)
+        } else {
+            self.sparse.binary_search_by_key(&id, |x| x.0).ok().map(|i| self.sparse[i].1)
+        }
+    }
+
+    #[inline]
+    pub(crate) fn is_sub(&self, c: u32, t: u32) -> bool {
+        t != NONE && self.sub[c as usize * self.classes.len() + t as usize]
+    }
+}
+
+/// Sign- or zero-extends `wire` little-endian bytes to a u64.
+#[inline(always)]
+pub(crate) fn extend(bytes: &[u8], conv: Conv) -> u64 {
+    let mut b = [0u8; 8];
+    b[..bytes.len()].copy_from_slice(bytes);
+    let v = u64::from_le_bytes(b);
+    let bits = 8 * bytes.len() as u32;
+    match conv {
+        Conv::Signed if bits < 64 => ((v << (64 - bits)) as i64 >> (64 - bits)) as u64,
+        Conv::Bool => (v != 0) as u64,
+        _ => v,
+    }
+}
+
+/// Whether `v` (a member value of `size` bytes in memory) survives a trip through
+/// `wire` bytes.
+pub(crate) fn fits(v: u64, size: u8, wire: u8, conv: Conv) -> bool {
+    if wire >= size {
+        return conv != Conv::Bool || v <= 1;
+    }
+    let bits = 8 * wire as u32;
+    let mem_bits = 8 * size as u32;
+    let v = if mem_bits < 64 { v & ((1u64 << mem_bits) - 1) } else { v };
+    match conv {
+        Conv::Signed => {
+            // Sign-extend from the memory width, then check it is representable in `bits`.
+            let sv = ((v << (64 - mem_bits)) as i64) >> (64 - mem_bits);
+            sv >= -(1i64 << (bits - 1)) && sv < (1i64 << (bits - 1))
+        }
+        Conv::Bool => v <= 1,
+        _ => v >> bits == 0,
+    }
+}
