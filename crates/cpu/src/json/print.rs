@@ -67,10 +67,38 @@ pub fn to_json_into(
 enum Frame {
     /// A message's object: next field index, whether a member was written.
     Msg { msg: usize, off: usize, fi: usize, first: bool },
-    /// A repeated message field's array: next element.
-    MsgArray { arr: ArrayRef, msg: usize, i: usize },
+    /// A repeated message field's array: next element. `counted`: opened as a
+    /// `ListValue`, so it counts as a level of nesting.
+    MsgArray { arr: ArrayRef, msg: usize, i: usize, counted: bool },
     /// A map field's object: the entries to print (last for each key), next one.
-    Map { msg: usize, arr: ArrayRef, entries: Vec<usize>, i: usize },
+    /// `counted`: opened as a `Struct`.
+    Map { msg: usize, arr: ArrayRef, entries: Vec<usize>, i: usize, counted: bool },
+}
+
+/// Well-known types with their own JSON form.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Wkt {
+    Timestamp,
+    Duration,
+    FieldMask,
+    Wrapper,
+    Struct,
+    ListValue,
+    Value,
+}
+
+fn wkt(name: &str) -> Option<Wkt> {
+    Some(match name.strip_prefix("google.protobuf.")? {
+        "Timestamp" => Wkt::Timestamp,
+        "Duration" => Wkt::Duration,
+        "FieldMask" => Wkt::FieldMask,
+        "Struct" => Wkt::Struct,
+        "ListValue" => Wkt::ListValue,
+        "Value" => Wkt::Value,
+        "DoubleValue" | "FloatValue" | "Int64Value" | "UInt64Value" | "Int32Value" | "UInt32Value" | "BoolValue"
+        | "StringValue" | "BytesValue" => Wkt::Wrapper,
+        _ => return None,
+    })
 }
 
 pub fn to_json_with(
@@ -86,9 +114,9 @@ pub fn to_json_with(
     let mut budget = if opts.budget { Budget::for_view(view) } else { Budget::unlimited() };
     budget.charge(root.size as u64, root_offset)?;
     let p = Printer { schema, view, opts };
-    let mut stack = vec![Frame::Msg { msg: msg_index, off: root_offset, fi: 0, first: true }];
-    let mut depth = 1usize; // message frames on the stack
-    out.push(b'{');
+    let mut stack = Vec::new();
+    let mut depth = 0usize; // nesting levels on the stack
+    p.open(msg_index, Some(root_offset), &mut stack, &mut depth, out, &mut budget)?;
 
     'frames: while let Some(top) = stack.last_mut() {
         match top {
@@ -113,12 +141,12 @@ pub fn to_json_with(
                         if f.is_map() {
                             let entries = p.map_entries(f, arr, &mut budget)?;
                             out.push(b'{');
-                            stack.push(Frame::Map { msg: f.sub as usize, arr, entries, i: 0 });
+                            stack.push(Frame::Map { msg: f.sub as usize, arr, entries, i: 0, counted: false });
                             continue 'frames;
                         }
                         out.push(b'[');
                         if f.kind.is_message() {
-                            stack.push(Frame::MsgArray { arr, msg: f.sub as usize, i: 0 });
+                            stack.push(Frame::MsgArray { arr, msg: f.sub as usize, i: 0, counted: false });
                             continue 'frames;
                         }
                         for i in 0..arr.count {
@@ -133,17 +161,12 @@ pub fn to_json_with(
                     *first = false;
                     p.key(out, sep, &f.json_name);
                     if f.kind.is_message() {
-                        match view.sub_message(schema, f, off)? {
-                            Some(sub) => {
-                                budget.charge(schema.messages[f.sub as usize].size as u64, sub)?;
-                                out.push(b'{');
-                                depth = enter(depth, opts, sub)?;
-                                stack.push(Frame::Msg { msg: f.sub as usize, off: sub, fi: 0, first: true });
-                                continue 'frames;
-                            }
-                            None => out.extend_from_slice(b"{}"),
+                        let sub = view.sub_message(schema, f, off)?;
+                        if let Some(sub) = sub {
+                            budget.charge(schema.messages[f.sub as usize].size as u64, sub)?;
                         }
-                        continue;
+                        p.open(f.sub as usize, sub, &mut stack, &mut depth, out, &mut budget)?;
+                        continue 'frames;
                     }
                     let slot = view.slot(f, off)?;
                     p.value(out, f, slot, &mut budget)?;
@@ -152,23 +175,24 @@ pub fn to_json_with(
                 depth -= 1;
                 stack.pop();
             }
-            Frame::MsgArray { arr, msg, i } => {
+            Frame::MsgArray { arr, msg, i, counted } => {
                 if *i < arr.count {
                     if *i > 0 {
                         out.push(b',');
                     }
                     let elem = arr.element(*i);
                     *i += 1;
-                    out.push(b'{');
                     let msg = *msg;
-                    depth = enter(depth, opts, elem)?;
-                    stack.push(Frame::Msg { msg, off: elem, fi: 0, first: true });
+                    p.open(msg, Some(elem), &mut stack, &mut depth, out, &mut budget)?;
                     continue 'frames;
                 }
                 out.push(b']');
+                if *counted {
+                    depth -= 1;
+                }
                 stack.pop();
             }
-            Frame::Map { msg, arr, entries, i } => {
+            Frame::Map { msg, arr, entries, i, counted } => {
                 if *i < entries.len() {
                     let entry = arr.element(entries[*i]);
                     if *i > 0 {
@@ -181,16 +205,11 @@ pub fn to_json_with(
                     write_str(out, key.as_bytes(), opts.ensure_ascii);
                     out.push(b':');
                     if vf.kind.is_message() {
-                        match view.sub_message(schema, vf, entry)? {
-                            Some(sub) => {
-                                budget.charge(schema.messages[vf.sub as usize].size as u64, sub)?;
-                                out.push(b'{');
-                                depth = enter(depth, opts, sub)?;
-                                stack.push(Frame::Msg { msg: vf.sub as usize, off: sub, fi: 0, first: true });
-                                continue 'frames;
-                            }
-                            None => out.extend_from_slice(b"{}"),
+                        let sub = view.sub_message(schema, vf, entry)?;
+                        if let Some(sub) = sub {
+                            budget.charge(schema.messages[vf.sub as usize].size as u64, sub)?;
                         }
+                        p.open(vf.sub as usize, sub, &mut stack, &mut depth, out, &mut budget)?;
                     } else {
                         let slot = view.slot(vf, entry)?;
                         p.value(out, vf, slot, &mut budget)?;
@@ -198,6 +217,9 @@ pub fn to_json_with(
                     continue 'frames;
                 }
                 out.push(b'}');
+                if *counted {
+                    depth -= 1;
+                }
                 stack.pop();
             }
         }
@@ -230,6 +252,136 @@ struct Printer<'a, 'b> {
 }
 
 impl Printer<'_, '_> {
+    /// Starts printing a message value of type `msg` whose struct is at `off` (`None`:
+    /// a null pointer for a value that is set, printed as the default instance): writes
+    /// it whole (well-known scalar-like types) or its opening and pushes its frame.
+    fn open(
+        &self,
+        msg: usize,
+        off: Option<usize>,
+        stack: &mut Vec<Frame>,
+        depth: &mut usize,
+        out: &mut Vec<u8>,
+        budget: &mut Budget,
+    ) -> Result<(), JsonError> {
+        let (s, v) = (self.schema, self.view);
+        let m = &s.messages[msg];
+        let at = off.unwrap_or(0) as u64;
+        let kind = if m.is_map_entry() { None } else { wkt(&m.full_name) };
+        let field = |n: u32| m.field_index(n).map(|i| &m.fields[i]);
+        let bad = |what: String| JsonError::Value { path: m.full_name.clone(), offset: at as usize, msg: what };
+        // An int field of this message, 0 when absent.
+        let int = |n: u32| -> Result<i64, JsonError> {
+            match (field(n), off) {
+                (Some(f), Some(o)) => {
+                    let slot = v.slot(f, o)?;
+                    Ok(match f.kind.scalar_size() {
+                        Some(8) => v.i64_at(slot)?,
+                        _ => v.i32_at(slot)? as i64,
+                    })
+                }
+                _ => Ok(0),
+            }
+        };
+        match kind {
+            None => match off {
+                None => out.extend_from_slice(b"{}"),
+                Some(o) => {
+                    *depth = enter(*depth, self.opts, o)?;
+                    out.push(b'{');
+                    stack.push(Frame::Msg { msg, off: o, fi: 0, first: true });
+                }
+            },
+            Some(Wkt::Wrapper) => match (field(1), off) {
+                (Some(f), Some(o)) => {
+                    let slot = v.slot(f, o)?;
+                    self.value(out, f, slot, budget)?;
+                }
+                (Some(f), None) => out.extend_from_slice(match f.kind {
+                    Kind::Int64 | Kind::UInt64 => b"\"0\"" as &[u8],
+                    Kind::Float | Kind::Double => b"0.0",
+                    Kind::Bool => b"false",
+                    Kind::String | Kind::Bytes => b"\"\"",
+                    _ => b"0",
+                }),
+                _ => return Err(bad("bad wrapper type".into())),
+            },
+            Some(Wkt::Timestamp) => {
+                let t = timestamp_text(int(1)?, int(2)?).map_err(bad)?;
+                write_str(out, t.as_bytes(), false);
+            }
+            Some(Wkt::Duration) => {
+                let t = duration_text(int(1)?, int(2)?).map_err(bad)?;
+                write_str(out, t.as_bytes(), false);
+            }
+            Some(Wkt::FieldMask) => {
+                let mut text = String::new();
+                if let (Some(f), Some(o)) = (field(1), off) {
+                    let arr = v.repeated(s, f, o)?;
+                    budget.charge(arr.byte_len() as u64, arr.offset)?;
+                    for i in 0..arr.count {
+                        let path = v.slice_at(arr.element(i), "field mask path")?;
+                        budget.charge(path.len() as u64, arr.element(i))?;
+                        if i > 0 {
+                            text.push(',');
+                        }
+                        snake_to_camel(&String::from_utf8_lossy(path), &mut text).map_err(bad)?;
+                    }
+                }
+                write_str(out, text.as_bytes(), self.opts.ensure_ascii);
+            }
+            Some(Wkt::Struct) | Some(Wkt::ListValue) => {
+                let f = field(1).ok_or_else(|| bad("bad Struct/ListValue type".into()))?;
+                let arr = match off {
+                    Some(o) => v.repeated(s, f, o)?,
+                    None => ArrayRef::EMPTY,
+                };
+                budget.charge(arr.byte_len() as u64, arr.offset)?;
+                *depth = enter(*depth, self.opts, at as usize)?;
+                if kind == Some(Wkt::Struct) {
+                    let entries = if f.is_map() { self.map_entries(f, arr, budget)? } else { Vec::new() };
+                    out.push(b'{');
+                    stack.push(Frame::Map { msg: f.sub as usize, arr, entries, i: 0, counted: true });
+                } else {
+                    out.push(b'[');
+                    stack.push(Frame::MsgArray { arr, msg: f.sub as usize, i: 0, counted: true });
+                }
+            }
+            Some(Wkt::Value) => {
+                let case = match (m.oneofs.is_empty(), off) {
+                    (false, Some(o)) => v.oneof_case(m, o, 0)?,
+                    _ => 0,
+                };
+                let Some(o) = off.filter(|_| case != 0 && case != 1) else {
+                    out.extend_from_slice(b"null");
+                    return Ok(());
+                };
+                let f = field(case).ok_or_else(|| bad(format!("Value with unknown case {case}")))?;
+                match case {
+                    2 => {
+                        let n = v.f64_at(v.slot(f, o)?)?;
+                        if !n.is_finite() {
+                            return Err(bad("fail to serialize NaN or Infinity for Value.number_value".into()));
+                        }
+                        out.extend_from_slice(fmt_f64(n).as_bytes());
+                    }
+                    3 | 4 => {
+                        let slot = v.slot(f, o)?;
+                        self.value(out, f, slot, budget)?;
+                    }
+                    _ => {
+                        let sub = v.sub_message(s, f, o)?;
+                        if let Some(sub) = sub {
+                            budget.charge(s.messages[f.sub as usize].size as u64, sub)?;
+                        }
+                        return self.open(f.sub as usize, sub, stack, depth, out, budget);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn key(&self, out: &mut Vec<u8>, sep: bool, name: &str) {
         if sep {
             out.push(b',');
@@ -297,7 +449,13 @@ impl Printer<'_, '_> {
             Kind::String => {
                 let s = v.slice_at(at, "string")?;
                 budget.charge(s.len() as u64, at)?;
-                write_str(out, s, self.opts.ensure_ascii);
+                if std::str::from_utf8(s).is_ok() {
+                    write_str(out, s, self.opts.ensure_ascii);
+                } else {
+                    // Only proto2 strings can hold invalid UTF-8; the official Python
+                    // library prints them as the `repr` of the bytes (`"b'a\\xffb'"`).
+                    write_str(out, python_bytes_repr(s).as_bytes(), self.opts.ensure_ascii);
+                }
             }
             Kind::Bytes => {
                 let s = v.slice_at(at, "bytes")?;
@@ -311,6 +469,11 @@ impl Printer<'_, '_> {
             }
             Kind::Enum => {
                 let n = v.i32_at(at)?;
+                let en = self.schema.enums.get(f.sub as usize);
+                if en.is_some_and(|e| e.full_name == "google.protobuf.NullValue") {
+                    out.extend_from_slice(b"null");
+                    return Ok(());
+                }
                 match self.schema.enums.get(f.sub as usize).and_then(|e| e.name_of(n)) {
                     Some(name) => write_str(out, name.as_bytes(), false),
                     None => push_display(out, n),
@@ -320,6 +483,90 @@ impl Printer<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// RFC 3339 text of a Timestamp, as the official library prints it (0, 3, 6 or 9
+/// fractional digits).
+fn timestamp_text(seconds: i64, nanos: i64) -> Result<String, String> {
+    if !(-62135596800..=253402300799).contains(&seconds) {
+        return Err(format!("Timestamp is not valid: seconds {seconds} out of range"));
+    }
+    if !(0..1_000_000_000).contains(&nanos) {
+        return Err(format!("Timestamp is not valid: nanos {nanos} out of range"));
+    }
+    let days = seconds.div_euclid(86400);
+    let secs = seconds.rem_euclid(86400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z.rem_euclid(146097);
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mth = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + (mth <= 2) as i64;
+    let mut t = format!("{y:04}-{mth:02}-{d:02}T{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
+    push_fraction(&mut t, nanos);
+    t.push('Z');
+    Ok(t)
+}
+
+/// A Duration as `"<seconds>[.fraction]s"`, as the official library prints it.
+fn duration_text(seconds: i64, nanos: i64) -> Result<String, String> {
+    if !(-315576000000..=315576000000).contains(&seconds) {
+        return Err(format!("Duration is not valid: seconds {seconds} out of range"));
+    }
+    if nanos <= -1_000_000_000 || nanos >= 1_000_000_000 {
+        return Err(format!("Duration is not valid: nanos {nanos} out of range"));
+    }
+    if (nanos < 0 && seconds > 0) || (nanos > 0 && seconds < 0) {
+        return Err("Duration is not valid: sign mismatch".into());
+    }
+    let mut t = String::new();
+    if seconds < 0 || nanos < 0 {
+        t.push('-');
+    }
+    t.push_str(&seconds.unsigned_abs().to_string());
+    push_fraction(&mut t, nanos.abs());
+    t.push('s');
+    Ok(t)
+}
+
+fn push_fraction(t: &mut String, nanos: i64) {
+    if nanos == 0 {
+    } else if nanos % 1_000_000 == 0 {
+        t.push_str(&format!(".{:03}", nanos / 1_000_000));
+    } else if nanos % 1000 == 0 {
+        t.push_str(&format!(".{:06}", nanos / 1000));
+    } else {
+        t.push_str(&format!(".{nanos:09}"));
+    }
+}
+
+/// A FieldMask path in lowerCamelCase, with the official library's checks.
+fn snake_to_camel(path: &str, out: &mut String) -> Result<(), String> {
+    let mut after_underscore = false;
+    for c in path.chars() {
+        if c.is_ascii_uppercase() {
+            return Err(format!("FieldMask path {path:?} must not contain uppercase letters"));
+        }
+        if after_underscore {
+            if !c.is_ascii_lowercase() {
+                return Err(format!("in FieldMask path {path:?}, the character after '_' must be a lowercase letter"));
+            }
+            out.push(c.to_ascii_uppercase());
+            after_underscore = false;
+        } else if c == '_' {
+            after_underscore = true;
+        } else {
+            out.push(c);
+        }
+    }
+    if after_underscore {
+        return Err(format!("trailing '_' in FieldMask path {path:?}"));
+    }
+    Ok(())
 }
 
 fn push_display(out: &mut Vec<u8>, v: impl std::fmt::Display) {
@@ -409,6 +656,31 @@ pub fn fmt_f32(v: f32) -> String {
         }
     }
     fmt_f64(v as f64)
+}
+
+/// Python's `repr(bytes)`: `b'...'` (or `b"..."` when only `'` occurs), `\\t \\n \\r`,
+/// `\\xhh` for other control and non-ASCII bytes.
+pub fn python_bytes_repr(b: &[u8]) -> String {
+    let quote = if b.contains(&b'\'') && !b.contains(&b'"') { b'"' } else { b'\'' };
+    let mut s = String::with_capacity(b.len() + 3);
+    s.push('b');
+    s.push(quote as char);
+    for &c in b {
+        match c {
+            b'\\' => s.push_str("\\\\"),
+            b'\t' => s.push_str("\\t"),
+            b'\n' => s.push_str("\\n"),
+            b'\r' => s.push_str("\\r"),
+            c if c == quote => {
+                s.push('\\');
+                s.push(c as char);
+            }
+            0x20..=0x7e => s.push(c as char),
+            c => s.push_str(&format!("\\x{c:02x}")),
+        }
+    }
+    s.push(quote as char);
+    s
 }
 
 /// Writes `s` as a JSON string; invalid UTF-8 sequences become U+FFFD.

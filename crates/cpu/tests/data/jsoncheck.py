@@ -21,13 +21,20 @@ exact = 0
 for line in sys.stdin:
     item = json.loads(line)
     if mode == 'print':
-        wire, ours, enc = bytes.fromhex(item[0]), item[1], bytes.fromhex(item[2])
+        wire, ours, enc = bytes.fromhex(item[0]), item[1], bytes.fromhex(item[2] or '')
         try:
             m = M.FromString(wire)
         except Exception as e:
             print('PYERR\t%s' % e)
             continue
-        theirs = json_format.MessageToJson(m, indent=None)
+        try:
+            theirs = json_format.MessageToJson(m, indent=None)
+        except Exception as e:
+            print('OK' if ours is None else 'PYERR\tprint: %s' % e)
+            continue
+        if ours is None:
+            print('DIFF\tofficial prints %s' % theirs)
+            continue
         compact = json.dumps(json.loads(theirs), separators=(',', ':'), ensure_ascii=False)
         if json.loads(theirs) != json.loads(ours):
             print('DIFF\t%s\t%s' % (theirs, ours))
