@@ -194,7 +194,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let s = load_schema(&common.schema, &common.include, layout(&common.layout))?;
             let mi = message_index(&s, &common.type_name)?;
             if common.wire == Wire::Objgraph {
-                return Err(Failure::Usage("--wire objgraph is not available yet".into()));
+                let opts = heapwire_cpu::DecodeOptions { base, max_depth, max_image_bytes, type_words: Vec::new() };
+                let mut reader = open_input(&input)?;
+                commands::objgraph_decode(&s, mi, &opts, common.delimited, json, &mut reader, &mut out)?;
+                out.flush()?;
+                return Ok(());
             }
             let opts = heapwire_cpu::DecodeOptions { base, max_depth, max_image_bytes, type_words: Vec::new() };
             let mut reader = open_input(&input)?;
@@ -204,7 +208,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let s = load_schema(&common.schema, &common.include, layout(&common.layout))?;
             let mi = message_index(&s, &common.type_name)?;
             if common.wire == Wire::Objgraph {
-                return Err(Failure::Usage("--wire objgraph is not available yet".into()));
+                let text = read_all(&input)?;
+                commands::objgraph_encode(&s, mi, common.delimited, &text, &mut out)?;
+                out.flush()?;
+                return Ok(());
             }
             let text = read_all(&input)?;
             commands::encode_json(&s, mi, common.delimited, &text, &mut out)?;
