@@ -52,7 +52,7 @@ fn headers_compile_for_every_schema_and_layout() {
     for (i, s) in schemas.iter().enumerate() {
         for flags in [&[][..], &["--pointer-width", "32"][..], &["--header-word"][..]] {
             let out = dir.path().join(format!("o{i}{}", flags.len()));
-            let mut args = vec!["compile", repo().join(s).to_str().unwrap().to_string(), "-o".into(), out.to_str().unwrap().into()];
+            let mut args: Vec<String> = vec!["compile".into(), repo().join(s).to_str().unwrap().to_string(), "-o".into(), out.to_str().unwrap().into()];
             args.extend(flags.iter().map(|f| f.to_string()));
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let o = heapwire(&args, None);
