@@ -76,8 +76,9 @@ def test_encode_from_json_roundtrip(case):
     r = runner.encode_json(case, text, delimited=True)
     if r.rc == 2 and NOT_IMPLEMENTED.search(r.stderr_text):
         pytest.skip(f"heapwire encode --from-json not implemented yet: {r.stderr_text[:200]}")
-    assert not r.crashed, f"{case.id}: encode {r.describe()}: {r.stderr_text[:500]}"
-    assert r.rc == 0, f"{case.id}: encode --from-json of official JSON failed: {r.describe()}: {r.stderr_text[:500]}"
+    if r.rc != 0:
+        pytest.fail(f"{case.id}: encode --from-json of the official JSON of {len(jsons)} valid messages: "
+                    f"{r.describe()}: {r.stderr_text[:500]}; {harness.seed_note(case, 'corpus')}", pytrace=False)
     try:
         outs = runner.split_delimited(r.out)
     except IndexError:

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from google.protobuf.descriptor import FieldDescriptor as FD
 
 from . import gen, mutate, oracle, runner, schemas
+from .runner import varint
 
 # ------------------------------------------------------------------ knobs
 BASE_SEED = int(os.environ.get("HEAPWIRE_DIFF_SEED", "20240917"), 0)
@@ -150,6 +151,11 @@ def _lines(out: bytes):
     return lines, ""
 
 
+def _first(text: str) -> str:
+    lines = text.strip().splitlines()
+    return (lines[-1] if lines else "")[:300]
+
+
 def compare_json(expected_text: str, actual_text: str):
     """None when equal, else a one-line explanation."""
     exp = oracle.loads(expected_text)
@@ -170,6 +176,8 @@ def check_single(case, data, op, v=None):
     r = runner.decode_json(case, data)
     if r.crashed:
         return Failure("crash", case, data, op, v, r, r.describe())
+    if r.rc == 2:
+        return Failure("usage-error", case, data, op, v, r, f"exit 2 (usage/schema error): {_first(r.stderr_text)}")
     if v.kind == oracle.REJECT:
         if r.rc != 1:
             return Failure("accepted-invalid", case, data, op, v, r,
@@ -182,7 +190,7 @@ def check_single(case, data, op, v=None):
     if v.kind == oracle.UNDEFINED:
         return None if r.rc in (0, 1) else Failure("crash", case, data, op, v, r, r.describe())
     if r.rc != 0:
-        return Failure("rejected-valid", case, data, op, v, r, f"official accepts; heapwire {r.describe()}: {r.stderr_text[:300]}")
+        return Failure("rejected-valid", case, data, op, v, r, f"official accepts; heapwire {r.describe()}: {_first(r.stderr_text)}")
     lines, why = _lines(r.out)
     if lines is None or len(lines) != 1:
         return Failure("json-mismatch", case, data, op, v, r, why or f"expected one JSON line, got {len(lines)}")
@@ -195,6 +203,9 @@ def check_batch(case, items):
     if not items:
         return []
     r = runner.decode_json(case, runner.delimit([b for _, b, _ in items]), delimited=True)
+    if r.rc == 2:  # usage or schema error: one failure, not one per message
+        op, b, v = items[0]
+        return [Failure("usage-error", case, b, op, v, r, f"exit 2 (usage/schema error): {_first(r.stderr_text)}")]
     lines, why = _lines(r.out) if r.rc == 0 else (None, "")
     if r.rc == 0 and lines is not None and len(lines) == len(items):
         fails, redo = [], []
@@ -215,8 +226,9 @@ def parallel(fn, items):
 
 
 # ------------------------------------------------------------------ minimization & reports
-def minimize(f: Failure, budget: int = 250) -> Failure:
-    """Greedy chunk removal keeping the same failure class."""
+def minimize(f: Failure, budget: int = 300) -> Failure:
+    """Shrink a failing input keeping its failure class: drop whole fields
+    (recursing into sub-messages, lengths recomputed), then byte chunks."""
     best, runs = f, 0
 
     def still(data):
@@ -225,6 +237,41 @@ def minimize(f: Failure, budget: int = 250) -> Failure:
         g = check_single(f.case, data, f.op)
         return g if g and g.klass == f.klass else None
 
+    def shrink_fields(data, rebuild):
+        """rebuild(payload) -> whole message bytes; returns the smallest payload found."""
+        nonlocal best
+        changed = True
+        while changed and runs < budget:
+            changed = False
+            toks = mutate.fields(data)
+            if not toks:
+                return data
+            for t in reversed(toks):
+                if runs >= budget:
+                    break
+                cand = data[: t.start] + data[t.end :]
+                g = still(rebuild(cand))
+                if g:
+                    best, data, changed = g, cand, True
+                    break
+            if changed:
+                continue
+            for t in toks:
+                if runs >= budget or t.wt != 2 or not mutate.fields(data[t.hdr_end : t.end]):
+                    continue
+                _, te = mutate.read_varint(data, t.start, len(data))
+                pre, post = data[:te], data[t.end :]
+
+                def sub_rebuild(p, pre=pre, post=post):
+                    return rebuild(pre + varint(len(p)) + p + post)
+
+                old = data[t.hdr_end : t.end]
+                new = shrink_fields(old, sub_rebuild)
+                if new != old:
+                    data = pre + varint(len(new)) + new + post
+        return data
+
+    shrink_fields(best.data, lambda p: p)
     n = max(1, len(best.data) // 2)
     while n >= 1 and runs < budget:
         i, progressed = 0, False
@@ -239,6 +286,44 @@ def minimize(f: Failure, budget: int = 250) -> Failure:
             n //= 2
     best.op = f.op + ("" if best is f else " (minimized)")
     return best
+
+
+def _field_path(reader: str, path: str) -> str:
+    """'$.fInner.next.color' -> 'hw.p3.Inner.color'; map keys and indices collapse to {} and []."""
+    desc = schemas.descriptor(reader)
+    parts = re.findall(r"\.((?:[^.\[]|\[(?!\d+\]))+)|\[(\d+)\]", path[1:])
+    last, in_map = desc.full_name, None
+    for name, idx in parts:
+        if idx or desc is None:
+            continue
+        if in_map is not None:  # this component is a map key
+            vf = in_map.fields_by_name["value"]
+            desc, in_map = (vf.message_type if vf.type == FD.TYPE_MESSAGE else None), None
+            last += "{}"
+            continue
+        fd = next((f for f in desc.fields if f.json_name == name), None)
+        if fd is None:
+            return f"{last}.{name}"
+        last = fd.full_name
+        if fd.type == FD.TYPE_MESSAGE:
+            if fd.message_type.GetOptions().map_entry:
+                in_map, desc = fd.message_type, fd.message_type
+            else:
+                desc = fd.message_type
+        else:
+            desc = None
+    return last
+
+
+def signature(f: Failure) -> str:
+    """Failures with one signature most likely share a root cause."""
+    if f.klass == "json-mismatch" and f.note.startswith("first difference at "):
+        path = f.note[len("first difference at "):].split(": official", 1)[0]
+        return f"{f.klass} at {_field_path(f.case.reader, path)}"
+    if f.klass in ("rejected-valid", "error-line", "usage-error"):
+        kind = re.sub(r"\d+", "N", _first(f.actual.stderr_text))[:80]
+        return f"{f.klass} ({kind})"
+    return f"{f.klass} {f.op.split('@')[0].split('+')[0].split(' ')[0]}"
 
 
 def save_repro(f: Failure, seed_text: str) -> str:
@@ -287,12 +372,13 @@ def report(case, fails, total, seed_text, what):
         by_class.setdefault(f.klass, []).append(f)
     out = [f"{case.id}: {len(fails)} of {total} {what} disagree with the official library; {seed_text}",
            "  by class: " + ", ".join(f"{k}={len(v)}" for k, v in sorted(by_class.items()))]
-    shown = []
-    for k, lst in sorted(by_class.items()):
-        lst.sort(key=Failure.sort_key)
-        shown.extend(lst[: max(1, MAX_REPORTED // len(by_class))])
+    groups = {}
+    for f in sorted(fails, key=Failure.sort_key):
+        groups.setdefault(signature(f), []).append(f)
+    out.append(f"  {len(groups)} distinct signatures: " + "; ".join(f"{k} x{len(v)}" for k, v in groups.items()))
+    shown = [v[0] for v in groups.values()][:MAX_REPORTED]
     for f in shown:
-        m = minimize(f) if len(f.data) < 4096 else f
+        m = minimize(f) if len(f.data) < 4096 and f.klass != "usage-error" else f
         save_repro(m, seed_text)
         r = m.actual
         out += [f"--- [{m.klass}] schema={m.case.schema} type={m.case.reader}"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from . import schemas
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(schemas.HERE)))
+REPO = os.path.dirname(os.path.dirname(schemas.HERE))
 TIMEOUT = float(os.environ.get("HEAPWIRE_DIFF_TIMEOUT", "20"))
 
 
