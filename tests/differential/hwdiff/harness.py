@@ -47,7 +47,14 @@ def corpus(case: schemas.Case):
         if recursive and i % 7 == 3:
             target = g.rng.choice([5, 10, 20, 40, 60, 80, 90, 95])
         m = g.message(case.writer, target_depth=target, huge=1 if i % 5 == 0 else 0)
-        out.append(m.SerializePartialToString(deterministic=bool(i % 2)))
+        # deterministic=True: upb's map order otherwise depends on a per-process hash seed
+        b = m.SerializePartialToString(deterministic=True)
+        if i % 3 == 1:  # fields out of number order (valid; repeated elements keep their wire order)
+            toks = mutate.fields(b) or []
+            chunks = [b[t.start : t.end] for t in toks]
+            g.rng.shuffle(chunks)
+            b = b"".join(chunks)
+        out.append(b)
     return out
 
 
@@ -91,7 +98,7 @@ def deep_specials(case: schemas.Case):
     out = []
     for d in (99, 100, 101, 102, 120):
         for _ in range(2):
-            out.append(("deep%d" % d, g.message(case.writer, target_depth=d, huge=0).SerializePartialToString()))
+            out.append(("deep%d" % d, g.message(case.writer, target_depth=d, huge=0).SerializePartialToString(deterministic=True)))
     return out
 
 
