@@ -193,7 +193,13 @@ impl<'s> ObjDecoder<'s> {
     }
 }
 
+/// Stores the low `size` bytes of `v` (constant-size copies: no memcpy calls).
 #[inline(always)]
 fn put(obj: &mut [u8], at: usize, size: usize, v: u64) {
-    obj[at..at + size].copy_from_slice(&v.to_le_bytes()[..size]);
+    match size {
+        8 => obj[at..at + 8].copy_from_slice(&v.to_le_bytes()),
+        4 => obj[at..at + 4].copy_from_slice(&(v as u32).to_le_bytes()),
+        2 => obj[at..at + 2].copy_from_slice(&(v as u16).to_le_bytes()),
+        _ => obj[at] = v as u8,
+    }
 }

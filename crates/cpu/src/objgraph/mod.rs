@@ -243,9 +243,12 @@ impl Tables {
 /// Sign- or zero-extends `wire` little-endian bytes to a u64.
 #[inline(always)]
 pub(crate) fn extend(bytes: &[u8], conv: Conv) -> u64 {
-    let mut b = [0u8; 8];
-    b[..bytes.len()].copy_from_slice(bytes);
-    let v = u64::from_le_bytes(b);
+    let v = match bytes.len() {
+        8 => u64::from_le_bytes(bytes.try_into().unwrap()),
+        4 => u32::from_le_bytes(bytes.try_into().unwrap()) as u64,
+        2 => u16::from_le_bytes(bytes.try_into().unwrap()) as u64,
+        _ => bytes[0] as u64,
+    };
     let bits = 8 * bytes.len() as u32;
     match conv {
         Conv::Signed if bits < 64 => ((v << (64 - bits)) as i64 >> (64 - bits)) as u64,
