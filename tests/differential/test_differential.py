@@ -6,8 +6,8 @@ parser rejects, heapwire must exit 1 with one stderr line; wherever it
 accepts, the JSON must be identical. Encode: `encode --from-json` of the
 official JSON must parse back (officially) to the same message.
 
-Knobs: HEAPWIRE_DIFF_CASES (valid messages per type, default 40; --thorough
-400), HEAPWIRE_DIFF_MUTANTS_PER_MESSAGE (10), HEAPWIRE_DIFF_SEED,
+Knobs: HEAPWIRE_DIFF_CASES (valid messages per type, default 60; --thorough
+600), HEAPWIRE_DIFF_MUTANTS_PER_MESSAGE (10), HEAPWIRE_DIFF_SEED,
 HEAPWIRE_BIN. Reproducers of failures go to tests/differential/repro/new/.
 """
 import glob

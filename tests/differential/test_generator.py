@@ -28,11 +28,28 @@ def test_generator_covers_every_field(case):
 
 
 def test_edge_values_present():
-    msgs = harness.written_messages(schemas.case_by_id("scalars3:hw.p3.Scalars"))
-    doubles = {repr(m.f_double) for m in msgs}
-    assert "nan" in doubles and "inf" in doubles and "-0.0" in doubles or len(msgs) < 40
-    sizes = [len(b) for b in harness.corpus(schemas.case_by_id("scalars3:hw.p3.Tree"))]
-    assert max(sizes) > 10_000
+    import math
+    import struct
+
+    g = gen.Gen(1)
+    ds = {struct.pack("<d", g.double()) for _ in range(4000)}
+    for v in [math.nan, math.inf, -math.inf, -0.0, 0.0, 5e-324, -5e-324, 2.2250738585072014e-308,
+              2.225073858507201e-308, 1.7976931348623157e308, float(2**53), 9007199254740993.0]:
+        assert struct.pack("<d", v) in ds, v
+    fs = {struct.pack("<f", g.float32()) for _ in range(4000)}
+    for bits in [0x80000000, 0x00000001, 0x007FFFFF, 0x7F7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000]:
+        assert struct.pack("<I", bits) in fs, hex(bits)
+    fd = schemas.descriptor("hw.p3.Scalars").fields_by_name
+    i64 = {g.scalar(fd["f_int64"]) for _ in range(4000)}
+    u64 = {g.scalar(fd["f_uint64"]) for _ in range(4000)}
+    assert {-2**63, 2**63 - 1, 2**53 - 1, 2**53 + 1, 0, 1, -1} <= i64 and {2**64 - 1, 0} <= u64
+    strs = [g.string() for _ in range(2000)]
+    assert "" in strs and any(any(ord(c) > 0xFFFF for c in s) for s in strs) and any("\u00e9" in s for s in strs)
+    # across the default corpus: huge payloads and deep nesting are present
+    sizes = [len(b) for c in CASES for b in harness.corpus(c)]
+    assert max(sizes) > 20_000
+    depths = [op for op, _ in harness.deep_specials(schemas.case_by_id("scalars3:hw.p3.Tree"))]
+    assert "deep99" in depths and "deep120" in depths
 
 
 def test_deep_messages_straddle_the_limit():

@@ -18,7 +18,7 @@ from .runner import varint
 # ------------------------------------------------------------------ knobs
 BASE_SEED = int(os.environ.get("HEAPWIRE_DIFF_SEED", "20240917"), 0)
 THOROUGH = os.environ.get("HEAPWIRE_DIFF_THOROUGH", "") not in ("", "0")
-N_VALID = int(os.environ.get("HEAPWIRE_DIFF_CASES", "400" if THOROUGH else "40"))
+N_VALID = int(os.environ.get("HEAPWIRE_DIFF_CASES", "600" if THOROUGH else "60"))
 MUTANTS_PER_VALID = int(os.environ.get("HEAPWIRE_DIFF_MUTANTS_PER_MESSAGE", "10"))
 SHORT = 48  # messages up to this many bytes are truncated at every position
 JOBS = int(os.environ.get("HEAPWIRE_DIFF_JOBS", str(max(2, (os.cpu_count() or 2)))))
