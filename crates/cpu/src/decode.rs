@@ -29,8 +29,6 @@ pub enum ErrorKind {
     GroupMismatch,
     /// Packed fixed-width data whose length is not a multiple of the width.
     PackedLength,
-    /// A proto2 `required` field absent.
-    MissingRequired,
     /// The image would exceed `max_image_bytes`.
     ImageTooLarge,
     /// `base + image size` does not fit the pointer width, or `base` is not 8-aligned.
@@ -49,7 +47,6 @@ impl ErrorKind {
             ErrorKind::InvalidUtf8 => "invalid_utf8",
             ErrorKind::GroupMismatch => "group_mismatch",
             ErrorKind::PackedLength => "packed_length",
-            ErrorKind::MissingRequired => "missing_required",
             ErrorKind::ImageTooLarge => "image_too_large",
             ErrorKind::BadBase => "bad_base",
         }
@@ -116,7 +113,6 @@ struct MsgInfo {
     count_elem: Vec<u32>,
     /// field number → field index + 1, for small numbers.
     dense: Vec<u16>,
-    required: Vec<u32>,
 }
 
 struct Frame {
@@ -128,6 +124,21 @@ struct Frame {
     end: usize,
     /// Group field number, or 0 for a length-delimited message.
     group: u32,
+    /// Map entries (pre-pass): where the entry's tag starts, and what to roll back to
+    /// if the entry turns out to hold unknown fields.
+    start: usize,
+    undo: Undo,
+}
+
+/// Pre-pass state before a map entry, restored when upb's rule sends the whole entry
+/// to the parent's unknown fields.
+#[derive(Clone, Copy, Default)]
+struct Undo {
+    insts: u32,
+    counts: u32,
+    state: u32,
+    top: u64,
+    parent_count_slot: u32,
 }
 
 /// Reusable decoder for one compiled schema. Scratch buffers persist between calls,
@@ -143,7 +154,6 @@ struct Tables {
     info: Vec<MsgInfo>,
     /// Sorted value lists of closed enums (empty for open ones).
     closed: Vec<Vec<i32>>,
-    any_required: bool,
 }
 
 /// Per-decode scratch, kept between calls.
@@ -158,6 +168,9 @@ struct Scratch {
     inst_start: Vec<u32>,
     frames: Vec<Frame>,
     groups: Vec<u32>,
+    /// Tag offsets of map entries the pre-pass sent to the unknown fields, in order.
+    dropped: Vec<usize>,
+    next_drop: usize,
 }
 
 const DENSE_LIMIT: u32 = 256;
@@ -196,7 +209,6 @@ impl<'s> Decoder<'s> {
                     n_state: ns + m.oneofs.len() as u32,
                     count_elem,
                     dense,
-                    required: m.fields.iter().enumerate().filter(|(_, f)| f.is_required()).map(|(i, _)| i as u32).collect(),
                 }
             })
             .collect::<Vec<_>>();
@@ -210,8 +222,7 @@ impl<'s> Decoder<'s> {
                 v
             })
             .collect();
-        let any_required = info.iter().any(|i| !i.required.is_empty());
-        Decoder { schema, t: Tables { info, closed, any_required }, s: Scratch::default() }
+        Decoder { schema, t: Tables { info, closed }, s: Scratch::default() }
     }
 
     pub fn schema(&self) -> &'s CompiledSchema {
@@ -236,27 +247,6 @@ impl<'s> Decoder<'s> {
         out.resize(total as usize, 0);
         let written = walk::<true>(self.schema, &self.t, &mut self.s, msg as u32, input, opts, out)?;
         debug_assert_eq!(written, total, "pre-pass and write pass disagree on the image size");
-        if self.t.any_required {
-            self.check_required(out)?;
-        }
-        Ok(())
-    }
-
-    fn check_required(&self, img: &[u8]) -> Result<(), DecodeError> {
-        let s = &self.s;
-        for id in 0..s.inst_msg.len() {
-            let mi = s.inst_msg[id] as usize;
-            let m = &self.schema.messages[mi];
-            for &fi in &self.t.info[mi].required {
-                if let Presence::HasBit(b) = m.fields[fi as usize].presence {
-                    let w = s.inst_off[id] as usize + m.hasbits_offset as usize + 4 * (b as usize / 32);
-                    let word = u32::from_le_bytes(img[w..w + 4].try_into().unwrap());
-                    if word & (1 << (b % 32)) == 0 {
-                        return err(ErrorKind::MissingRequired, s.inst_start[id] as usize);
-                    }
-                }
-            }
-        }
         Ok(())
     }
 }
@@ -350,12 +340,14 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
     let pw = schema.ptr() as usize;
     let base = opts.base;
     if !W {
+        s.dropped.clear();
         s.counts.clear();
         s.state.clear();
         s.inst_msg.clear();
         s.inst_counts.clear();
         s.inst_state.clear();
     } else {
+        s.next_drop = 0;
         s.inst_off.clear();
         s.inst_start.clear();
     }
@@ -366,7 +358,7 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
     if W {
         write_header(schema, opts, img, 0, root);
     }
-    s.frames.push(Frame { msg: root, inst: root_id, off: 0, end: buf.len(), group: 0 });
+    s.frames.push(Frame { msg: root, inst: root_id, off: 0, end: buf.len(), group: 0, start: 0, undo: Undo::default() });
     let limit = opts.max_image_bytes.min(u32::MAX as u64);
     let mut pos = 0usize;
 
@@ -382,7 +374,23 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
                 if group != 0 {
                     return err(ErrorKind::Truncated, pos);
                 }
-                s.frames.pop();
+                let done = s.frames.pop().unwrap();
+                // A map entry with unknown fields is not a map entry: like upb, keep it
+                // whole (tag to end) among the parent's unknown fields instead.
+                if !W && msg.is_map_entry() && s.counts[cbase + info.n_counts as usize - 1] > 0 && !s.frames.is_empty() {
+                    let u = done.undo;
+                    s.inst_msg.truncate(u.insts as usize);
+                    s.inst_counts.truncate(u.insts as usize);
+                    s.inst_state.truncate(u.insts as usize);
+                    s.counts.truncate(u.counts as usize);
+                    s.state.truncate(u.state as usize);
+                    top = u.top;
+                    s.counts[u.parent_count_slot as usize] -= 1;
+                    let parent = s.frames.last().unwrap();
+                    let pu = s.inst_counts[parent.inst as usize] as usize + t.info[parent.msg as usize].n_counts as usize - 1;
+                    s.counts[pu] += (end - done.start) as u32;
+                    s.dropped.push(done.start);
+                }
                 if s.frames.is_empty() {
                     break 'frames;
                 }
@@ -446,6 +454,24 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
                     if s.frames.len() > opts.max_depth as usize {
                         return err(ErrorKind::DepthExceeded, tag_pos);
                     }
+                    if W && f.is_map() && s.dropped.get(s.next_drop) == Some(&tag_pos) {
+                        s.next_drop += 1;
+                        let slot = cbase + info.n_counts as usize - 1;
+                        append_unknown(img, &mut top, base, pw, soff + msg.unknown_offset as usize, s.counts[slot], &buf[tag_pos..cend]);
+                        pos = cend;
+                        continue;
+                    }
+                    let undo = if !W && f.is_map() {
+                        Undo {
+                            insts: s.inst_msg.len() as u32,
+                            counts: s.counts.len() as u32,
+                            state: s.state.len() as u32,
+                            top,
+                            parent_count_slot: (cbase + fslot) as u32,
+                        }
+                    } else {
+                        Undo::default()
+                    };
                     let sub = f.sub;
                     let child_size8 = t.info[sub as usize].size8;
                     let (child, coff);
@@ -492,7 +518,7 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
                     if !W && top > limit {
                         return err(ErrorKind::ImageTooLarge, tag_pos);
                     }
-                    s.frames.push(Frame { msg: sub, inst: child, off: coff as u32, end: cend, group: cgroup });
+                    s.frames.push(Frame { msg: sub, inst: child, off: coff as u32, end: cend, group: cgroup, start: tag_pos, undo });
                     continue 'frames;
                 }
                 Kind::String | Kind::Bytes => {

@@ -143,7 +143,13 @@ pub fn from_pool(pool: &DescriptorPool, layout: LayoutOptions) -> Result<Compile
         .map(|e| Enum {
             full_name: e.full_name().to_string(),
             closed: e.parent_file().syntax() == Syntax::Proto2,
-            values: e.values().map(|v| EnumValue { name: v.name().to_string(), number: v.number() }).collect(),
+            // Declaration order (aliases included): JSON prints the first name of a number.
+            values: e
+                .enum_descriptor_proto()
+                .value
+                .iter()
+                .map(|v| EnumValue { name: v.name().to_string(), number: v.number() })
+                .collect(),
         })
         .collect::<Vec<_>>();
 
