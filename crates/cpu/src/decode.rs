@@ -171,6 +171,8 @@ struct Scratch {
     /// Tag offsets of map entries the pre-pass sent to the unknown fields, in order.
     dropped: Vec<usize>,
     next_drop: usize,
+    /// Fast pass: whether an instance's counts have been scanned.
+    scanned: Vec<bool>,
 }
 
 const DENSE_LIMIT: u32 = 256;
@@ -235,17 +237,41 @@ impl<'s> Decoder<'s> {
         if opts.base % 8 != 0 {
             return err(ErrorKind::BadBase, 0);
         }
-        out.clear();
         if input.len() > u32::MAX as usize {
             return err(ErrorKind::ImageTooLarge, 0);
         }
-        let total = walk::<false>(self.schema, &self.t, &mut self.s, msg as u32, input, opts, &mut [])?;
         let pw = self.schema.ptr() as u64;
+        out.clear();
+        out.reserve(input.len() * 2 + self.t.info[msg].size8 as usize);
+        if let Ok(total) = walk::<FAST>(self.schema, &self.t, &mut self.s, msg as u32, input, opts, out) {
+            out.truncate(total as usize);
+            if pw == 4 && opts.base.checked_add(total).is_none_or(|e| e > u32::MAX as u64 + 1) {
+                return err(ErrorKind::BadBase, 0);
+            }
+            return Ok(());
+        }
+        // A merge, or an error (whose canonical offset the two passes report).
+        self.decode_reference(msg, input, opts, out)
+    }
+
+    /// The reference algorithm of `docs/image-layout.md`, always in two passes (pre-pass,
+    /// then write pass). `decode` gives the same bytes, usually in one pass.
+    pub fn decode_reference(&mut self, msg: usize, input: &[u8], opts: &DecodeOptions, out: &mut Vec<u8>) -> Result<(), DecodeError> {
+        assert!(msg < self.schema.messages.len(), "message index out of range");
+        if opts.base % 8 != 0 {
+            return err(ErrorKind::BadBase, 0);
+        }
+        if input.len() > u32::MAX as usize {
+            return err(ErrorKind::ImageTooLarge, 0);
+        }
+        let pw = self.schema.ptr() as u64;
+        out.clear();
+        let total = walk::<PRE>(self.schema, &self.t, &mut self.s, msg as u32, input, opts, &mut Vec::new())?;
         if pw == 4 && opts.base.checked_add(total).is_none_or(|e| e > u32::MAX as u64 + 1) {
             return err(ErrorKind::BadBase, 0);
         }
         out.resize(total as usize, 0);
-        let written = walk::<true>(self.schema, &self.t, &mut self.s, msg as u32, input, opts, out)?;
+        let written = walk::<WRITE>(self.schema, &self.t, &mut self.s, msg as u32, input, opts, out)?;
         debug_assert_eq!(written, total, "pre-pass and write pass disagree on the image size");
         Ok(())
     }
@@ -254,11 +280,14 @@ impl<'s> Decoder<'s> {
 impl Scratch {
     /// Creates instance `id` of message `msg` (state slots reset). Returns its id.
     #[inline]
-    fn new_instance<const W: bool>(&mut self, schema: &CompiledSchema, t: &Tables, msg: u32, off: u32, start: usize) -> u32 {
+    fn new_instance<const M: u8>(&mut self, schema: &CompiledSchema, t: &Tables, msg: u32, off: u32, start: usize) -> u32 {
         let info = &t.info[msg as usize];
         let id;
-        if !W {
+        if M != WRITE {
             id = self.inst_msg.len() as u32;
+            if M == FAST {
+                self.scanned.push(false);
+            }
             self.inst_msg.push(msg);
             self.inst_counts.push(self.counts.len() as u32);
             self.counts.extend(std::iter::repeat_n(0, info.n_counts as usize));
@@ -334,12 +363,38 @@ impl Scratch {
     }
 }
 
-/// The state machine shared by both passes. Returns the image size.
+/// Walk modes: the two passes of the reference algorithm, and the fast single pass.
+const PRE: u8 = 0;
+const WRITE: u8 = 1;
+/// One pass that counts lazily: the first time an instance needs a count (an array or
+/// unknown buffer to allocate), the rest of that instance's bytes are scanned at top
+/// level. Exact whenever every instance's bytes are contiguous; on a merge (a message
+/// field seen twice) or a map entry with unknown fields it gives up, and `decode`
+/// falls back to the two passes.
+const FAST: u8 = 2;
+
+/// Grows the image (fast pass) so `new_top` bytes are addressable, within the limit.
+#[inline(always)]
+fn grow<const M: u8>(img: &mut Vec<u8>, new_top: u64, limit: u64, at: usize) -> Result<(), DecodeError> {
+    if M == FAST && new_top as usize > img.len() {
+        if new_top > limit {
+            return err(ErrorKind::ImageTooLarge, at);
+        }
+        let want = (new_top as usize).max(img.len() * 2).min(limit as usize);
+        img.resize(want, 0);
+    }
+    Ok(())
+}
+
+/// The state machine shared by all passes. Returns the image size.
 #[allow(clippy::too_many_arguments)]
-fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root: u32, buf: &[u8], opts: &DecodeOptions, img: &mut [u8]) -> Result<u64, DecodeError> {
+fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root: u32, buf: &[u8], opts: &DecodeOptions, img: &mut Vec<u8>) -> Result<u64, DecodeError> {
+    const { assert!(M <= FAST) };
     let pw = schema.ptr() as usize;
     let base = opts.base;
-    if !W {
+    let limit = opts.max_image_bytes.min(u32::MAX as u64);
+    if M != WRITE {
+        s.scanned.clear();
         s.dropped.clear();
         s.counts.clear();
         s.state.clear();
@@ -354,12 +409,12 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
     s.frames.clear();
     // Bump allocator (write pass) / running size (pre-pass).
     let mut top: u64 = t.info[root as usize].size8 as u64;
-    let root_id = s.new_instance::<W>(schema, t, root, 0, 0);
-    if W {
+    let root_id = s.new_instance::<M>(schema, t, root, 0, 0);
+    grow::<M>(img, top, limit, 0)?;
+    if M != PRE {
         write_header(schema, opts, img, 0, root);
     }
     s.frames.push(Frame { msg: root, inst: root_id, off: 0, end: buf.len(), group: 0, start: 0, undo: Undo::default() });
-    let limit = opts.max_image_bytes.min(u32::MAX as u64);
     let mut pos = 0usize;
 
     'frames: loop {
@@ -377,7 +432,10 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
                 let done = s.frames.pop().unwrap();
                 // A map entry with unknown fields is not a map entry: like upb, keep it
                 // whole (tag to end) among the parent's unknown fields instead.
-                if !W && msg.is_map_entry() && s.counts[cbase + info.n_counts as usize - 1] > 0 && !s.frames.is_empty() {
+                if M == FAST && msg.is_map_entry() && s.scanned[inst] && s.counts[cbase + info.n_counts as usize - 1] > 0 {
+                    return err(ErrorKind::Truncated, done.start); // not canonical: decode() retries in two passes
+                }
+                if M == PRE && msg.is_map_entry() && s.counts[cbase + info.n_counts as usize - 1] > 0 && !s.frames.is_empty() {
                     let u = done.undo;
                     s.inst_msg.truncate(u.insts as usize);
                     s.inst_counts.truncate(u.insts as usize);
@@ -428,10 +486,14 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
                 let vend = s.skip_value(buf, pos, end, num, wtype, opts.max_depth as usize)?;
                 let n = vend - tag_pos;
                 let slot = cbase + info.n_counts as usize - 1;
-                if !W {
+                if M == PRE {
                     s.counts[slot] += n as u32;
                 } else {
-                    append_unknown(img, &mut top, base, pw, soff + msg.unknown_offset as usize, s.counts[slot], &buf[tag_pos..vend]);
+                    if M == FAST && !s.scanned[inst] {
+                    s.scanned[inst] = true;
+                    scan_counts(schema, t, buf, tag_pos, end, mi, &mut s.counts[cbase..cbase + info.n_counts as usize]);
+                    }
+                    append_unknown::<M>(img, &mut top, base, pw, soff + msg.unknown_offset as usize, s.counts[slot], &buf[tag_pos..vend], limit)?;
                 }
                 pos = vend;
                 continue;
@@ -454,14 +516,14 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
                     if s.frames.len() > opts.max_depth as usize {
                         return err(ErrorKind::DepthExceeded, tag_pos);
                     }
-                    if W && f.is_map() && s.dropped.get(s.next_drop) == Some(&tag_pos) {
+                    if M == WRITE && f.is_map() && s.dropped.get(s.next_drop) == Some(&tag_pos) {
                         s.next_drop += 1;
                         let slot = cbase + info.n_counts as usize - 1;
-                        append_unknown(img, &mut top, base, pw, soff + msg.unknown_offset as usize, s.counts[slot], &buf[tag_pos..cend]);
+                        append_unknown::<M>(img, &mut top, base, pw, soff + msg.unknown_offset as usize, s.counts[slot], &buf[tag_pos..cend], limit)?;
                         pos = cend;
                         continue;
                     }
-                    let undo = if !W && f.is_map() {
+                    let undo = if M == PRE && f.is_map() {
                         Undo {
                             insts: s.inst_msg.len() as u32,
                             counts: s.counts.len() as u32,
@@ -477,14 +539,18 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
                     let (child, coff);
                     if f.is_repeated() {
                         let slot = cbase + fslot;
-                        if !W {
+                        if M == PRE {
                             s.counts[slot] += 1;
                             coff = 0;
                         } else {
-                            coff = next_element(img, &mut top, base, pw, soff + f.offset as usize, s.counts[slot], schema.messages[sub as usize].size as usize);
+                            if M == FAST && !s.scanned[inst] {
+                            s.scanned[inst] = true;
+                            scan_counts(schema, t, buf, tag_pos, end, mi, &mut s.counts[cbase..cbase + info.n_counts as usize]);
+                            }
+                            coff = next_element::<M>(img, &mut top, base, pw, soff + f.offset as usize, s.counts[slot], schema.messages[sub as usize].size as usize, limit)?;
                             write_header(schema, opts, img, coff, sub);
                         }
-                        child = s.new_instance::<W>(schema, t, sub, coff as u32, tag_pos);
+                        child = s.new_instance::<M>(schema, t, sub, coff as u32, tag_pos);
                     } else {
                         let sslot = sbase + fslot;
                         let mut existing = s.state[sslot];
@@ -493,29 +559,34 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
                             if s.state[cs] != num {
                                 existing = NONE;
                                 s.state[cs] = num;
-                                if W {
+                                if M != PRE {
                                     set_oneof_case(img, soff, &msg.oneofs[o as usize], num);
                                 }
                             }
                         }
                         if existing != NONE {
+                            if M == FAST {
+                                // A merge: this instance's bytes are not contiguous.
+                                return err(ErrorKind::Truncated, tag_pos);
+                            }
                             child = existing;
-                            coff = if W { (read_ptr(img, soff + f.offset as usize, pw) - base) as usize } else { 0 };
+                            coff = if M == WRITE { (read_ptr(img, soff + f.offset as usize, pw) - base) as usize } else { 0 };
                         } else {
-                            if !W {
+                            if M == PRE {
                                 top += child_size8 as u64;
                                 coff = 0;
                             } else {
                                 coff = top as usize;
                                 top += child_size8 as u64;
+                                grow::<M>(img, top, limit, tag_pos)?;
                                 write_ptr(img, soff + f.offset as usize, pw, base + coff as u64);
                                 write_header(schema, opts, img, coff, sub);
                             }
-                            child = s.new_instance::<W>(schema, t, sub, coff as u32, tag_pos);
+                            child = s.new_instance::<M>(schema, t, sub, coff as u32, tag_pos);
                             s.state[sslot] = child;
                         }
                     }
-                    if !W && top > limit {
+                    if M == PRE && top > limit {
                         return err(ErrorKind::ImageTooLarge, tag_pos);
                     }
                     s.frames.push(Frame { msg: sub, inst: child, off: coff as u32, end: cend, group: cgroup, start: tag_pos, undo });
@@ -528,7 +599,7 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
                     }
                     let data = &buf[p..p + len as usize];
                     pos = p + len as usize;
-                    if !W {
+                    if M == PRE {
                         if f.validates_utf8() && std::str::from_utf8(data).is_err() {
                             return err(ErrorKind::InvalidUtf8, p);
                         }
@@ -543,8 +614,15 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
                             return err(ErrorKind::ImageTooLarge, tag_pos);
                         }
                     } else {
+                        if M == FAST && f.validates_utf8() && std::str::from_utf8(data).is_err() {
+                            return err(ErrorKind::InvalidUtf8, p);
+                        }
                         let at = if f.is_repeated() {
-                            next_element(img, &mut top, base, pw, soff + f.offset as usize, s.counts[cbase + fslot], 2 * pw)
+                            if M == FAST && !s.scanned[inst] {
+                            s.scanned[inst] = true;
+                            scan_counts(schema, t, buf, tag_pos, end, mi, &mut s.counts[cbase..cbase + info.n_counts as usize]);
+                            }
+                            next_element::<M>(img, &mut top, base, pw, soff + f.offset as usize, s.counts[cbase + fslot], 2 * pw, limit)?
                         } else {
                             set_present(img, soff, msg, f, num, &mut s.state, sbase, info.n_state as usize);
                             soff + f.offset as usize
@@ -553,8 +631,9 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
                             0
                         } else {
                             let o = top as usize;
-                            img[o..o + data.len()].copy_from_slice(data);
                             top += align8(len as u32) as u64;
+                            grow::<M>(img, top, limit, tag_pos)?;
+                            img[o..o + data.len()].copy_from_slice(data);
                             base + o as u64
                         };
                         write_ptr(img, at, pw, ptr);
@@ -632,12 +711,16 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
                         if let Some(vals) = closed {
                             if vals.binary_search(&(raw as u32 as i32)).is_err() {
                                 let n = (varint_len((num as u64) << 3) + varint_len(raw as u32 as u64)) as u32;
-                                if !W {
+                                if M == PRE {
                                     unknown_bytes += n;
                                 } else {
+                                    if M == FAST && !s.scanned[inst] {
+                                    s.scanned[inst] = true;
+                                    scan_counts(schema, t, buf, tag_pos, end, mi, &mut s.counts[cbase..cbase + info.n_counts as usize]);
+                                    }
                                     let mut tmp = [0u8; 10];
                                     let k = encode_enum_unknown(&mut tmp, num, raw as u32);
-                                    append_unknown(img, &mut top, base, pw, soff + msg.unknown_offset as usize, s.counts[uslot], &tmp[..k]);
+                                    append_unknown::<M>(img, &mut top, base, pw, soff + msg.unknown_offset as usize, s.counts[uslot], &tmp[..k], limit)?;
                                 }
                                 if !packed {
                                     break;
@@ -646,10 +729,14 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
                             }
                         }
                         let val = convert(f.kind, raw);
-                        if !W {
+                        if M == PRE {
                             n_known += 1;
                         } else if f.is_repeated() {
-                            let at = next_element(img, &mut top, base, pw, soff + f.offset as usize, s.counts[cslot], size);
+                            if M == FAST && !s.scanned[inst] {
+                            s.scanned[inst] = true;
+                            scan_counts(schema, t, buf, tag_pos, end, mi, &mut s.counts[cbase..cbase + info.n_counts as usize]);
+                            }
+                            let at = next_element::<M>(img, &mut top, base, pw, soff + f.offset as usize, s.counts[cslot], size, limit)?;
                             img[at..at + size].copy_from_slice(&val.to_le_bytes()[..size]);
                         } else {
                             set_present(img, soff, msg, f, num, &mut s.state, sbase, info.n_state as usize);
@@ -661,7 +748,7 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
                         }
                     }
                     pos = p;
-                    if !W {
+                    if M == PRE {
                         if f.is_repeated() {
                             s.counts[cslot] += n_known;
                         } else if n_known > 0 {
@@ -676,7 +763,7 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
             }
         }
     }
-    if !W {
+    if M == PRE {
         // Arrays and unknown buffers, now that the counts are known.
         for id in 0..s.inst_msg.len() {
             let info = &t.info[s.inst_msg[id] as usize];
@@ -695,6 +782,134 @@ fn walk<const W: bool>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
     Ok(top)
 }
 
+
+/// Fast pass: counts, from the tag at `p` to the end of the instance's bytes, what the
+/// instance's arrays and unknown buffer will hold — classifying every field exactly as
+/// `walk` does. Stops quietly at malformed bytes (the walk reports them); an undercount
+/// only makes the walk give up, never write out of place.
+#[allow(clippy::too_many_arguments)]
+#[cold]
+fn scan_counts(schema: &CompiledSchema, t: &Tables, buf: &[u8], mut p: usize, end: usize, mi: usize, counts: &mut [u32]) {
+    let msg = &schema.messages[mi];
+    let info = &t.info[mi];
+    let uslot = info.n_counts as usize - 1;
+    while p < end {
+        let tag_pos = p;
+        let Ok((tag, q)) = read_tag(buf, p, end) else { return };
+        p = q;
+        let (num, wtype) = (tag >> 3, (tag & 7) as u8);
+        if num == 0 || wtype > 5 {
+            return;
+        }
+        if wtype == wt::END_GROUP {
+            return; // the frame's own end (or malformed: the walk will say)
+        }
+        let fi = if num < info.dense.len() as u32 { info.dense[num as usize] as usize } else { msg.field_index(num).map_or(0, |i| i + 1) };
+        let field = if fi == 0 { None } else { Some(&msg.fields[fi - 1]) };
+        let field = field.filter(|f| wtype == f.kind.wire_type() || (wtype == wt::LEN && f.is_repeated() && f.kind.is_packable()));
+        let Some(f) = field else {
+            let Some(vend) = skip_quiet(buf, p, end, num, wtype) else { return };
+            counts[uslot] += (vend - tag_pos) as u32;
+            p = vend;
+            continue;
+        };
+        let slot = info.slot[fi - 1] as usize;
+        let closed = if f.is_closed_enum() { Some(&t.closed[f.sub as usize]) } else { None };
+        if wtype == wt::LEN && f.kind.is_packable() {
+            let Ok((len, q)) = read_varint(buf, p, end) else { return };
+            if len > (end - q) as u64 {
+                return;
+            }
+            let vend = q + len as usize;
+            match f.kind.wire_type() {
+                wt::VARINT => {
+                    let mut r = q;
+                    while r < vend {
+                        let Ok((v, r2)) = read_varint(buf, r, vend) else { return };
+                        r = r2;
+                        match closed {
+                            Some(vals) if vals.binary_search(&(v as u32 as i32)).is_err() => {
+                                counts[uslot] += (varint_len((num as u64) << 3) + varint_len(v as u32 as u64)) as u32;
+                            }
+                            _ => counts[slot] += 1,
+                        }
+                    }
+                }
+                w => {
+                    let size = if w == wt::FIXED32 { 4 } else { 8 };
+                    if len % size != 0 {
+                        return;
+                    }
+                    counts[slot] += (len / size) as u32;
+                }
+            }
+            p = vend;
+            continue;
+        }
+        // One value of the field's own wire type.
+        if let (Some(vals), wt::VARINT) = (closed, wtype) {
+            let Ok((v, q)) = read_varint(buf, p, end) else { return };
+            p = q;
+            if vals.binary_search(&(v as u32 as i32)).is_err() {
+                counts[uslot] += (varint_len((num as u64) << 3) + varint_len(v as u32 as u64)) as u32;
+            } else if f.is_repeated() {
+                counts[slot] += 1;
+            }
+            continue;
+        }
+        let Some(vend) = skip_quiet(buf, p, end, num, wtype) else { return };
+        if f.is_repeated() {
+            counts[slot] += 1;
+        }
+        p = vend;
+    }
+}
+
+/// Where the value after a tag ends, or `None` if the bytes are malformed.
+fn skip_quiet(buf: &[u8], p: usize, end: usize, num: u32, wtype: u8) -> Option<usize> {
+    match wtype {
+        wt::VARINT => read_varint(buf, p, end).ok().map(|(_, q)| q),
+        wt::FIXED64 => (end - p >= 8).then_some(p + 8),
+        wt::FIXED32 => (end - p >= 4).then_some(p + 4),
+        wt::LEN => {
+            let (len, q) = read_varint(buf, p, end).ok()?;
+            (len <= (end - q) as u64).then(|| q + len as usize)
+        }
+        wt::START_GROUP => {
+            // Nested groups tracked in a small fixed stack; deeper ones stop the scan.
+            let mut stack = [0u32; 32];
+            let mut depth = 1;
+            stack[0] = num;
+            let mut p = p;
+            loop {
+                let (tag, q) = read_tag(buf, p, end).ok()?;
+                p = q;
+                let (n, w) = (tag >> 3, (tag & 7) as u8);
+                match w {
+                    wt::END_GROUP => {
+                        if n == 0 || stack[depth - 1] != n {
+                            return None;
+                        }
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(p);
+                        }
+                    }
+                    wt::START_GROUP => {
+                        if n == 0 || depth == stack.len() {
+                            return None;
+                        }
+                        stack[depth] = n;
+                        depth += 1;
+                    }
+                    _ if n == 0 => return None,
+                    _ => p = skip_quiet(buf, p, end, n, w)?,
+                }
+            }
+        }
+        _ => None,
+    }
+}
 
 #[inline(always)]
 fn align8(v: u32) -> u32 {
@@ -756,33 +971,44 @@ fn write_header(schema: &CompiledSchema, opts: &DecodeOptions, img: &mut [u8], o
 /// allocating the array (of `total` elements) on the first one.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn next_element(img: &mut [u8], top: &mut u64, base: u64, pw: usize, at: usize, total: u32, stride: usize) -> usize {
+fn next_element<const M: u8>(img: &mut Vec<u8>, top: &mut u64, base: u64, pw: usize, at: usize, total: u32, stride: usize, limit: u64) -> Result<usize, DecodeError> {
     let n = read_ptr(img, at + pw, pw);
     let arr = if n == 0 {
         let a = *top;
         *top += (total as u64 * stride as u64 + 7) & !7;
+        grow::<M>(img, *top, limit, at)?;
         write_ptr(img, at, pw, base + a);
         a
     } else {
         read_ptr(img, at, pw) - base
     };
+    if n >= total as u64 {
+        // Only the fast pass can miscount (it gives up; the two passes are exact).
+        return err(ErrorKind::Truncated, at);
+    }
     write_ptr(img, at + pw, pw, n + 1);
-    (arr + n * stride as u64) as usize
+    Ok((arr + n * stride as u64) as usize)
 }
 
-fn append_unknown(img: &mut [u8], top: &mut u64, base: u64, pw: usize, at: usize, total: u32, bytes: &[u8]) {
+#[allow(clippy::too_many_arguments)]
+fn append_unknown<const M: u8>(img: &mut Vec<u8>, top: &mut u64, base: u64, pw: usize, at: usize, total: u32, bytes: &[u8], limit: u64) -> Result<(), DecodeError> {
     let n = read_ptr(img, at + pw, pw);
     let buf = if n == 0 {
         let a = *top;
         *top += align8(total) as u64;
+        grow::<M>(img, *top, limit, at)?;
         write_ptr(img, at, pw, base + a);
         a
     } else {
         read_ptr(img, at, pw) - base
     } as usize;
+    if n + bytes.len() as u64 > total as u64 {
+        return err(ErrorKind::Truncated, at);
+    }
     let o = buf + n as usize;
     img[o..o + bytes.len()].copy_from_slice(bytes);
     write_ptr(img, at + pw, pw, n + bytes.len() as u64);
+    Ok(())
 }
 
 fn set_oneof_case(img: &mut [u8], soff: usize, o: &heapwire_schema::Oneof, num: u32) {

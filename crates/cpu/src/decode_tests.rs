@@ -23,10 +23,18 @@ fn len_field(out: &mut Vec<u8>, num: u32, body: &[u8]) {
     out.extend_from_slice(body);
 }
 
+/// Decodes with the fast path and checks it against the two-pass reference: same
+/// bytes, or the same error.
 fn decode(s: &CompiledSchema, ty: &str, input: &[u8], base: u64) -> Result<Vec<u8>, crate::DecodeError> {
     let mut out = Vec::new();
     let opts = DecodeOptions { base, ..Default::default() };
-    Decoder::new(s).decode(s.message_index(ty).unwrap(), input, &opts, &mut out).map(|_| out)
+    let mi = s.message_index(ty).unwrap();
+    let mut d = Decoder::new(s);
+    let fast = d.decode(mi, input, &opts, &mut out).map(|_| out);
+    let mut out2 = vec![0xAA; 3];
+    let reference = d.decode_reference(mi, input, &opts, &mut out2).map(|_| out2);
+    assert_eq!(fast, reference, "fast path and two-pass reference disagree on {input:02x?}");
+    fast
 }
 
 fn field_off(s: &CompiledSchema, ty: &str, name: &str) -> usize {
@@ -236,6 +244,35 @@ proptest! {
                 prop_assert_eq!(img.len() % 8, 0);
             }
         }
+    }
+
+    /// Structured random messages (merges, oneof switches, repeats, unknowns, closed
+    /// enums, map entries with stray fields) so both paths of `decode` are exercised.
+    #[test]
+    fn fast_path_matches_reference(parts in proptest::collection::vec((0u8..12, any::<u16>()), 0..24)) {
+        let s = schema("unit.proto", LayoutOptions::default());
+        let s2 = schema("unit2.proto", LayoutOptions::default());
+        let mut m = Vec::new();
+        let mut p2 = Vec::new();
+        for (k, v) in parts {
+            let v = v as u64;
+            match k {
+                0 => { tag(&mut m, 1, 0); put_varint(&mut m, v); }
+                1 => { let mut l = Vec::new(); tag(&mut l, 3, 0); put_varint(&mut l, v); len_field(&mut m, 18, &l); }
+                2 => { let mut l = Vec::new(); tag(&mut l, 1, 0); put_varint(&mut l, v); len_field(&mut m, 19, &l); }
+                3 => { let mut pk = Vec::new(); put_varint(&mut pk, v); put_varint(&mut pk, v >> 3); len_field(&mut m, 20, &pk); }
+                4 => { len_field(&mut m, 21, &v.to_le_bytes()[..(v % 5) as usize]); }
+                5 => { let mut e = Vec::new(); len_field(&mut e, 1, b"k"); if v % 3 == 0 { tag(&mut e, 7, 0); put_varint(&mut e, v); } len_field(&mut m, 22, &e); }
+                6 => { tag(&mut m, 23, 0); put_varint(&mut m, v); }
+                7 => { let mut l = Vec::new(); tag(&mut l, 1, 0); put_varint(&mut l, v); len_field(&mut m, 25, &l); }
+                8 => { tag(&mut m, 900 + (v % 3) as u32, 0); put_varint(&mut m, v); }
+                9 => { tag(&mut m, 27, 1); m.extend_from_slice(&v.to_le_bytes()); }
+                10 => { tag(&mut p2, 2, 0); put_varint(&mut p2, v % 4); let mut pk = Vec::new(); put_varint(&mut pk, v % 5); len_field(&mut p2, 3, &pk); }
+                _ => { let mut inner = Vec::new(); tag(&mut inner, 1, 0); put_varint(&mut inner, v); len_field(&mut m, 26, &inner); }
+            }
+        }
+        let _ = decode(&s, "unit.Node", &m, 0);
+        let _ = decode(&s2, "unit2.Req", &p2, 0);
     }
 
     #[test]
