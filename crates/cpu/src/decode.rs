@@ -99,8 +99,66 @@ impl Default for DecodeOptions {
     }
 }
 
+/// A field as the hot loop needs it: small and flat (the schema's `Field` carries names
+/// and defaults the decoder never reads).
+#[derive(Clone, Copy)]
+struct Op {
+    kind: Kind,
+    /// Wire type of one unpacked value.
+    wire: u8,
+    flags: u8,
+    /// Repeated and packable: a LEN wire type is a packed run.
+    rep_packable: bool,
+    /// Scalar size in the image (0 for strings and messages).
+    size: u8,
+    /// Presence bit as a byte offset in the struct and a mask.
+    hb_mask: u8,
+    hb_byte: u32,
+    presence: Presence,
+    offset: u32,
+    sub: u32,
+}
+
+impl Op {
+    fn from_field(m: &heapwire_schema::Message, f: &heapwire_schema::Field) -> Op {
+        let (hb_byte, hb_mask) = match f.presence {
+            Presence::HasBit(b) => (m.hasbits_offset + 4 * (b / 32) + (b % 32) / 8, 1u8 << (b % 8)),
+            _ => (0, 0),
+        };
+        Op {
+            kind: f.kind,
+            wire: f.kind.wire_type(),
+            flags: f.flags,
+            rep_packable: f.is_repeated() && f.kind.is_packable(),
+            size: f.kind.scalar_size().unwrap_or(0) as u8,
+            hb_mask,
+            hb_byte,
+            presence: f.presence,
+            offset: f.offset,
+            sub: f.sub,
+        }
+    }
+    #[inline(always)]
+    fn is_repeated(&self) -> bool {
+        self.flags & heapwire_schema::field_flags::REPEATED != 0
+    }
+    #[inline(always)]
+    fn is_map(&self) -> bool {
+        self.flags & heapwire_schema::field_flags::MAP != 0
+    }
+    #[inline(always)]
+    fn validates_utf8(&self) -> bool {
+        self.flags & heapwire_schema::field_flags::VALIDATE_UTF8 != 0
+    }
+    #[inline(always)]
+    fn is_closed_enum(&self) -> bool {
+        self.flags & heapwire_schema::field_flags::CLOSED_ENUM != 0
+    }
+}
+
 /// Per message type, what the decoder derives from the compiled schema once.
 struct MsgInfo {
+    ops: Vec<Op>,
     size8: u32,
     /// Per field: count slot (repeated) or state slot (singular message); NONE otherwise.
     slot: Vec<u32>,
@@ -175,7 +233,7 @@ struct Scratch {
     scanned: Vec<bool>,
 }
 
-const DENSE_LIMIT: u32 = 256;
+const DENSE_LIMIT: u32 = 1024;
 
 impl<'s> Decoder<'s> {
     pub fn new(schema: &'s CompiledSchema) -> Self {
@@ -205,6 +263,7 @@ impl<'s> Decoder<'s> {
                     }
                 }
                 MsgInfo {
+                    ops: m.fields.iter().map(|f| Op::from_field(m, f)).collect(),
                     size8: align8(m.size),
                     slot,
                     n_counts: nc + 1,
@@ -478,10 +537,8 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                 msg.field_index(num).map_or(0, |i| i + 1)
             };
             // Known field with an acceptable wire type, or else unknown.
-            let field = if fi == 0 { None } else { Some(&msg.fields[fi - 1]) };
-            let field = field.filter(|f| {
-                wtype == f.kind.wire_type() || (wtype == wt::LEN && f.is_repeated() && f.kind.is_packable())
-            });
+            let field = if fi == 0 { None } else { Some(&info.ops[fi - 1]) };
+            let field = field.filter(|f| wtype == f.wire || (wtype == wt::LEN && f.rep_packable));
             let Some(f) = field else {
                 let vend = s.skip_value(buf, pos, end, num, wtype, opts.max_depth as usize)?;
                 let n = vend - tag_pos;
@@ -652,7 +709,7 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                     } else {
                         (pos, end)
                     };
-                    let size = f.kind.scalar_size().unwrap() as usize;
+                    let size = f.size as usize;
                     let closed = if f.is_closed_enum() { Some(&t.closed[f.sub as usize]) } else { None };
                     let mut p = vstart;
                     let mut n_known = 0u32;
@@ -685,7 +742,7 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                             }
                             _ => {
                                 // Packed run: element wire type from the kind.
-                                match f.kind.wire_type() {
+                                match f.wire {
                                     wt::VARINT => {
                                         let (v, q) = read_varint(buf, p, vend).map_err(|e| rd(e, p))?;
                                         p = q;
@@ -737,11 +794,11 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                             scan_counts(schema, t, buf, tag_pos, end, mi, &mut s.counts[cbase..cbase + info.n_counts as usize]);
                             }
                             let at = next_element::<M>(img, &mut top, base, pw, soff + f.offset as usize, s.counts[cslot], size, limit)?;
-                            img[at..at + size].copy_from_slice(&val.to_le_bytes()[..size]);
+                            put_scalar(img, at, size, val);
                         } else {
                             set_present(img, soff, msg, f, num, &mut s.state, sbase, info.n_state as usize);
                             let at = soff + f.offset as usize;
-                            img[at..at + size].copy_from_slice(&val.to_le_bytes()[..size]);
+                            put_scalar(img, at, size, val);
                         }
                         if !packed {
                             break;
@@ -805,8 +862,8 @@ fn scan_counts(schema: &CompiledSchema, t: &Tables, buf: &[u8], mut p: usize, en
             return; // the frame's own end (or malformed: the walk will say)
         }
         let fi = if num < info.dense.len() as u32 { info.dense[num as usize] as usize } else { msg.field_index(num).map_or(0, |i| i + 1) };
-        let field = if fi == 0 { None } else { Some(&msg.fields[fi - 1]) };
-        let field = field.filter(|f| wtype == f.kind.wire_type() || (wtype == wt::LEN && f.is_repeated() && f.kind.is_packable()));
+        let field = if fi == 0 { None } else { Some(&info.ops[fi - 1]) };
+        let field = field.filter(|f| wtype == f.wire || (wtype == wt::LEN && f.rep_packable));
         let Some(f) = field else {
             let Some(vend) = skip_quiet(buf, p, end, num, wtype) else { return };
             counts[uslot] += (vend - tag_pos) as u32;
@@ -815,13 +872,13 @@ fn scan_counts(schema: &CompiledSchema, t: &Tables, buf: &[u8], mut p: usize, en
         };
         let slot = info.slot[fi - 1] as usize;
         let closed = if f.is_closed_enum() { Some(&t.closed[f.sub as usize]) } else { None };
-        if wtype == wt::LEN && f.kind.is_packable() {
+        if wtype == wt::LEN && f.rep_packable {
             let Ok((len, q)) = read_varint(buf, p, end) else { return };
             if len > (end - q) as u64 {
                 return;
             }
             let vend = q + len as usize;
-            match f.kind.wire_type() {
+            match f.wire {
                 wt::VARINT => {
                     let mut r = q;
                     while r < vend {
@@ -942,6 +999,16 @@ fn encode_enum_unknown(out: &mut [u8; 10], num: u32, v: u32) -> usize {
     k
 }
 
+/// Stores a scalar of 1, 4 or 8 bytes (fixed-size stores, no memcpy call).
+#[inline(always)]
+fn put_scalar(img: &mut [u8], at: usize, size: usize, v: u64) {
+    match size {
+        8 => img[at..at + 8].copy_from_slice(&v.to_le_bytes()),
+        4 => img[at..at + 4].copy_from_slice(&(v as u32).to_le_bytes()),
+        _ => img[at] = v as u8,
+    }
+}
+
 #[inline(always)]
 fn write_ptr(img: &mut [u8], at: usize, pw: usize, v: u64) {
     if pw == 8 {
@@ -1021,12 +1088,9 @@ fn set_oneof_case(img: &mut [u8], soff: usize, o: &heapwire_schema::Oneof, num: 
 /// Marks a singular non-message field present (presence bit, or oneof case switch).
 #[inline]
 #[allow(clippy::too_many_arguments)]
-fn set_present(img: &mut [u8], soff: usize, msg: &heapwire_schema::Message, f: &heapwire_schema::Field, num: u32, state: &mut [u32], sbase: usize, n_state: usize) {
+fn set_present(img: &mut [u8], soff: usize, msg: &heapwire_schema::Message, f: &Op, num: u32, state: &mut [u32], sbase: usize, n_state: usize) {
     match f.presence {
-        Presence::HasBit(b) => {
-            let w = soff + msg.hasbits_offset as usize + 4 * (b as usize / 32);
-            img[w + (b as usize % 32) / 8] |= 1 << (b % 8);
-        }
+        Presence::HasBit(_) => img[soff + f.hb_byte as usize] |= f.hb_mask,
         Presence::Oneof(o) => {
             let cs = sbase + n_state - msg.oneofs.len() + o as usize;
             if state[cs] != num {
