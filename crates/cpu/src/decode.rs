@@ -657,7 +657,7 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                     let data = &buf[p..p + len as usize];
                     pos = p + len as usize;
                     if M == PRE {
-                        if f.validates_utf8() && std::str::from_utf8(data).is_err() {
+                        if f.validates_utf8() && simdutf8::basic::from_utf8(data).is_err() {
                             return err(ErrorKind::InvalidUtf8, p);
                         }
                         top += align8(len as u32) as u64;
@@ -671,7 +671,7 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                             return err(ErrorKind::ImageTooLarge, tag_pos);
                         }
                     } else {
-                        if M == FAST && f.validates_utf8() && std::str::from_utf8(data).is_err() {
+                        if M == FAST && f.validates_utf8() && simdutf8::basic::from_utf8(data).is_err() {
                             return err(ErrorKind::InvalidUtf8, p);
                         }
                         let at = if f.is_repeated() {

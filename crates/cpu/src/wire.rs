@@ -11,11 +11,17 @@ pub(crate) enum ReadErr {
 /// are dropped, as the official parsers do.
 #[inline(always)]
 pub(crate) fn read_varint(buf: &[u8], pos: usize, end: usize) -> Result<(u64, usize), ReadErr> {
-    if pos < end {
+    if pos + 1 < end {
         let b = buf[pos];
         if b < 0x80 {
             return Ok((b as u64, pos + 1));
         }
+        let c = buf[pos + 1];
+        if c < 0x80 {
+            return Ok(((b & 0x7f) as u64 | (c as u64) << 7, pos + 2));
+        }
+    } else if pos < end && buf[pos] < 0x80 {
+        return Ok((buf[pos] as u64, pos + 1));
     }
     read_varint_slow(buf, pos, end)
 }
