@@ -2,7 +2,8 @@
 # Runs every heapwire test suite; exits non-zero if any fails.
 #   Rust unit, property and integration tests (incl. the C header compiled by gcc),
 #   the differential suite against the official protobuf library, the RTL cocotb
-#   testbenches and Verilator lint, the bench generator tests, and a bounded fuzz run.
+#   testbenches and Verilator lint, the bench generator tests, the expression-tree
+#   example, and a bounded fuzz run.
 # Installs what is missing first (scripts/setup.sh is idempotent).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,7 @@ step "rust tests" cargo test --release --workspace -q
 step "differential suite vs the official protobuf library" bash scripts/test_differential.sh
 step "rtl lint and cocotb testbenches" bash scripts/test_rtl.sh
 step "bench workload generator" python3 -m pytest -q bench/tests
+step "expression tree example (objgraph with live C++ objects)" examples/expression_tree/run
 step "fuzzing (bounded)" bash scripts/fuzz.sh --seconds "${HEAPWIRE_FUZZ_SECONDS:-20}"
 
 if [ "$fail" -ne 0 ]; then
