@@ -1,0 +1,472 @@
+//! System test: the simulated core against the CPU engine, byte for byte.
+//!
+//! For every test schema, random valid messages (schema-driven: every field kind, packed
+//! and unpacked, repeats, merges, oneof switches, unknown fields and groups, closed-enum
+//! unknowns, bad UTF-8 now and then), their mutations (truncations, byte flips, inserted
+//! bytes) and a sample of the bench workloads run through both engines; the image must be
+//! identical, or both must reject with the same kind at the same offset.
+//!
+//! Knobs: HEAPWIRE_RTL_CASES (cases per schema, default 40), HEAPWIRE_RTL_SEED,
+//! HEAPWIRE_RTL_BENCH (bench messages per workload, default 6).
+
+use std::path::{Path, PathBuf};
+
+use heapwire_cpu::{DecodeOptions, Decoder};
+use heapwire_rtl::{simulate, SimError, SimOptions};
+use heapwire_schema::{CompiledSchema, Kind, LayoutOptions, PointerWidth};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn env_num(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 { 0 } else { self.next() % n }
+    }
+    fn chance(&mut self, pct: u64) -> bool {
+        self.below(100) < pct
+    }
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn tag(out: &mut Vec<u8>, num: u32, wt: u8) {
+    put_varint(out, ((num as u64) << 3) | wt as u64);
+}
+
+fn rand_varint_value(r: &mut Rng) -> u64 {
+    match r.below(6) {
+        0 => 0,
+        1 => r.below(128),
+        2 => r.below(1 << 20),
+        3 => r.next(),
+        4 => (-(r.below(1000) as i64)) as u64,
+        _ => r.below(5),
+    }
+}
+
+fn rand_bytes(r: &mut Rng, utf8: bool) -> Vec<u8> {
+    let n = match r.below(5) {
+        0 => 0,
+        1 => r.below(8),
+        2 => r.below(30),
+        3 => 8 + r.below(3) * 8,
+        _ => r.below(70),
+    } as usize;
+    let mut v = Vec::with_capacity(n);
+    if utf8 {
+        let pool = ["a", "bc", "é", "€", "𝄞", "xyz", " ", "ß"];
+        while v.len() < n {
+            v.extend_from_slice(pool[r.below(pool.len() as u64) as usize].as_bytes());
+        }
+        if r.chance(4) && !v.is_empty() {
+            let i = r.below(v.len() as u64) as usize;
+            v[i] = [0xff, 0xc0, 0x80, 0xed][r.below(4) as usize];
+        }
+    } else {
+        for _ in 0..n {
+            v.push(r.next() as u8);
+        }
+    }
+    v
+}
+
+/// A random unknown field (numbers far from the schema's).
+fn unknown_field(r: &mut Rng, out: &mut Vec<u8>, depth: u32) {
+    let num = 1000 + r.below(3000) as u32;
+    match r.below(if depth < 3 { 5 } else { 4 }) {
+        0 => {
+            tag(out, num, 0);
+            put_varint(out, rand_varint_value(r));
+        }
+        1 => {
+            tag(out, num, 1);
+            out.extend_from_slice(&r.next().to_le_bytes());
+        }
+        2 => {
+            tag(out, num, 5);
+            out.extend_from_slice(&(r.next() as u32).to_le_bytes());
+        }
+        3 => {
+            tag(out, num, 2);
+            let b = rand_bytes(r, false);
+            put_varint(out, b.len() as u64);
+            out.extend_from_slice(&b);
+        }
+        _ => {
+            tag(out, num, 3);
+            for _ in 0..r.below(3) {
+                unknown_field(r, out, depth + 1);
+            }
+            tag(out, num, 4);
+        }
+    }
+}
+
+fn scalar_value(r: &mut Rng, s: &CompiledSchema, f: &heapwire_schema::Field, out: &mut Vec<u8>) {
+    match f.kind.wire_type() {
+        0 => {
+            let v = if f.kind == Kind::Enum {
+                let e = &s.enums[f.sub as usize];
+                if r.chance(80) && !e.values.is_empty() {
+                    e.values[r.below(e.values.len() as u64) as usize].number as i64 as u64
+                } else {
+                    r.below(300)
+                }
+            } else {
+                rand_varint_value(r)
+            };
+            put_varint(out, v);
+        }
+        1 => out.extend_from_slice(&r.next().to_le_bytes()),
+        _ => out.extend_from_slice(&(r.next() as u32).to_le_bytes()),
+    }
+}
+
+fn gen_message(r: &mut Rng, s: &CompiledSchema, mi: usize, depth: u32, budget: &mut i64, out: &mut Vec<u8>) {
+    let m = &s.messages[mi];
+    if m.fields.is_empty() && !r.chance(50) {
+        return;
+    }
+    let n = r.below(2 + m.fields.len() as u64 * 2);
+    for _ in 0..n {
+        if *budget <= 0 {
+            break;
+        }
+        if r.chance(6) {
+            unknown_field(r, out, 0);
+            continue;
+        }
+        if m.fields.is_empty() {
+            continue;
+        }
+        let f = &m.fields[r.below(m.fields.len() as u64) as usize];
+        *budget -= 1;
+        if r.chance(3) {
+            // wrong wire type: an unknown field
+            let wt = [0u8, 1, 5][r.below(3) as usize];
+            if wt != f.kind.wire_type() {
+                tag(out, f.number, wt);
+                match wt {
+                    0 => put_varint(out, r.below(1000)),
+                    1 => out.extend_from_slice(&r.next().to_le_bytes()),
+                    _ => out.extend_from_slice(&(r.next() as u32).to_le_bytes()),
+                }
+                continue;
+            }
+        }
+        match f.kind {
+            Kind::Message => {
+                if depth >= 5 {
+                    continue;
+                }
+                let mut sub = Vec::new();
+                gen_message(r, s, f.sub as usize, depth + 1, budget, &mut sub);
+                tag(out, f.number, 2);
+                put_varint(out, sub.len() as u64);
+                out.extend_from_slice(&sub);
+            }
+            Kind::Group => {
+                if depth >= 5 {
+                    continue;
+                }
+                tag(out, f.number, 3);
+                gen_message(r, s, f.sub as usize, depth + 1, budget, out);
+                tag(out, f.number, 4);
+            }
+            Kind::String | Kind::Bytes => {
+                let b = rand_bytes(r, f.kind == Kind::String);
+                tag(out, f.number, 2);
+                put_varint(out, b.len() as u64);
+                out.extend_from_slice(&b);
+            }
+            _ => {
+                if f.is_repeated() && r.chance(50) {
+                    let mut body = Vec::new();
+                    for _ in 0..r.below(6) {
+                        scalar_value(r, s, f, &mut body);
+                    }
+                    tag(out, f.number, 2);
+                    put_varint(out, body.len() as u64);
+                    out.extend_from_slice(&body);
+                } else {
+                    tag(out, f.number, f.kind.wire_type());
+                    scalar_value(r, s, f, out);
+                }
+            }
+        }
+    }
+}
+
+fn mutate(r: &mut Rng, v: &[u8]) -> Vec<u8> {
+    let mut m = v.to_vec();
+    match r.below(5) {
+        0 => m.truncate(r.below(v.len() as u64 + 1) as usize),
+        1 | 2 => {
+            for _ in 0..1 + r.below(3) {
+                if !m.is_empty() {
+                    let i = r.below(m.len() as u64) as usize;
+                    m[i] = match r.below(4) {
+                        0 => r.next() as u8,
+                        1 => m[i] ^ (1 << r.below(8)),
+                        2 => 0xff,
+                        _ => m[i].wrapping_add(1),
+                    };
+                }
+            }
+        }
+        3 => {
+            let i = r.below(m.len() as u64 + 1) as usize;
+            let junk: Vec<u8> = (0..1 + r.below(4)).map(|_| r.next() as u8).collect();
+            m.splice(i..i, junk);
+        }
+        _ => {
+            let i = r.below(m.len() as u64 + 1) as usize;
+            m.splice(i..i, [0x80u8; 11].iter().copied().take(1 + r.below(11) as usize));
+        }
+    }
+    m
+}
+
+struct Stats {
+    ok: usize,
+    rejected: usize,
+    failures: Vec<String>,
+    cycles: u64,
+    bytes: u64,
+}
+
+fn compare(s: &CompiledSchema, mi: usize, input: &[u8], base: u64, label: &str, st: &mut Stats) {
+    let mut dec = Decoder::new(s);
+    let mut img = Vec::new();
+    let opts = DecodeOptions { base, ..Default::default() };
+    let cpu = dec.decode(mi, input, &opts, &mut img);
+    let hw = simulate(s, mi, input, &SimOptions { base, ..Default::default() });
+    let verdict = match (&cpu, &hw) {
+        (Ok(()), Ok(out)) => {
+            st.cycles += out.cycles;
+            st.bytes += input.len() as u64;
+            if out.image == img {
+                st.ok += 1;
+                None
+            } else {
+                let at = out.image.iter().zip(&img).position(|(a, b)| a != b).unwrap_or(img.len().min(out.image.len()));
+                Some(format!("images differ (cpu {} bytes, core {} bytes, first difference at {at})", img.len(), out.image.len()))
+            }
+        }
+        (Err(e), Err(SimError::Rejected { kind, offset, .. })) => {
+            if e.kind.name() == *kind && e.offset as u64 == *offset {
+                st.rejected += 1;
+                None
+            } else {
+                Some(format!("cpu {e}, core {kind} at byte {offset}"))
+            }
+        }
+        (Ok(()), Err(e)) => Some(format!("cpu ok, core {e}")),
+        (Err(e), Ok(_)) => Some(format!("cpu {e}, core ok")),
+        (Err(e), Err(h)) => Some(format!("cpu {e}, core {h}")),
+    };
+    if let Some(v) = verdict {
+        let hex: String = input.iter().take(400).map(|b| format!("{b:02x}")).collect();
+        st.failures.push(format!("{label} [{} {}]: {v}\n    input ({} bytes): {hex}", s.messages[mi].full_name, base, input.len()));
+    }
+}
+
+fn schema(path: &str, includes: &[&str], layout: LayoutOptions) -> Option<CompiledSchema> {
+    let r = root();
+    let inc: Vec<PathBuf> = includes.iter().map(|i| r.join(i)).collect();
+    match heapwire_schema::compile_files(&[r.join(path)], &inc, layout) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!("skipping {path}: {e}");
+            None
+        }
+    }
+}
+
+fn read_delimited(data: &[u8], max: usize) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut p = 0;
+    while p < data.len() && out.len() < max {
+        let mut len = 0u64;
+        let mut sh = 0;
+        loop {
+            let b = data[p];
+            p += 1;
+            len |= ((b & 0x7f) as u64) << sh;
+            sh += 7;
+            if b < 0x80 {
+                break;
+            }
+        }
+        out.push(data[p..p + len as usize].to_vec());
+        p += len as usize;
+    }
+    out
+}
+
+fn run_schema(s: &CompiledSchema, name: &str, seed: u64, cases: u64, st: &mut Stats) {
+    let mut r = Rng(seed | 1);
+    let roots: Vec<usize> = (0..s.messages.len()).filter(|&i| !s.messages[i].is_map_entry()).collect();
+    for c in 0..cases {
+        let mi = roots[r.below(roots.len() as u64) as usize];
+        let mut msg = Vec::new();
+        let mut budget = 40i64;
+        gen_message(&mut r, s, mi, 0, &mut budget, &mut msg);
+        let base = if r.chance(20) { 0x1000 * (1 + r.below(16)) } else { 0 };
+        compare(s, mi, &msg, base, &format!("{name} case {c}"), st);
+        if r.chance(60) {
+            let m = mutate(&mut r, &msg);
+            compare(s, mi, &m, 0, &format!("{name} case {c} mutated"), st);
+        }
+    }
+}
+
+#[test]
+fn core_matches_cpu_engine() {
+    let seed = env_num("HEAPWIRE_RTL_SEED", 12345);
+    let cases = env_num("HEAPWIRE_RTL_CASES", 40);
+    let mut st = Stats { ok: 0, rejected: 0, failures: Vec::new(), cycles: 0, bytes: 0 };
+    let p32 = LayoutOptions { pointer_width: PointerWidth::P32, header_words: false };
+    let hdr = LayoutOptions { pointer_width: PointerWidth::P64, header_words: true };
+    let mut sets: Vec<(String, CompiledSchema)> = Vec::new();
+    for (p, inc) in [
+        ("crates/cpu/testdata/unit.proto", vec!["crates/cpu/testdata"]),
+        ("crates/cpu/testdata/unit2.proto", vec!["crates/cpu/testdata"]),
+        ("bench/schemas/social.proto", vec!["bench/schemas"]),
+    ] {
+        if let Some(s) = schema(p, &inc, LayoutOptions::default()) {
+            sets.push((p.to_string(), s));
+        }
+    }
+    if let Ok(rd) = std::fs::read_dir(root().join("tests/differential/schemas")) {
+        let mut files: Vec<PathBuf> = rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "proto")).collect();
+        files.sort();
+        for f in files {
+            let rel = f.strip_prefix(root()).unwrap().to_string_lossy().to_string();
+            if let Some(s) = schema(&rel, &["tests/differential/schemas"], LayoutOptions::default()) {
+                sets.push((rel, s));
+            }
+        }
+    }
+    // other layouts: 32-bit pointers, header words
+    if let Some(s) = schema("crates/cpu/testdata/unit.proto", &["crates/cpu/testdata"], p32) {
+        sets.push(("unit.proto (32-bit pointers)".into(), s));
+    }
+    if let Some(s) = schema("crates/cpu/testdata/unit2.proto", &["crates/cpu/testdata"], hdr) {
+        sets.push(("unit2.proto (header words)".into(), s));
+    }
+    assert!(sets.len() >= 3, "test schemas did not compile");
+    for (i, (name, s)) in sets.iter().enumerate() {
+        run_schema(s, name, seed.wrapping_add(i as u64 * 7919), cases, &mut st);
+    }
+    // bench workloads (bench/out, from `python3 bench/gen_workloads.py`), when present
+    let social = sets.iter().find(|(n, _)| n.contains("social")).map(|(_, s)| s);
+    let per = env_num("HEAPWIRE_RTL_BENCH", 6) as usize;
+    let mut bench_n = 0;
+    if let (Some(s), Ok(man)) = (social, std::fs::read_to_string(root().join("bench/out/quick/manifest.json"))) {
+        for (file, ty) in [
+            ("social_compose_post.bin", "heapwire.bench.social.ComposePostRequest"),
+            ("social_store_post.bin", "heapwire.bench.social.StorePostRequest"),
+            ("social_compose_media.bin", "heapwire.bench.social.ComposeMediaRequest"),
+            ("social_register_user.bin", "heapwire.bench.social.RegisterUserRequest"),
+            ("social_login.bin", "heapwire.bench.social.LoginRequest"),
+        ] {
+            let _ = &man;
+            let (Ok(data), Some(mi)) = (std::fs::read(root().join("bench/out/quick").join(file)), s.message_index(ty)) else { continue };
+            for (k, m) in read_delimited(&data, per).iter().enumerate() {
+                compare(s, mi, m, 0, &format!("{file} #{k}"), &mut st);
+                bench_n += 1;
+            }
+        }
+    } else {
+        eprintln!("bench/out/quick missing: run `python3 bench/gen_workloads.py` to include the workloads");
+    }
+    // hand-written malformed and corner cases
+    if let Some((_, s)) = sets.iter().find(|(n, _)| n == "crates/cpu/testdata/unit.proto") {
+        let node = s.message_index("unit.Node").unwrap();
+        let mut deep = Vec::new();
+        for _ in 0..102 {
+            let mut w = vec![0xd2, 0x01];
+            put_varint(&mut w, deep.len() as u64);
+            w.extend_from_slice(&deep);
+            deep = w;
+        }
+        let cases: Vec<Vec<u8>> = vec![
+            vec![],
+            vec![0x08],
+            vec![0x00, 0x01],
+            vec![0x0e, 0x01],
+            vec![0x0f],
+            vec![0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
+            vec![0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f],
+            vec![0x88, 0x80, 0x80, 0x80, 0x00, 0x01],
+            vec![0x88, 0x80, 0x80, 0x80, 0x80, 0x00, 0x01],
+            vec![0xff, 0xff, 0xff, 0xff, 0x1f, 0x01],
+            vec![0x72, 0x05, 0x61],
+            vec![0x72, 0x02, 0xc3, 0x28],
+            vec![0x72, 0x01, 0xed],
+            vec![0x3d, 0x01, 0x02],
+            vec![0xa2, 0x01, 0x03, 0x01, 0x02],
+            vec![0x1b, 0x08, 0x01, 0x1c],
+            vec![0x1b, 0x08, 0x01, 0x24],
+            vec![0x1c],
+            vec![0x1b, 0x08, 0x01],
+            vec![0xba, 0x01, 0x02, 0x01, 0x02, 0xc2, 0x01, 0x01, 0x61, 0xb8, 0x01, 0x05],
+            vec![0xca, 0x01, 0x02, 0x08, 0x01, 0xb8, 0x01, 0x07, 0xca, 0x01, 0x02, 0x08, 0x02],
+            vec![0x92, 0x01, 0x02, 0x08, 0x01, 0x92, 0x01, 0x04, 0x12, 0x02, 0x68, 0x69],
+            deep.clone(),
+            deep[..deep.len() - 3].to_vec(),
+        ];
+        for (k, c) in cases.iter().enumerate() {
+            compare(s, node, c, 0, &format!("hand case {k}"), &mut st);
+        }
+        // misaligned base
+        compare(s, node, &[0x08, 0x01], 4, "misaligned base", &mut st);
+    }
+    if let Some((_, s)) = sets.iter().find(|(n, _)| n == "crates/cpu/testdata/unit2.proto") {
+        let req = s.message_index("unit2.Req").unwrap();
+        for (k, c) in [
+            vec![0x10, 0x01],
+            vec![0x08, 0x01, 0x10, 0x07, 0x1a, 0x03, 0x01, 0x09, 0x02],
+            vec![0x08, 0x01, 0x32, 0x02, 0x10, 0x01],
+            vec![0x08, 0x01, 0x23, 0x28, 0x05, 0x24],
+            vec![0x08, 0x01, 0x23, 0x28, 0x05, 0x2c],
+        ]
+        .iter()
+        .enumerate()
+        {
+            compare(s, req, c, 0, &format!("unit2 hand case {k}"), &mut st);
+        }
+    }
+    eprintln!(
+        "system test: {} identical images, {} identical rejections, {} failures; {} bench messages; {:.3} bytes/cycle on accepted inputs",
+        st.ok,
+        st.rejected,
+        st.failures.len(),
+        bench_n,
+        st.bytes as f64 / st.cycles.max(1) as f64
+    );
+    for f in st.failures.iter().take(15) {
+        eprintln!("FAIL {f}");
+    }
+    assert!(st.failures.is_empty(), "{} mismatches between the core and the CPU engine", st.failures.len());
+    assert!(st.ok > 20 && st.rejected > 10, "too few cases exercised");
+}
