@@ -39,6 +39,8 @@ module hw_pb_core #(
     parameter CNT_BITS = 11,
     // log2 of the state memory size (singular message fields + oneofs per instance).
     parameter ST_BITS = 11,
+    // log2 of the dropped-map-entry list (map entries holding unknown fields, per input).
+    parameter DROP_BITS = 8,
     // Schema parameters (set by the generated wrapper):
     // pointer width in bytes (4 or 8)
     parameter PTR_BYTES = 8,
@@ -102,8 +104,10 @@ localparam [31:0] CNT_N_32 = CNT_N;
 localparam [31:0] ST_N_32 = ST_N;
 localparam [31:0] PW = PTR_BYTES;
 localparam [3:0] PW4 = PTR_BYTES;
-// frame record: msg16, inst32, off32, end32, grp32, cb32, sb32
-localparam FRW = 16 + 32 * 6;
+// frame record: msg16, inst32, off32, end32, grp32, cb32, sb32, start32, pslot32
+localparam FRW = 16 + 32 * 8;
+localparam DROP_N = 1 << DROP_BITS;
+localparam [31:0] DROP_N_32 = DROP_N;
 
 // error codes (docs/hardware.md)
 localparam [7:0] E_TRUNCATED = 8'd1, E_VARINT_TOO_LONG = 8'd2, E_FIELD_NUMBER_ZERO = 8'd3,
@@ -148,7 +152,7 @@ localparam [6:0]
     S_ZERO = 7'd40, S_CONS = 7'd41, S_STR_U = 7'd42,
     S_PASS_END = 7'd43, S_REQ0 = 7'd44, S_REQ1 = 7'd45, S_REQ_W1 = 7'd46, S_REQ_W2 = 7'd47,
     S_REQ_CHK = 7'd48, S_DONE = 7'd49, S_ERR = 7'd50, S_HDR = 7'd51, S_UNK_END2 = 7'd52,
-    S_EMIT_END2 = 7'd53;
+    S_EMIT_END2 = 7'd53, S_DROP1 = 7'd54, S_DROP2 = 7'd55;
 
 // consume modes
 localparam [2:0] C_SKIP = 3'd0, C_COPYU = 3'd1, C_COPYS = 3'd2, C_UTF8 = 3'd3, C_EMIT = 3'd4;
@@ -163,6 +167,16 @@ reg [31:0] fr_end_reg = 32'd0, fr_end_next;
 reg [31:0] fr_grp_reg = 32'd0, fr_grp_next;
 reg [31:0] fr_cb_reg = 32'd0, fr_cb_next;
 reg [31:0] fr_sb_reg = 32'd0, fr_sb_next;
+reg [31:0] fr_start_reg = 32'd0, fr_start_next;    // map entries: where the entry's tag starts
+reg [31:0] fr_pslot_reg = 32'd0, fr_pslot_next;    // map entries: the parent's count slot
+reg [31:0] ndrop_reg = 32'd0, ndrop_next;
+reg [31:0] drop_lim_reg = 32'd0, drop_lim_next;        // entries the pre-pass dropped          // dropped map entries (pre-pass) / consumed (write pass)
+reg [31:0] dr_start_reg = 32'd0, dr_start_next;    // the entry being dropped: start, end, parent slot,
+reg [31:0] dr_end_reg = 32'd0, dr_end_next;        // and its instance/count/state marks to roll back to
+reg [31:0] dr_pslot_reg = 32'd0, dr_pslot_next;
+reg [31:0] dr_inst_reg = 32'd0, dr_inst_next;
+reg [31:0] dr_cb_reg = 32'd0, dr_cb_next;
+reg [31:0] dr_sb_reg = 32'd0, dr_sb_next;
 reg [31:0] depth_reg = 32'd0, depth_next;          // frames (the current one included)
 reg [39:0] top_reg = 40'd0, top_next;              // bump allocator (write pass)
 reg [31:0] ninst_reg = 32'd0, ninst_next;
@@ -227,8 +241,10 @@ reg [31:0]    im_sb [0:INST_N-1];
 reg [39:0]    im_off [0:INST_N-1];
 reg [31:0]    im_start [0:INST_N-1];
 reg [63:0]    treg [0:NUM_MSGS-1];
+reg [31:0]    drop_mem [0:DROP_N-1];
 
 // write ports (combinational from the next-state logic)
+reg drop_we; reg [31:0] drop_wa; reg [31:0] drop_wd;
 reg stk_we; reg [STK_BITS-1:0] stk_wa; reg [FRW-1:0] stk_wd;
 reg gstk_we; reg [STK_BITS-1:0] gstk_wa; reg [31:0] gstk_wd;
 reg cnt_we; reg [31:0] cnt_wa; reg [31:0] cnt_wd;
@@ -296,24 +312,21 @@ wire [63:0] after_len = {32'd0, brem - vd_len32};
 // current frame's message
 wire [31:0] ma_size, ma_size8, ma_hasoff, ma_unkoff;
 wire [7:0]  ma_nc, ma_ns, ma_nms, ma_hwords;
-wire        ma_req;
+wire        ma_req, ma_map;
 hw_pb_desc_msg dma (.m_idx(fr_msg_reg), .m_size(ma_size), .m_size8(ma_size8), .m_hasoff(ma_hasoff),
-    .m_unkoff(ma_unkoff), .m_nc(ma_nc), .m_ns(ma_ns), .m_nms(ma_nms), .m_req(ma_req), .m_hwords(ma_hwords));
+    .m_unkoff(ma_unkoff), .m_nc(ma_nc), .m_ns(ma_ns), .m_nms(ma_nms), .m_req(ma_req), .m_hwords(ma_hwords), .m_map(ma_map));
 // another message (child / root / required check)
-// (driven by its own block: a default-then-override inside the state machine's block would
-// make the simulator re-evaluate it endlessly through the ROM)
-reg  [15:0] mb_idx;
-always @* begin
-    mb_idx = (state_reg == S_REQ1 || state_reg == S_REQ_W2 || state_reg == S_REQ_W1) ? im_msg[req_id_reg[INST_BITS-1:0]] : c_msg_reg;
-end
+// (a continuous assignment: the state machine's block reads the ROM's outputs)
+wire [15:0] mb_idx = (state_reg == S_REQ1 || state_reg == S_REQ_W2 || state_reg == S_REQ_W1)
+                     ? im_msg[req_id_reg[INST_BITS-1:0]] : c_msg_reg;
 wire [31:0] mb_size, mb_size8, mb_hasoff, mb_unkoff;
 wire [7:0]  mb_nc, mb_ns, mb_nms, mb_hwords;
-wire        mb_req;
+wire        mb_req, mb_map;
 hw_pb_desc_msg dmb (.m_idx(mb_idx), .m_size(mb_size), .m_size8(mb_size8), .m_hasoff(mb_hasoff),
-    .m_unkoff(mb_unkoff), .m_nc(mb_nc), .m_ns(mb_ns), .m_nms(mb_nms), .m_req(mb_req), .m_hwords(mb_hwords));
+    .m_unkoff(mb_unkoff), .m_nc(mb_nc), .m_ns(mb_ns), .m_nms(mb_nms), .m_req(mb_req), .m_hwords(mb_hwords), .m_map(mb_map));
 // field lookup
 wire [31:0] f_num = (state_reg == S_TAG) ? tag_num : t_num_reg;
-wire        f_hit, f_rep, f_closed, f_utf8, f_packable;
+wire        f_hit, f_rep, f_closed, f_utf8, f_packable, f_map;
 wire [4:0]  f_kind;
 wire [2:0]  f_kwt;
 wire [31:0] f_off, f_elem, f_ocase, f_ostor, f_osize;
@@ -324,7 +337,7 @@ wire [3:0]  f_size;
 hw_pb_desc_field dfl (.f_msg(fr_msg_reg), .f_num(f_num), .f_hit(f_hit), .f_kind(f_kind), .f_kwt(f_kwt),
     .f_rep(f_rep), .f_closed(f_closed), .f_utf8(f_utf8), .f_packable(f_packable), .f_off(f_off),
     .f_pres(f_pres), .f_pidx(f_pidx), .f_sub(f_sub), .f_slot(f_slot), .f_elem(f_elem), .f_size(f_size),
-    .f_ocase(f_ocase), .f_ostor(f_ostor), .f_osize(f_osize));
+    .f_ocase(f_ocase), .f_ostor(f_ostor), .f_osize(f_osize), .f_map(f_map));
 wire        e_known;
 hw_pb_desc_enum den (.e_idx(f_sub), .e_val(raw_reg[31:0]), .e_known(e_known));
 wire [31:0] r_mask;
@@ -348,7 +361,7 @@ function [63:0] conv;
     input [63:0] raw;
     begin
         case (kind)
-            K_SINT32: conv = {32'd0, raw[32:1] ^ {32{raw[0]}}} & 64'hFFFFFFFF;
+            K_SINT32: conv = {32'd0, {1'b0, raw[31:1]} ^ {32{raw[0]}}};
             K_SINT64: conv = {1'b0, raw[63:1]} ^ {64{raw[0]}};
             K_BOOL:   conv = {63'd0, raw != 64'd0};
             default:  conv = raw;
@@ -408,6 +421,9 @@ wire [15:0] im_msg_q = im_msg[req_id_reg[INST_BITS-1:0]];
 wire [39:0] im_off_r = im_off[req_id_reg[INST_BITS-1:0]];
 wire [31:0] im_start_r = im_start[req_id_reg[INST_BITS-1:0]];
 wire [63:0] treg_q = treg[c_msg_reg];
+wire [31:0] drop_q = drop_mem[ndrop_reg[DROP_BITS-1:0]];
+// write pass, S_TAG: this map entry was dropped by the pre-pass (goes to the unknown fields)
+wire        is_dropped = pass_reg && f_hit && f_map && tag_wt == f_kwt && ndrop_reg != drop_lim_reg && drop_q == pos;
 
 // image read data: the 64-bit lane that was addressed
 wire [OB_SHIFT-1:0] rd_lane_idx = o_rlane_q >> 3;
@@ -494,8 +510,12 @@ always @* begin
     c_root_next = c_root_reg; sw_next = sw_reg; gdepth_next = gdepth_reg; sk_wt_next = sk_wt_reg;
     ebuf_next = ebuf_reg; ni_k_next = ni_k_reg; req_id_next = req_id_reg; req_w_next = req_w_reg;
     err_code_next = err_code_reg; err_off_next = err_off_reg;
+    fr_start_next = fr_start_reg; fr_pslot_next = fr_pslot_reg; ndrop_next = ndrop_reg; drop_lim_next = drop_lim_reg;
+    dr_start_next = dr_start_reg; dr_end_next = dr_end_reg; dr_pslot_next = dr_pslot_reg;
+    dr_inst_next = dr_inst_reg; dr_cb_next = dr_cb_reg; dr_sb_next = dr_sb_reg;
 
     stk_we = 1'b0; stk_wa = 0; stk_wd = 0;
+    drop_we = 1'b0; drop_wa = 32'd0; drop_wd = 32'd0;
     gstk_we = 1'b0; gstk_wa = 0; gstk_wd = 32'd0;
     cnt_we = 1'b0; cnt_wa = 32'd0; cnt_wd = 32'd0;
     fil_we = 1'b0; fil_wa = 32'd0; filn_wd = 32'd0; fila_wd = 40'd0;
@@ -513,7 +533,7 @@ always @* begin
     S_START: begin
         // reader restarts this cycle; set up the root
         depth_next = 32'd0;
-        ninst_next = 32'd0; nextc_next = 32'd0; nexts_next = 32'd0;
+        ninst_next = 32'd0; nextc_next = 32'd0; nexts_next = 32'd0; ndrop_next = 32'd0;
         c_msg_next = root_reg; c_end_next = in_len_reg; c_grp_next = 32'd0;
         c_off_next = 40'd0; c_root_next = 1'b1; c_new_next = 1'b1;
         t_pos_next = 32'd0;
@@ -586,11 +606,13 @@ always @* begin
         // push the current frame (unless root) and enter the child c_id
         if (!c_root_reg) begin
             stk_we = 1'b1; stk_wa = depth_reg[STK_BITS-1:0] - 1;
-            stk_wd = {fr_msg_reg, fr_inst_reg, fr_off_reg, fr_end_reg, fr_grp_reg, fr_cb_reg, fr_sb_reg};
+            stk_wd = {fr_msg_reg, fr_inst_reg, fr_off_reg, fr_end_reg, fr_grp_reg, fr_cb_reg, fr_sb_reg,
+                      fr_start_reg, fr_pslot_reg};
         end
         depth_next = depth_reg + 32'd1;
         fr_msg_next = c_msg_reg; fr_inst_next = c_id_reg; fr_off_next = c_off_reg[31:0];
         fr_end_next = c_end_reg; fr_grp_next = c_grp_reg; fr_cb_next = im_cb_q; fr_sb_next = im_sb_q;
+        fr_start_next = t_pos_reg; fr_pslot_next = cslot;
         c_root_next = 1'b0;
         state_next = S_TAG;
     end
@@ -603,7 +625,16 @@ always @* begin
             end else if (depth_reg <= 32'd1) begin
                 state_next = S_PASS_END;
             end else begin
-                {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next} = stk_q;
+                // upb's rule: a map entry holding unknown fields is not a map entry; the
+                // pre-pass rolls it back and sends it whole (tag to end) to the parent's
+                // unknown fields, and the write pass copies it there (see S_TAG)
+                if (!pass_reg && ma_map && cnt_q_u != 32'd0) begin
+                    dr_start_next = fr_start_reg; dr_end_next = fr_end_reg; dr_pslot_next = fr_pslot_reg;
+                    dr_inst_next = fr_inst_reg; dr_cb_next = fr_cb_reg; dr_sb_next = fr_sb_reg;
+                    state_next = S_DROP1;
+                end
+                {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next,
+                 fr_start_next, fr_pslot_next} = stk_q;
                 depth_next = depth_reg - 32'd1;
             end
         end else if (decisive) begin
@@ -623,7 +654,8 @@ always @* begin
                     if (depth_reg <= 32'd1) begin
                         state_next = S_PASS_END;   // (cannot happen: the root has no group)
                     end else begin
-                        {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next} = stk_q;
+                        {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next,
+                 fr_start_next, fr_pslot_next} = stk_q;
                         depth_next = depth_reg - 32'd1;
                     end
                 end else begin
@@ -631,14 +663,33 @@ always @* begin
                 end
             end else if (tag_wt > 3'd5) begin
                 fail(E_INVALID_WIRE_TYPE, pos);
-            end else if (f_hit && (tag_wt == f_kwt || (tag_wt == 3'd2 && f_rep && f_packable))) begin
+            end else if (f_hit && (tag_wt == f_kwt || (tag_wt == 3'd2 && f_rep && f_packable))
+                         && !is_dropped) begin
                 sk_en = 1'b1; sk_len = vd_len32;
                 if (f_kind == K_MESSAGE || f_kind == K_GROUP) state_next = S_MSG;
                 else if (f_kind == K_STRING || f_kind == K_BYTES) state_next = S_STR;
                 else state_next = S_SCAL;
             end else begin
+                if (is_dropped) ndrop_next = ndrop_reg + 32'd1;
                 state_next = S_UNK;
             end
+        end
+    end
+    S_DROP1: begin
+        // (pre-pass) the parent's element count loses the entry ...
+        cnt_we = 1'b1; cnt_wa = dr_pslot_reg; cnt_wd = cnt_mem[dr_pslot_reg[CNT_BITS-1:0]] - 32'd1;
+        ninst_next = dr_inst_reg; nextc_next = dr_cb_reg; nexts_next = dr_sb_reg;
+        state_next = S_DROP2;
+    end
+    S_DROP2: begin
+        // ... and its unknown bytes gain the whole entry
+        if (ndrop_reg >= DROP_N_32) begin
+            fail(E_CAPACITY, dr_start_reg);
+        end else begin
+            cnt_we = 1'b1; cnt_wa = uslot; cnt_wd = cnt_q_u + (dr_end_reg - dr_start_reg);
+            drop_we = 1'b1; drop_wa = ndrop_reg; drop_wd = dr_start_reg;
+            ndrop_next = ndrop_reg + 32'd1;
+            state_next = S_TAG;
         end
     end
 
@@ -1103,6 +1154,7 @@ always @* begin
     S_PASS_END: begin
         if (!pass_reg) begin
             pass_next = 1'b1;
+            drop_lim_next = ndrop_reg;
             state_next = S_START;
         end else if (PTR_BYTES == 4 && ({24'd0, base_reg[39:0]} + {24'd0, top_reg} > 64'h1_0000_0000
                                         || base_reg[63:40] != 24'd0)) begin
@@ -1220,6 +1272,9 @@ always @(posedge clk) begin
     s_dst_reg <= s_dst_next; u_start_reg <= u_start_next; c_msg_reg <= c_msg_next; c_off_reg <= c_off_next;
     c_end_reg <= c_end_next; c_grp_reg <= c_grp_next; c_id_reg <= c_id_next; c_new_reg <= c_new_next;
     c_root_reg <= c_root_next; sw_reg <= sw_next; gdepth_reg <= gdepth_next; sk_wt_reg <= sk_wt_next;
+    fr_start_reg <= fr_start_next; fr_pslot_reg <= fr_pslot_next; ndrop_reg <= ndrop_next;
+    drop_lim_reg <= drop_lim_next; dr_start_reg <= dr_start_next; dr_end_reg <= dr_end_next;
+    dr_pslot_reg <= dr_pslot_next; dr_inst_reg <= dr_inst_next; dr_cb_reg <= dr_cb_next; dr_sb_reg <= dr_sb_next;
     ebuf_reg <= ebuf_next; ni_k_reg <= ni_k_next; req_id_reg <= req_id_next; req_w_reg <= req_w_next;
 
     o_wa_reg <= o_wa[OB_SHIFT +: OUT_ADDR_WIDTH];
@@ -1230,6 +1285,7 @@ always @(posedge clk) begin
     o_rlane_q <= o_rlane_reg;
 
     if (stk_we) stk_mem[stk_wa] <= stk_wd;
+    if (drop_we) drop_mem[drop_wa[DROP_BITS-1:0]] <= drop_wd;
     if (gstk_we) gstk_mem[gstk_wa] <= gstk_wd;
     if (cnt_we) cnt_mem[cnt_wa[CNT_BITS-1:0]] <= cnt_wd;
     if (fil_we) begin

@@ -31,6 +31,10 @@ pub(crate) fn slots(m: &heapwire_schema::Message) -> Slots {
     Slots { slot, n_counts: nc + 1, n_msg_state: ns, n_state: ns + m.oneofs.len() as u32 }
 }
 
+/// The CPU engine (the reference) does not enforce proto2 `required` when parsing, like
+/// the official parsers; the core's required check stays in the RTL, switched off.
+const ENFORCE_REQUIRED: bool = false;
+
 fn align8(v: u32) -> u32 {
     (v + 7) & !7
 }
@@ -61,21 +65,21 @@ pub fn generate(schema: &CompiledSchema, name: &str) -> String {
 
     // ---- messages
     v.push_str("// per message: struct size (and rounded to 8), presence-word and unknown-field offsets,\n// count slots (repeated fields + 1), state slots (message fields + oneofs), message state slots,\n// has required fields, presence words\n");
-    v.push_str("module hw_pb_desc_msg (\n    input  wire [15:0] m_idx,\n    output reg  [31:0] m_size,\n    output reg  [31:0] m_size8,\n    output reg  [31:0] m_hasoff,\n    output reg  [31:0] m_unkoff,\n    output reg  [7:0]  m_nc,\n    output reg  [7:0]  m_ns,\n    output reg  [7:0]  m_nms,\n    output reg         m_req,\n    output reg  [7:0]  m_hwords\n);\nalways @* begin\n");
-    v.push_str("    m_size = 32'd0; m_size8 = 32'd0; m_hasoff = 32'd0; m_unkoff = 32'd0;\n    m_nc = 8'd1; m_ns = 8'd0; m_nms = 8'd0; m_req = 1'b0; m_hwords = 8'd0;\n    case (m_idx)\n");
+    v.push_str("module hw_pb_desc_msg (\n    input  wire [15:0] m_idx,\n    output wire [31:0] m_size,\n    output wire [31:0] m_size8,\n    output wire [31:0] m_hasoff,\n    output wire [31:0] m_unkoff,\n    output wire [7:0]  m_nc,\n    output wire [7:0]  m_ns,\n    output wire [7:0]  m_nms,\n    output wire        m_req,\n    output wire [7:0]  m_hwords,\n    output wire        m_map\n);\n// (a function and a continuous assignment: evaluated from time 0 in every simulator)\nassign {m_size, m_size8, m_hasoff, m_unkoff, m_nc, m_ns, m_nms, m_req, m_hwords, m_map} = rom(m_idx);\nfunction [32*4+8*4+1:0] rom;\n    input [15:0] m_idx;\n    reg [31:0] m_size, m_size8, m_hasoff, m_unkoff;\n    reg [7:0] m_nc, m_ns, m_nms, m_hwords;\n    reg m_req, m_map;\nbegin\n");
+    v.push_str("    m_size = 32'd0; m_size8 = 32'd0; m_hasoff = 32'd0; m_unkoff = 32'd0;\n    m_nc = 8'd1; m_ns = 8'd0; m_nms = 8'd0; m_req = 1'b0; m_hwords = 8'd0; m_map = 1'b0;\n    case (m_idx)\n");
     for (i, m) in schema.messages.iter().enumerate() {
         let s = slots(m);
         let req = m.fields.iter().any(|f| f.is_required());
-        let _ = writeln!(v, "    16'd{i}: begin // {}\n        m_size = 32'd{}; m_size8 = 32'd{}; m_hasoff = 32'd{}; m_unkoff = 32'd{};\n        m_nc = 8'd{}; m_ns = 8'd{}; m_nms = 8'd{}; m_req = 1'b{}; m_hwords = 8'd{};\n    end",
+        let _ = writeln!(v, "    16'd{i}: begin // {}\n        m_size = 32'd{}; m_size8 = 32'd{}; m_hasoff = 32'd{}; m_unkoff = 32'd{};\n        m_nc = 8'd{}; m_ns = 8'd{}; m_nms = 8'd{}; m_req = 1'b{}; m_hwords = 8'd{}; m_map = 1'b{};\n    end",
             m.full_name, m.size, align8(m.size), m.hasbits_offset, m.unknown_offset, s.n_counts, s.n_state, s.n_msg_state,
-            req as u8, m.hasbit_count.div_ceil(32));
+            req as u8, m.hasbit_count.div_ceil(32), m.is_map_entry() as u8);
     }
-    v.push_str("    default: ;\n    endcase\nend\nendmodule\n\n");
+    v.push_str("    default: ;\n    endcase\n    rom = {m_size, m_size8, m_hasoff, m_unkoff, m_nc, m_ns, m_nms, m_req, m_hwords, m_map};\nend\nendfunction\nendmodule\n\n");
 
     // ---- fields
     v.push_str("// per (message, field number): kind, wire type of one value, flags, offset, presence\n// (0 implicit, 1 presence bit, 2 oneof, 3 pointer) and its index, sub-type, slot, element\n// size (repeated), scalar size, and for oneof members the case word and union storage\n");
-    v.push_str("module hw_pb_desc_field (\n    input  wire [15:0] f_msg,\n    input  wire [31:0] f_num,\n    output reg         f_hit,\n    output reg  [4:0]  f_kind,\n    output reg  [2:0]  f_kwt,\n    output reg         f_rep,\n    output reg         f_closed,\n    output reg         f_utf8,\n    output reg         f_packable,\n    output reg  [31:0] f_off,\n    output reg  [1:0]  f_pres,\n    output reg  [15:0] f_pidx,\n    output reg  [15:0] f_sub,\n    output reg  [7:0]  f_slot,\n    output reg  [31:0] f_elem,\n    output reg  [3:0]  f_size,\n    output reg  [31:0] f_ocase,\n    output reg  [31:0] f_ostor,\n    output reg  [31:0] f_osize\n);\nalways @* begin\n");
-    v.push_str("    f_hit = 1'b0; f_kind = 5'd0; f_kwt = 3'd7; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0;\n    f_packable = 1'b0; f_off = 32'd0; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0;\n    f_elem = 32'd0; f_size = 4'd0; f_ocase = 32'd0; f_ostor = 32'd0; f_osize = 32'd0;\n    case ({f_msg, f_num})\n");
+    v.push_str("module hw_pb_desc_field (\n    input  wire [15:0] f_msg,\n    input  wire [31:0] f_num,\n    output wire        f_hit,\n    output wire [4:0]  f_kind,\n    output wire [2:0]  f_kwt,\n    output wire        f_rep,\n    output wire        f_closed,\n    output wire        f_utf8,\n    output wire        f_packable,\n    output wire [31:0] f_off,\n    output wire [1:0]  f_pres,\n    output wire [15:0] f_pidx,\n    output wire [15:0] f_sub,\n    output wire [7:0]  f_slot,\n    output wire [31:0] f_elem,\n    output wire [3:0]  f_size,\n    output wire [31:0] f_ocase,\n    output wire [31:0] f_ostor,\n    output wire [31:0] f_osize,\n    output wire        f_map\n);\nassign {f_hit, f_kind, f_kwt, f_rep, f_closed, f_utf8, f_packable, f_off, f_pres, f_pidx, f_sub, f_slot, f_elem, f_size, f_ocase, f_ostor, f_osize, f_map} = rom(f_msg, f_num);\nfunction [1+5+3+4+32+2+16+16+8+32+4+96:0] rom;\n    input [15:0] f_msg;\n    input [31:0] f_num;\n    reg f_hit, f_rep, f_closed, f_utf8, f_packable, f_map;\n    reg [4:0] f_kind;\n    reg [2:0] f_kwt;\n    reg [31:0] f_off, f_elem, f_ocase, f_ostor, f_osize;\n    reg [1:0] f_pres;\n    reg [15:0] f_pidx, f_sub;\n    reg [7:0] f_slot;\n    reg [3:0] f_size;\nbegin\n");
+    v.push_str("    f_hit = 1'b0; f_kind = 5'd0; f_kwt = 3'd7; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0;\n    f_packable = 1'b0; f_off = 32'd0; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0;\n    f_elem = 32'd0; f_size = 4'd0; f_ocase = 32'd0; f_ostor = 32'd0; f_osize = 32'd0; f_map = 1'b0;\n    case ({f_msg, f_num})\n");
     for (mi, m) in schema.messages.iter().enumerate() {
         let s = slots(m);
         for (fi, f) in m.fields.iter().enumerate() {
@@ -90,19 +94,19 @@ pub fn generate(schema: &CompiledSchema, name: &str) -> String {
             let elem = if f.is_repeated() { schema.element_size(f) } else { 0 };
             let size = f.kind.scalar_size().unwrap_or(0);
             let closed = f.kind == Kind::Enum && f.is_closed_enum();
-            let _ = writeln!(v, "    48'd{key}: begin // {}.{}\n        f_hit = 1'b1; f_kind = 5'd{}; f_kwt = 3'd{}; f_rep = 1'b{}; f_closed = 1'b{}; f_utf8 = 1'b{}; f_packable = 1'b{};\n        f_off = 32'd{}; f_pres = 2'd{pres}; f_pidx = 16'd{pidx}; f_sub = 16'd{sub}; f_slot = 8'd{}; f_elem = 32'd{elem}; f_size = 4'd{size};",
+            let _ = writeln!(v, "    48'd{key}: begin // {}.{}\n        f_hit = 1'b1; f_kind = 5'd{}; f_kwt = 3'd{}; f_rep = 1'b{}; f_closed = 1'b{}; f_utf8 = 1'b{}; f_packable = 1'b{};\n        f_off = 32'd{}; f_pres = 2'd{pres}; f_pidx = 16'd{pidx}; f_sub = 16'd{sub}; f_slot = 8'd{}; f_elem = 32'd{elem}; f_size = 4'd{size}; f_map = 1'b{};",
                 m.full_name, f.name, f.kind as u8, f.kind.wire_type(), f.is_repeated() as u8, closed as u8,
-                (f.validates_utf8() && f.kind == Kind::String) as u8, f.kind.is_packable() as u8, f.offset, s.slot[fi]);
+                (f.validates_utf8() && f.kind == Kind::String) as u8, f.kind.is_packable() as u8, f.offset, s.slot[fi], f.is_map() as u8);
             if let Some(o) = oo {
                 let _ = writeln!(v, "        f_ocase = 32'd{}; f_ostor = 32'd{}; f_osize = 32'd{};", o.case_offset, o.storage_offset, o.storage_size);
             }
             v.push_str("    end\n");
         }
     }
-    v.push_str("    default: ;\n    endcase\nend\nendmodule\n\n");
+    v.push_str("    default: ;\n    endcase\n    rom = {f_hit, f_kind, f_kwt, f_rep, f_closed, f_utf8, f_packable, f_off, f_pres, f_pidx, f_sub, f_slot, f_elem, f_size, f_ocase, f_ostor, f_osize, f_map};\nend\nendfunction\nendmodule\n\n");
 
     // ---- closed enums
-    v.push_str("// closed (proto2) enums: is the value declared?\nmodule hw_pb_desc_enum (\n    input  wire [15:0] e_idx,\n    input  wire [31:0] e_val,\n    output reg         e_known\n);\nalways @* begin\n    e_known = 1'b1;\n    case (e_idx)\n");
+    v.push_str("// closed (proto2) enums: is the value declared?\nmodule hw_pb_desc_enum (\n    input  wire [15:0] e_idx,\n    input  wire [31:0] e_val,\n    output wire        e_known\n);\nassign e_known = rom(e_idx, e_val);\nfunction rom;\n    input [15:0] e_idx;\n    input [31:0] e_val;\n    reg e_known;\nbegin\n    e_known = 1'b1;\n    case (e_idx)\n");
     for (ei, e) in schema.enums.iter().enumerate() {
         if !e.closed {
             continue;
@@ -117,10 +121,10 @@ pub fn generate(schema: &CompiledSchema, name: &str) -> String {
         }
         v.push_str("        default: e_known = 1'b0;\n        endcase\n    end\n");
     }
-    v.push_str("    default: ;\n    endcase\nend\nendmodule\n\n");
+    v.push_str("    default: ;\n    endcase\n    rom = e_known;\nend\nendfunction\nendmodule\n\n");
 
     // ---- required
-    v.push_str("// proto2 required fields: mask of required presence bits in presence word r_word\nmodule hw_pb_desc_req (\n    input  wire [15:0] r_msg,\n    input  wire [7:0]  r_word,\n    output reg  [31:0] r_mask\n);\nalways @* begin\n    r_mask = 32'd0;\n    case ({r_msg, r_word})\n");
+    v.push_str("// proto2 required fields: mask of required presence bits in presence word r_word\nmodule hw_pb_desc_req (\n    input  wire [15:0] r_msg,\n    input  wire [7:0]  r_word,\n    output wire [31:0] r_mask\n);\nassign r_mask = rom(r_msg, r_word);\nfunction [31:0] rom;\n    input [15:0] r_msg;\n    input [7:0] r_word;\n    reg [31:0] r_mask;\nbegin\n    r_mask = 32'd0;\n    case ({r_msg, r_word})\n");
     let mut any_req = false;
     for (mi, m) in schema.messages.iter().enumerate() {
         let mut words = vec![0u32; m.hasbit_count.div_ceil(32) as usize];
@@ -138,7 +142,7 @@ pub fn generate(schema: &CompiledSchema, name: &str) -> String {
             }
         }
     }
-    v.push_str("    default: ;\n    endcase\nend\nendmodule\n\n");
+    v.push_str("    default: ;\n    endcase\n    rom = r_mask;\nend\nendfunction\nendmodule\n\n");
 
     // ---- wrapper
     let _ = write!(v, "// the engine with this schema's parameters
@@ -150,7 +154,8 @@ module heapwire_core #(
     parameter MAX_DEPTH = 100,      // deepest nesting below the root
     parameter INST_BITS = 10,       // log2 message instances per input
     parameter CNT_BITS = 11,        // log2 count-memory entries
-    parameter ST_BITS = 11          // log2 state-memory entries
+    parameter ST_BITS = 11,         // log2 state-memory entries
+    parameter DROP_BITS = 8         // log2 dropped-map-entry list entries
 ) (
     input  wire clk, input wire rst,
     input  wire start, input wire [31:0] in_len, input wire [15:0] root_msg, input wire [63:0] base,
@@ -164,7 +169,7 @@ module heapwire_core #(
 );
 hw_pb_core #(
     .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH),
-    .MAX_DEPTH(MAX_DEPTH), .INST_BITS(INST_BITS), .CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS),
+    .MAX_DEPTH(MAX_DEPTH), .INST_BITS(INST_BITS), .CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS), .DROP_BITS(DROP_BITS),
     .PTR_BYTES({ptr}), .HEADER_WORDS({hdr}), .NUM_MSGS({nm}), .HAS_REQUIRED({req})
 ) core (
     .clk(clk), .rst(rst), .start(start), .in_len(in_len), .root_msg(root_msg), .base(base),
@@ -179,6 +184,6 @@ endmodule
 `resetall
 `default_nettype wire
 ",
-        ptr = schema.ptr(), hdr = schema.layout.header_words as u8, nm = schema.messages.len().max(1), req = any_req as u8);
+        ptr = schema.ptr(), hdr = schema.layout.header_words as u8, nm = schema.messages.len().max(1), req = (any_req && ENFORCE_REQUIRED) as u8);
     v
 }

@@ -183,7 +183,7 @@ reg [63:0] omem [0:(1<<OUT_AW)-1];
 integer i, b, fd;
 reg [1023:0] fin, fout;
 heapwire_core #(.IN_WIDTH(64), .IN_ADDR_WIDTH(IN_AW), .OUT_WIDTH(64), .OUT_ADDR_WIDTH(OUT_AW),
-    .MAX_DEPTH({depth}), .INST_BITS({inst}), .CNT_BITS({cnt}), .ST_BITS({st})) dut (
+    .MAX_DEPTH({depth}), .INST_BITS({inst}), .CNT_BITS({cnt}), .ST_BITS({st}), .DROP_BITS({inst})) dut (
     .clk(clk), .rst(rst), .start(start), .in_len(in_len), .root_msg(root), .base(base),
     .busy(busy), .done(done), .err_code(err_code), .err_offset(err_offset), .image_size(image_size), .cycles(cycles),
     .type_wr_en(1'b0), .type_wr_idx(16'd0), .type_wr_data(64'd0),
@@ -221,7 +221,7 @@ initial begin
     while (!done && tb_cycles < max_cycles) begin
         @(posedge clk);
         tb_cycles = tb_cycles + 1;
-        if (trace) $display("t %0d state %0d pos %0d depth %0d", tb_cycles, dut.core.state_reg, dut.core.pos, dut.core.depth_reg);
+        if (trace) $display("t %0d state %0d pos %0d depth %0d ne_a %0d filn %h fila %h cdst %h crem %0d", tb_cycles, dut.core.state_reg, dut.core.pos, dut.core.depth_reg, dut.core.ne_a_reg, dut.core.filn_q, dut.core.fila_q, dut.core.cdst_reg, dut.core.crem_reg, " cb %h nc %h msg %h", dut.core.fr_cb_reg, dut.core.ma_nc, dut.core.fr_msg_reg);
     end
     repeat (3) @(posedge clk);
     if (!done) begin
