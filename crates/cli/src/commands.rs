@@ -25,7 +25,7 @@ pub fn compile(s: &CompiledSchema, schema_path: &Path, dir: &Path, rtl: bool) ->
     write(format!("{stem}.gen.h"), heapwire_image::c_header(s, stem).as_bytes())?;
     write(format!("{stem}_views.gen.rs"), heapwire_image::rust_views(s).as_bytes())?;
     if rtl {
-        return Err(Failure::Usage("--rtl: the Verilog core generator is not available yet".into()));
+        rtl_core(s, stem, dir)?;
     }
     Ok(())
 }
@@ -288,4 +288,31 @@ pub fn objgraph_encode(s: &CompiledSchema, mi: usize, delimited: bool, text: &[u
         write_out(out, &wire)?;
     }
     Ok(())
+}
+
+/// `compile --rtl`: the generated core and the hand-written engine files it needs.
+pub fn rtl_core(s: &CompiledSchema, stem: &str, dir: &Path) -> Result<(), Failure> {
+    heapwire_rtl::check_supported(s).map_err(|e| Failure::Usage(format!("--rtl: unsupported by the hardware core: {e}")))?;
+    let files = heapwire_rtl::write_core(s, stem, dir).map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
+    for f in files {
+        eprintln!("wrote {}", f.display());
+    }
+    Ok(())
+}
+
+/// `sim`: the generated core in Icarus Verilog; the image on stdout, `cycles: N` on stderr.
+pub fn sim(s: &CompiledSchema, mi: usize, base: u64, input: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
+    let opts = heapwire_rtl::SimOptions { base, ..Default::default() };
+    match heapwire_rtl::simulate(s, mi, input, &opts) {
+        Ok(r) => {
+            out.write_all(&r.image)?;
+            eprintln!("cycles: {}", r.cycles);
+            Ok(())
+        }
+        Err(heapwire_rtl::SimError::Rejected { kind, offset, cycles }) => {
+            eprintln!("cycles: {cycles}");
+            Err(Failure::Input(format!("{kind} at byte {offset}")))
+        }
+        Err(e) => Err(Failure::Usage(e.to_string())),
+    }
 }

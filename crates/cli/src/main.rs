@@ -79,6 +79,17 @@ enum Cmd {
         reps: usize,
         input: PathBuf,
     },
+    /// Run the generated Verilog core in simulation (Icarus Verilog); writes the image.
+    Sim {
+        #[command(flatten)]
+        common: Common,
+        /// Address the image will live at (decimal or 0x hex); pointers are base + offset.
+        #[arg(long, value_parser = parse_addr, default_value = "0")]
+        base: u64,
+        /// Input file, or - for standard input.
+        #[arg(default_value = "-")]
+        input: String,
+    },
 }
 
 #[derive(Args)]
@@ -221,6 +232,18 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let mi = message_index(&s, &type_name)?;
             let data = std::fs::read(&input).map_err(|e| Failure::Usage(format!("{}: {e}", input.display())))?;
             commands::bench(&s, mi, &data, reps.max(1), &mut out)?;
+        }
+        Cmd::Sim { common, base, input } => {
+            let s = load_schema(&common.schema, &common.include, layout(&common.layout))?;
+            let mi = message_index(&s, &common.type_name)?;
+            if common.wire == Wire::Objgraph {
+                return Err(Failure::Usage("sim --wire objgraph: the objgraph core is not generated yet (protobuf only)".into()));
+            }
+            if common.delimited {
+                return Err(Failure::Usage("sim: --delimited is not supported (one message per run)".into()));
+            }
+            let data = read_all(&input)?;
+            commands::sim(&s, mi, base, &data, &mut out)?;
         }
     }
     match out.flush() {
