@@ -144,14 +144,14 @@ localparam [6:0]
     S_MSG = 7'd5, S_MSG2 = 7'd6, S_MSG3 = 7'd7, S_MSG4 = 7'd8, S_MSG5 = 7'd9,
     S_NI = 7'd10, S_NI_INIT = 7'd11, S_ENTER = 7'd12,
     S_STR = 7'd13, S_STR2 = 7'd14, S_STR3 = 7'd15, S_STR4 = 7'd16, S_STR5 = 7'd17, S_STR6 = 7'd18,
-    S_SCAL = 7'd19, S_ELEM = 7'd20, S_EVAL = 7'd21, S_EVAL2 = 7'd22, S_EVAL3 = 7'd23, S_EMIT_END = 7'd24,
+    S_SCAL = 7'd19, S_ELEM = 7'd20, S_EVAL = 7'd21, S_EVAL2 = 7'd22, S_EMIT_END = 7'd24,
     S_UNK = 7'd25, S_UNK2 = 7'd26, S_SKV = 7'd27, S_GRP = 7'd28, S_UNK_END = 7'd29,
-    S_NE0 = 7'd30, S_NE1 = 7'd31, S_NE2 = 7'd32,
+    S_NE0 = 7'd30, S_NE1 = 7'd31,
     S_UA0 = 7'd33, S_UA1 = 7'd34,
-    S_SP0 = 7'd35, S_SP_W1 = 7'd36, S_SP_W2 = 7'd37, S_SP_RMW = 7'd38, S_SP_OO = 7'd39,
+    S_SP0 = 7'd35, S_SP_W1 = 7'd36, S_SP_W2 = 7'd37, S_SP_OO = 7'd39,
     S_ZERO = 7'd40, S_CONS = 7'd41, S_STR_U = 7'd42,
     S_PASS_END = 7'd43, S_REQ0 = 7'd44, S_REQ1 = 7'd45, S_REQ_W1 = 7'd46, S_REQ_W2 = 7'd47,
-    S_REQ_CHK = 7'd48, S_DONE = 7'd49, S_ERR = 7'd50, S_HDR = 7'd51, S_UNK_END2 = 7'd52,
+    S_DONE = 7'd49, S_ERR = 7'd50, S_HDR = 7'd51,
     S_EMIT_END2 = 7'd53, S_DROP1 = 7'd54, S_DROP2 = 7'd55;
 
 // consume modes
@@ -243,6 +243,8 @@ reg [31:0]    im_start [0:INST_N-1];
 reg [63:0]    treg [0:NUM_MSGS-1];
 reg [31:0]    drop_mem [0:DROP_N-1];
 
+/* verilator lint_off UNUSEDSIGNAL */
+// (memory write addresses are 32-bit; only the low bits index; unused ROM outputs)
 // write ports (combinational from the next-state logic)
 reg drop_we; reg [31:0] drop_wa; reg [31:0] drop_wd;
 reg stk_we; reg [STK_BITS-1:0] stk_wa; reg [FRW-1:0] stk_wd;
@@ -286,6 +288,7 @@ hw_stream_reader #(.DATA_WIDTH(IN_WIDTH), .ADDR_WIDTH(IN_ADDR_WIDTH), .WIN_BYTES
 );
 assign rdr_start = (state_reg == S_START);
 
+/* verilator lint_on UNUSEDSIGNAL */
 // ---------------------------------------------------------------- varint on the window
 // bound of the current read: a packed run's end in S_ELEM, else the frame's end
 wire [31:0] bound = (state_reg == S_ELEM) ? vend_reg : fr_end_reg;
@@ -308,6 +311,7 @@ wire [31:0] vd_len32 = {28'd0, vd_len};
 // bytes left in the bound after the varint (for length checks)
 wire [63:0] after_len = {32'd0, brem - vd_len32};
 
+/* verilator lint_off UNUSEDSIGNAL */
 // ---------------------------------------------------------------- descriptor ROMs
 // current frame's message
 wire [31:0] ma_size, ma_size8, ma_hasoff, ma_unkoff;
@@ -343,6 +347,7 @@ hw_pb_desc_enum den (.e_idx(f_sub), .e_val(raw_reg[31:0]), .e_known(e_known));
 wire [31:0] r_mask;
 hw_pb_desc_req drq (.r_msg(mb_idx), .r_word(req_w_reg), .r_mask(r_mask));
 
+/* verilator lint_on UNUSEDSIGNAL */
 // kinds (descriptor.proto numbering)
 localparam [4:0] K_SINT32 = 5'd17, K_SINT64 = 5'd18, K_BOOL = 5'd8, K_STRING = 5'd9, K_GROUP = 5'd10,
                  K_MESSAGE = 5'd11, K_BYTES = 5'd12;
@@ -417,10 +422,10 @@ wire [31:0] gstk_q = gstk_mem[gdepth_reg[STK_BITS-1:0] - 1];
 wire [31:0] im_cb_q = im_cb[c_id_reg[INST_BITS-1:0]];
 wire [31:0] im_sb_q = im_sb[c_id_reg[INST_BITS-1:0]];
 wire [39:0] im_off_q = im_off[c_id_reg[INST_BITS-1:0]];
-wire [15:0] im_msg_q = im_msg[req_id_reg[INST_BITS-1:0]];
 wire [39:0] im_off_r = im_off[req_id_reg[INST_BITS-1:0]];
 wire [31:0] im_start_r = im_start[req_id_reg[INST_BITS-1:0]];
-wire [63:0] treg_q = treg[c_msg_reg];
+localparam TYPE_BITS = (NUM_MSGS > 1) ? $clog2(NUM_MSGS) : 1;
+wire [63:0] treg_q = treg[c_msg_reg[TYPE_BITS-1:0]];
 wire [31:0] drop_q = drop_mem[ndrop_reg[DROP_BITS-1:0]];
 // write pass, S_TAG: this map entry was dropped by the pre-pass (goes to the unknown fields)
 wire        is_dropped = pass_reg && f_hit && f_map && tag_wt == f_kwt && ndrop_reg != drop_lim_reg && drop_q == pos;
@@ -439,7 +444,9 @@ hw_utf8_check #(.LANES(8)) u8 (.clk(clk), .rst(rst), .clear(u8_clear), .in_valid
 // ---------------------------------------------------------------- next-state logic
 reg [39:0] tmp40;
 reg [31:0] tmp32;
+/* verilator lint_off UNUSEDSIGNAL */
 reg [63:0] tmp64;
+/* verilator lint_on UNUSEDSIGNAL */
 reg [3:0]  chunk;
 
 task img_wr;
@@ -1217,6 +1224,8 @@ always @* begin
 end
 
 // ---------------------------------------------------------------- registers and memories
+// 64-bit lane of the output word
+wire [2:0] o_wa_lane = o_wa[5:3] & ((3'd1 << (OB_SHIFT - 3)) - 3'd1);
 wire [OUT_WIDTH-1:0]   o_wd_ext;
 wire [OUT_WIDTH/8-1:0] o_wbe_ext;
 generate
@@ -1230,7 +1239,7 @@ generate
 endgenerate
 integer k;
 initial begin
-    for (k = 0; k < NUM_MSGS; k = k + 1) treg[k] = k;
+    for (k = 0; k < NUM_MSGS; k = k + 1) treg[k] = {32'd0, k};
 end
 
 always @(posedge clk) begin
@@ -1278,8 +1287,8 @@ always @(posedge clk) begin
     ebuf_reg <= ebuf_next; ni_k_reg <= ni_k_next; req_id_reg <= req_id_next; req_w_reg <= req_w_next;
 
     o_wa_reg <= o_wa[OB_SHIFT +: OUT_ADDR_WIDTH];
-    o_wd_reg <= o_wd_ext << (64 * (o_wa[OB_SHIFT-1:0] >> 3));
-    o_wbe_reg <= o_wbe_ext << (8 * (o_wa[OB_SHIFT-1:0] >> 3));
+    o_wd_reg <= o_wd_ext << (64 * {29'd0, o_wa_lane});
+    o_wbe_reg <= o_wbe_ext << (8 * {29'd0, o_wa_lane});
     o_ra_reg <= o_ra[OB_SHIFT +: OUT_ADDR_WIDTH];
     o_rlane_reg <= o_ra[OB_SHIFT-1:0];
     o_rlane_q <= o_rlane_reg;
@@ -1302,7 +1311,7 @@ always @(posedge clk) begin
         im_off[imw_wa[INST_BITS-1:0]] <= im_off_wd;
         im_start[imw_wa[INST_BITS-1:0]] <= im_start_wd;
     end
-    if (type_wr_en && type_wr_idx < NUM_MSGS) treg[type_wr_idx] <= type_wr_data;
+    if (type_wr_en && {16'd0, type_wr_idx} < NUM_MSGS) treg[type_wr_idx[TYPE_BITS-1:0]] <= type_wr_data;
 end
 
 assign busy = state_reg != S_IDLE && state_reg != S_DONE && state_reg != S_ERR;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Lint and test the hand-written RTL building blocks in rtl/.
 #   1. verilator --lint-only -Wall on every rtl/*.v, for each parameter set in LINT_PARAMS
-#      (must be warning-free);
+#      (must be warning-free); hw_pb_core is linted inside the committed example core
+#      rtl/gen/unit_core.gen.v (top heapwire_core) with the modules it instantiates;
 #   2. python3 -m pytest -q rtl/tb  (cocotb 2.x testbenches on Icarus Verilog).
 # Exits non-zero on any failure. Extra arguments are passed to pytest.
 # HW_TB_SEED=<n> changes the seed of the randomized tests (default 12345).
@@ -13,6 +14,15 @@ declare -A LINT_PARAMS=(
   [hw_stream_reader]="-GDATA_WIDTH=32 -GDATA_WIDTH=128|-GDATA_WIDTH=32:-GWIN_BYTES=12"
   [hw_zigzag]="-GWIDTH=32"
   [hw_varint_decoder]="-GAVAIL_WIDTH=4"
+  [hw_utf8_check]="-GLANES=1 -GLANES=16"
+  [hw_pb_core]="-GOUT_WIDTH=128 -GIN_WIDTH=32:-GOUT_WIDTH=256 -GMAX_DEPTH=4:-GINST_BITS=4"
+)
+# Modules linted inside a bigger top: top module and extra files.
+declare -A LINT_TOP=(
+  [hw_pb_core]="heapwire_core"
+)
+declare -A LINT_FILES=(
+  [hw_pb_core]="rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_utf8_check.v rtl/gen/unit_core.gen.v"
 )
 
 fail=0
@@ -32,7 +42,7 @@ for f in "${files[@]}"; do
   fi
   for s in "${sets[@]}"; do
     # shellcheck disable=SC2086
-    if ! verilator --lint-only -Wall --top-module "$top" $s "$f"; then
+    if ! verilator --lint-only -Wall --top-module "${LINT_TOP[$top]:-$top}" $s "$f" ${LINT_FILES[$top]:-}; then
       echo "test_rtl: lint FAILED: $f $s" >&2
       fail=1
     fi

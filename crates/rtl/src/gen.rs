@@ -61,7 +61,10 @@ pub fn generate(schema: &CompiledSchema, name: &str) -> String {
     let _ = writeln!(v, "// Descriptor ROMs for the generic engine rtl/hw_pb_core.v, and its wrapper heapwire_core.");
     let _ = writeln!(v, "// {} message types, {} enums, pointer width {} bytes, header words {}.",
         schema.messages.len(), schema.enums.len(), schema.ptr(), schema.layout.header_words);
-    v.push_str("`resetall\n`timescale 1ns / 1ps\n`default_nettype none\n\n");
+    v.push_str("`resetall\n`timescale 1ns / 1ps\n`default_nettype none\n");
+    // generated ROM functions reuse the port names for their locals, several modules share
+    // one file, and a schema without closed enums leaves e_val unused
+    v.push_str("/* verilator lint_off VARHIDDEN */\n/* verilator lint_off DECLFILENAME */\n/* verilator lint_off UNUSEDSIGNAL */\n\n");
 
     // ---- messages
     v.push_str("// per message: struct size (and rounded to 8), presence-word and unknown-field offsets,\n// count slots (repeated fields + 1), state slots (message fields + oneofs), message state slots,\n// has required fields, presence words\n");
@@ -181,6 +184,9 @@ hw_pb_core #(
 );
 endmodule
 
+/* verilator lint_on UNUSEDSIGNAL */
+/* verilator lint_on DECLFILENAME */
+/* verilator lint_on VARHIDDEN */
 `resetall
 `default_nettype wire
 ",
