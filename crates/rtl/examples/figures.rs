@@ -1,0 +1,45 @@
+//! Throughput of the simulated core: bytes/cycle per social workload (first N messages of
+//! bench/out/quick/*.bin; run `python3 bench/gen_workloads.py` first) and on single
+//! messages of growing size. cargo run --release -p heapwire-rtl --example figures -- [N]
+use std::path::Path;
+
+fn main() {
+    let n: usize = std::env::args().nth(1).and_then(|v| v.parse().ok()).unwrap_or(20);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let p = root.join("bench/schemas/social.proto");
+    let s = heapwire_schema::compile_files(&[p.clone()], &[p.parent().unwrap().to_path_buf()], Default::default()).unwrap();
+    let (mut tb, mut tc) = (0u64, 0u64);
+    for (file, ty) in [
+        ("social_compose_post.bin", "heapwire.bench.social.ComposePostRequest"),
+        ("social_store_post.bin", "heapwire.bench.social.StorePostRequest"),
+        ("social_compose_media.bin", "heapwire.bench.social.ComposeMediaRequest"),
+        ("social_register_user.bin", "heapwire.bench.social.RegisterUserRequest"),
+        ("social_login.bin", "heapwire.bench.social.LoginRequest"),
+    ] {
+        let data = std::fs::read(root.join("bench/out/quick").join(file)).expect("run python3 bench/gen_workloads.py");
+        let mi = s.message_index(ty).unwrap();
+        let (mut b, mut c, mut p, mut k) = (0u64, 0u64, 0usize, 0usize);
+        while p < data.len() && k < n {
+            let (mut len, mut sh) = (0usize, 0);
+            loop {
+                let x = data[p];
+                p += 1;
+                len |= ((x & 0x7f) as usize) << sh;
+                sh += 7;
+                if x < 0x80 {
+                    break;
+                }
+            }
+            let m = &data[p..p + len];
+            p += len;
+            let r = heapwire_rtl::simulate(&s, mi, m, &Default::default()).expect("core rejected a workload message");
+            b += len as u64;
+            c += r.cycles;
+            k += 1;
+        }
+        println!("{file:28} {k:4} msgs {:8.1} B/msg {:8.1} cycles/msg {:6.3} bytes/cycle", b as f64 / k as f64, c as f64 / k as f64, b as f64 / c as f64);
+        tb += b;
+        tc += c;
+    }
+    println!("social total: {tb} bytes, {tc} cycles, {:.3} bytes/cycle", tb as f64 / tc as f64);
+}
