@@ -185,7 +185,9 @@ pub fn read(bytes: &[u8]) -> Result<CompiledSchema, SchemaError> {
         1 => true,
         _ => return Err(r.err("header flag is not 0 or 1")),
     };
-    r.take(2, "reserved")?;
+    if r.take(2, "reserved")? != [0, 0] {
+        return Err(r.err("reserved header bytes are not zero"));
+    }
     let n_msgs = r.count("message count", 40)?;
     let n_enums = r.count("enum count", 9)?;
     let mut messages = Vec::with_capacity(n_msgs);
@@ -212,11 +214,12 @@ pub fn read(bytes: &[u8]) -> Result<CompiledSchema, SchemaError> {
             let sub = r.u32("sub-type")?;
             let name = r.string("field name")?;
             let json_name = r.string("json name")?;
-            let presence = match pk {
-                0 => Presence::Implicit,
-                1 => Presence::HasBit(pi),
-                2 => Presence::Oneof(pi),
-                3 => Presence::Pointer,
+            let presence = match (pk, pi) {
+                (0, 0) => Presence::Implicit,
+                (1, _) => Presence::HasBit(pi),
+                (2, _) => Presence::Oneof(pi),
+                (3, 0) => Presence::Pointer,
+                (0 | 3, _) => return Err(r.err("presence index set for a presence kind without one")),
                 _ => return Err(r.err("unknown presence kind")),
             };
             let default = match dk {
@@ -243,7 +246,11 @@ pub fn read(bytes: &[u8]) -> Result<CompiledSchema, SchemaError> {
     let mut enums = Vec::with_capacity(n_enums);
     for _ in 0..n_enums {
         let full_name = r.string("enum name")?;
-        let closed = r.u8("enum closed flag")? != 0;
+        let closed = match r.u8("enum closed flag")? {
+            0 => false,
+            1 => true,
+            _ => return Err(r.err("enum closed flag is not 0 or 1")),
+        };
         let n = r.count("enum value count", 8)?;
         let mut values = Vec::with_capacity(n);
         for _ in 0..n {
