@@ -121,6 +121,22 @@ pub fn decode(
     })
 }
 
+/// Writes one encoded message, preceded by its varint length with `--delimited`.
+fn write_message(out: &mut dyn Write, wire: &[u8], delimited: bool) -> Result<(), Failure> {
+    if delimited {
+        let (mut len, mut v) = ([0u8; 10], wire.len() as u64);
+        let mut n = 0;
+        while v >= 0x80 {
+            len[n] = v as u8 | 0x80;
+            v >>= 7;
+            n += 1;
+        }
+        len[n] = v as u8;
+        write_out(out, &len[..=n])?;
+    }
+    write_out(out, wire)
+}
+
 fn write_out(out: &mut dyn Write, b: &[u8]) -> Result<(), Failure> {
     match out.write_all(b) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
@@ -128,36 +144,32 @@ fn write_out(out: &mut dyn Write, b: &[u8]) -> Result<(), Failure> {
     }
 }
 
-pub fn encode_json(s: &CompiledSchema, mi: usize, delimited: bool, text: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
+/// The JSON documents of an `encode` input with their byte offsets: the whole input, or
+/// with `--delimited` one document per non-blank line.
+fn json_documents(text: &[u8], delimited: bool) -> Result<Vec<(usize, &str)>, Failure> {
     let text = std::str::from_utf8(text).map_err(|e| Failure::Input(format!("invalid_utf8 at byte {} (JSON input)", e.valid_up_to())))?;
-    let docs: Vec<(usize, &str)> = if delimited {
-        let mut at = 0;
-        text.split_inclusive('\n')
-            .map(|l| {
-                let r = (at, l);
-                at += l.len();
-                r
-            })
-            .filter(|(_, l)| !l.trim().is_empty())
-            .collect()
-    } else {
-        vec![(0, text)]
-    };
+    if !delimited {
+        return Ok(vec![(0, text)]);
+    }
+    let mut at = 0;
+    Ok(text
+        .split_inclusive('\n')
+        .map(|l| {
+            let r = (at, l);
+            at += l.len();
+            r
+        })
+        .filter(|(_, l)| !l.trim().is_empty())
+        .collect())
+}
+
+pub fn encode_json(s: &CompiledSchema, mi: usize, delimited: bool, text: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
+    let docs = json_documents(text, delimited)?;
     let mut wire = Vec::new();
     for (line_start, doc) in docs {
         wire.clear();
         heapwire_cpu::json::parse::from_json(s, mi, doc.as_bytes(), &mut wire).map_err(|e| Failure::Input(format!("json at byte {line_start}: {e}")))?;
-        if delimited {
-            let mut len = Vec::new();
-            let mut v = wire.len() as u64;
-            while v >= 0x80 {
-                len.push(v as u8 | 0x80);
-                v >>= 7;
-            }
-            len.push(v as u8);
-            write_out(out, &len)?;
-        }
-        write_out(out, &wire)?;
+        write_message(out, &wire, delimited)?;
     }
     Ok(())
 }
@@ -257,35 +269,12 @@ fn objgraph_class_check(s: &CompiledSchema, mi: usize) -> Result<(), Failure> {
 pub fn objgraph_encode(s: &CompiledSchema, mi: usize, delimited: bool, text: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
     use heapwire_cpu::objgraph::{json::parse_json, Tables};
     objgraph_class_check(s, mi)?;
-    let text = std::str::from_utf8(text).map_err(|e| Failure::Input(format!("invalid_utf8 at byte {} (JSON input)", e.valid_up_to())))?;
-    let docs: Vec<(usize, &str)> = if delimited {
-        let mut at = 0;
-        text.split_inclusive('\n')
-            .map(|l| {
-                let r = (at, l);
-                at += l.len();
-                r
-            })
-            .filter(|(_, l)| !l.trim().is_empty())
-            .collect()
-    } else {
-        vec![(0, text)]
-    };
+    let docs = json_documents(text, delimited)?;
     let t = Tables::new(s);
     let mut wire = Vec::new();
     for (line_start, doc) in docs {
         parse_json(s, &t, mi, doc, &mut wire).map_err(|e| Failure::Input(format!("{} at byte {}", e.kind, line_start + e.offset)))?;
-        if delimited {
-            let mut len = Vec::new();
-            let mut v = wire.len() as u64;
-            while v >= 0x80 {
-                len.push(v as u8 | 0x80);
-                v >>= 7;
-            }
-            len.push(v as u8);
-            write_out(out, &len)?;
-        }
-        write_out(out, &wire)?;
+        write_message(out, &wire, delimited)?;
     }
     Ok(())
 }

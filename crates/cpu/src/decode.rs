@@ -290,8 +290,8 @@ impl<'s> Decoder<'s> {
         self.schema
     }
 
-    /// Decodes `input` as message type `msg` into `out` (replacing its contents).
-    pub fn decode(&mut self, msg: usize, input: &[u8], opts: &DecodeOptions, out: &mut Vec<u8>) -> Result<(), DecodeError> {
+    /// Checks what holds for any input; returns the pointer width.
+    fn check_request(&self, msg: usize, input: &[u8], opts: &DecodeOptions) -> Result<u64, DecodeError> {
         assert!(msg < self.schema.messages.len(), "message index out of range");
         if opts.base % 8 != 0 {
             return err(ErrorKind::BadBase, 0);
@@ -299,7 +299,12 @@ impl<'s> Decoder<'s> {
         if input.len() > u32::MAX as usize {
             return err(ErrorKind::ImageTooLarge, 0);
         }
-        let pw = self.schema.ptr() as u64;
+        Ok(self.schema.ptr() as u64)
+    }
+
+    /// Decodes `input` as message type `msg` into `out` (replacing its contents).
+    pub fn decode(&mut self, msg: usize, input: &[u8], opts: &DecodeOptions, out: &mut Vec<u8>) -> Result<(), DecodeError> {
+        let pw = self.check_request(msg, input, opts)?;
         out.clear();
         out.reserve(input.len() * 2 + self.t.info[msg].size8 as usize);
         if let Ok(total) = walk::<FAST>(self.schema, &self.t, &mut self.s, msg as u32, input, opts, out) {
@@ -316,14 +321,7 @@ impl<'s> Decoder<'s> {
     /// The reference algorithm of `docs/image-layout.md`, always in two passes (pre-pass,
     /// then write pass). `decode` gives the same bytes, usually in one pass.
     pub fn decode_reference(&mut self, msg: usize, input: &[u8], opts: &DecodeOptions, out: &mut Vec<u8>) -> Result<(), DecodeError> {
-        assert!(msg < self.schema.messages.len(), "message index out of range");
-        if opts.base % 8 != 0 {
-            return err(ErrorKind::BadBase, 0);
-        }
-        if input.len() > u32::MAX as usize {
-            return err(ErrorKind::ImageTooLarge, 0);
-        }
-        let pw = self.schema.ptr() as u64;
+        let pw = self.check_request(msg, input, opts)?;
         out.clear();
         let total = walk::<PRE>(self.schema, &self.t, &mut self.s, msg as u32, input, opts, &mut Vec::new())?;
         if pw == 4 && opts.base.checked_add(total).is_none_or(|e| e > u32::MAX as u64 + 1) {
