@@ -10,6 +10,7 @@
 //! See `docs/hardware.md`.
 
 mod gen;
+mod objgraph;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,6 +18,9 @@ use std::process::Command;
 use heapwire_schema::CompiledSchema;
 
 pub use gen::{check_supported, generate};
+pub use objgraph::{
+    generate_og, og_check_supported, og_error_name, simulate_objgraph, write_og_core, OgSimOptions, OG_CORE_SOURCES, OG_ERROR_NAMES,
+};
 
 /// The hand-written RTL the generated core needs, embedded so the driver works from
 /// any directory: (file name, text).
