@@ -134,7 +134,8 @@ localparam [2:0] S_IDLE = 3'd0, S_COUNT = 3'd1, S_TYPES = 3'd2, S_CHECK = 3'd3, 
                  S_WALK = 3'd5, S_FLUSH = 3'd6, S_DONE = 3'd7;
 
 // member conversions (generated tables)
-localparam [2:0] C_REF = 3'd0, C_SIGNED = 3'd1, C_UNSIGNED = 3'd2, C_BOOL = 3'd3, C_BITS = 3'd4;
+// (2 unsigned and 4 bits: the value as read)
+localparam [2:0] C_REF = 3'd0, C_SIGNED = 3'd1, C_BOOL = 3'd3;
 
 // ---------------------------------------------------------------- registers
 reg [2:0]            state_reg = S_IDLE, state_next;
@@ -217,8 +218,8 @@ always @(posedge clk) begin
 end
 
 // ---------------------------------------------------------------- stream reader
-reg          rd_valid;
-reg  [1:0]   rd_size;
+wire         rd_valid;
+wire [1:0]   rd_size;
 wire         rd_ready;
 wire [63:0]  rd_data;
 wire [31:0]  rd_offset;
@@ -278,7 +279,7 @@ wire [63:0] al_top  = al_addr + {32'd0, ca_size};
 // output memory capacity in bytes
 wire [63:0] out_cap = 64'd1 << (OUT_ADDR_WIDTH + OUT_SHIFT);
 // image words
-wire [63:0] tot_words64 = (top_reg + OUT_BYTES - 1) >> OUT_SHIFT;
+wire [63:0] tot_words64 = (top_reg + {{(63-OUT_SHIFT){1'b0}}, 1'b1, {OUT_SHIFT{1'b0}}} - 64'd1) >> OUT_SHIFT;
 wire [31:0] tot_words = tot_words64[31:0];
 
 // stage 2: the bytes to write, placed in an output word
@@ -300,6 +301,12 @@ wire [OUT_WIDTH-1:0] s2_wdata = {{OUT_WIDTH-64{1'b0}}, s2_val & s2_bmask} << {s2
 wire s2_err_ref  = s2_ref_reg && !s2_null_reg && s2_oob_reg;
 wire s2_err_type = s2_ref_reg && !s2_null_reg && !s2_oob_reg && !(cr_anc[s2_tgt_reg] && s2_tgt_reg < NCLS);
 wire s2_err_base = s2_ref_reg && !s2_null_reg && !s2_oob_reg && s2_zero_reg && base_reg == 64'd0;
+// stage 2 empties this cycle (no error, its bytes go in the accumulator or the next word)
+wire s2_frees = !s2_valid_reg ||
+    (!s2_err_ref && !s2_err_type && !s2_err_base && (s2_word == accw_reg || s2_word == accw_reg + 32'd1));
+// Stream Reader requests (kept out of the next-state block: rd_data depends on rd_size)
+assign rd_valid = (state_reg == S_COUNT) || (state_reg == S_TYPES) || (state_reg == S_WALK && !hdr_reg && s2_frees);
+assign rd_size = (state_reg == S_WALK) ? m_wl : 2'd2;
 
 // ---------------------------------------------------------------- next state
 reg s2_free;     // stage 2 is empty after this cycle: stage 1 may issue
@@ -318,15 +325,12 @@ always @* begin
     wr_en_next = 1'b0; wr_addr_next = wr_addr_reg; wr_data_next = wr_data_reg;
     t_we = 1'b0; t_wa = i_reg[OBJ_BITS-1:0]; t_wcls = ty_cls; t_woff = al_addr[31:0];
     tb_re = 1'b0; tb_ra = rd_data[OBJ_BITS-1:0];
-    rd_valid = 1'b0; rd_size = 2'd2;
     s2_free = 1'b0;
     last_obj = (i_reg + 32'd1 == n_reg);
 
     case (state_reg)
     S_IDLE, S_DONE: ;
     S_COUNT: begin
-        rd_valid = 1'b1;
-        rd_size = 2'd2;
         if (rd_ready) begin
             n_next = rd_data[31:0];
             i_next = 32'd0;
@@ -343,8 +347,6 @@ always @* begin
         end
     end
     S_TYPES: begin
-        rd_valid = 1'b1;
-        rd_size = 2'd2;
         if (rd_ready) begin
             if (!ty_hit) begin
                 err_next = E_TYPE; erroff_next = rd_offset; state_next = S_DONE;
@@ -438,8 +440,6 @@ always @* begin
                     end
                 end
             end else begin
-                rd_valid = 1'b1;
-                rd_size = m_wl;
                 if (rd_ready) begin
                     if (dry_reg && rd_past_end) begin
                         err_next = E_TRUNC; erroff_next = rd_offset; state_next = S_DONE;

@@ -2,7 +2,8 @@
 # Lint and test the hand-written RTL building blocks in rtl/.
 #   1. verilator --lint-only -Wall on every rtl/*.v, for each parameter set in LINT_PARAMS
 #      (must be warning-free); hw_pb_core is linted inside the committed example core
-#      rtl/gen/unit_core.gen.v (top heapwire_core) with the modules it instantiates;
+#      rtl/gen/unit_core.gen.v (top heapwire_core) with the modules it instantiates, hw_og_core
+#      inside rtl/gen/expr_og_core.gen.v (top heapwire_og_core);
 #   2. python3 -m pytest -q rtl/tb  (cocotb 2.x testbenches on Icarus Verilog).
 # Exits non-zero on any failure. Extra arguments are passed to pytest.
 # HW_TB_SEED=<n> changes the seed of the randomized tests (default 12345).
@@ -16,13 +17,16 @@ declare -A LINT_PARAMS=(
   [hw_varint_decoder]="-GAVAIL_WIDTH=4"
   [hw_utf8_check]="-GLANES=1 -GLANES=16"
   [hw_pb_core]="-GOUT_WIDTH=128 -GIN_WIDTH=32:-GOUT_WIDTH=256 -GMAX_DEPTH=4:-GINST_BITS=4"
+  [hw_og_core]="-GOUT_WIDTH=64 -GOUT_WIDTH=128:-GIN_WIDTH=32:-GOBJ_BITS=12"
 )
 # Modules linted inside a bigger top: top module and extra files.
 declare -A LINT_TOP=(
   [hw_pb_core]="heapwire_core"
+  [hw_og_core]="heapwire_og_core"
 )
 declare -A LINT_FILES=(
   [hw_pb_core]="rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_utf8_check.v rtl/gen/unit_core.gen.v"
+  [hw_og_core]="rtl/hw_stream_reader.v rtl/gen/expr_og_core.gen.v"
 )
 
 fail=0

@@ -126,7 +126,8 @@ fn random_graph(s: &CompiledSchema, root: usize, r: &mut Rng) -> Vec<u8> {
                 w.extend_from_slice(&v.to_le_bytes());
             } else {
                 let v = match f.kind {
-                    Kind::Bool => r.below(2),
+                    // any non-zero byte is true (the CPU engine stores 1)
+                    Kind::Bool => if r.chance(50) { r.below(2) } else { r.next() & 0xff },
                     _ => match r.below(4) {
                         0 => 0,
                         1 => u64::MAX,
@@ -343,4 +344,18 @@ fn corner_cases_match_cpu() {
     zw[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
     check(&z, animal, &zw, 64, &[], 128, "zoo ok", &mut st);
     eprintln!("corner cases: {} identical images, {} identical rejections", st.ok, st.rejected);
+}
+
+/// The committed example objgraph core `rtl/gen/expr_og_core.gen.v` (linted by
+/// scripts/test_rtl.sh) must be what the generator writes today (64-bit layout).
+/// Regenerate with `HEAPWIRE_OG_REGEN=1 cargo test -p heapwire-rtl --test objgraph_system committed`.
+#[test]
+fn committed_example_og_core_is_fresh() {
+    let want = heapwire_rtl::generate_og(&expr(PointerWidth::P64), "expr");
+    let p = root().join("rtl/gen/expr_og_core.gen.v");
+    if std::env::var("HEAPWIRE_OG_REGEN").is_ok() {
+        std::fs::write(&p, &want).unwrap();
+    }
+    let have = std::fs::read_to_string(&p).unwrap_or_default();
+    assert!(have == want, "rtl/gen/expr_og_core.gen.v is stale: regenerate it (see this test's header)");
 }
