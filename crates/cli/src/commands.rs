@@ -305,3 +305,22 @@ pub fn sim(s: &CompiledSchema, mi: usize, base: u64, input: &[u8], out: &mut dyn
         Err(e) => Err(Failure::Usage(e.to_string())),
     }
 }
+
+/// `sim --wire objgraph`: the generated objgraph core in Icarus Verilog; the image on
+/// stdout (what `decode --wire objgraph` writes), `cycles: N` on stderr.
+pub fn sim_objgraph(s: &CompiledSchema, mi: usize, base: u64, input: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
+    objgraph_class_check(s, mi)?;
+    let opts = heapwire_rtl::OgSimOptions { base, ..Default::default() };
+    match heapwire_rtl::simulate_objgraph(s, mi, input, &opts) {
+        Ok(r) => {
+            out.write_all(&r.image)?;
+            eprintln!("cycles: {}", r.cycles);
+            Ok(())
+        }
+        Err(heapwire_rtl::SimError::Rejected { kind, offset, cycles }) => {
+            eprintln!("cycles: {cycles}");
+            Err(Failure::Input(format!("{kind} at byte {offset}")))
+        }
+        Err(e) => Err(Failure::Usage(e.to_string())),
+    }
+}

@@ -237,7 +237,15 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let s = load_schema(&common.schema, &common.include, layout(&common.layout))?;
             let mi = message_index(&s, &common.type_name)?;
             if common.wire == Wire::Objgraph {
-                return Err(Failure::Usage("sim --wire objgraph: the objgraph core is not generated yet (protobuf only)".into()));
+                if common.delimited {
+                    return Err(Failure::Usage("sim: --delimited is not supported (one message per run)".into()));
+                }
+                let data = read_all(&input)?;
+                commands::sim_objgraph(&s, mi, base, &data, &mut out)?;
+                return match out.flush() {
+                    Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
+                    _ => Ok(()),
+                };
             }
             if common.delimited {
                 return Err(Failure::Usage("sim: --delimited is not supported (one message per run)".into()));

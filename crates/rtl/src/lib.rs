@@ -311,7 +311,8 @@ fn build(schema: &CompiledSchema, sz: &Sizes) -> Result<PathBuf, SimError> {
 }
 
 /// Writes the generated core for `schema` (and the hand-written modules it needs) into
-/// `dir`: `<stem>_core.gen.v` plus copies of the engine files. Returns the paths.
+/// `dir`: `<stem>_core.gen.v` plus copies of the engine files, and for a schema with
+/// classes the objgraph core `<stem>_og_core.gen.v` and its engine files. Returns the paths.
 pub fn write_core(schema: &CompiledSchema, stem: &str, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let p = dir.join(format!("{stem}_core.gen.v"));
@@ -321,6 +322,14 @@ pub fn write_core(schema: &CompiledSchema, stem: &str, dir: &Path) -> std::io::R
         let p = dir.join(name);
         std::fs::write(&p, text)?;
         out.push(p);
+    }
+    // a schema with classes also gets the objgraph core
+    if og_check_supported(schema).is_ok() {
+        for p in write_og_core(schema, stem, dir)? {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
     }
     Ok(out)
 }
