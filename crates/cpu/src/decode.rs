@@ -111,6 +111,8 @@ struct Op {
     rep_packable: bool,
     /// Scalar size in the image (0 for strings and messages).
     size: u8,
+    /// A singular scalar that is not a closed enum: one value, stored as is.
+    simple: bool,
     /// Presence bit as a byte offset in the struct and a mask.
     hb_mask: u8,
     hb_byte: u32,
@@ -131,6 +133,7 @@ impl Op {
             flags: f.flags,
             rep_packable: f.is_repeated() && f.kind.is_packable(),
             size: f.kind.scalar_size().unwrap_or(0) as u8,
+            simple: !f.is_repeated() && f.kind.scalar_size().is_some() && !f.is_closed_enum(),
             hb_mask,
             hb_byte,
             presence: f.presence,
@@ -695,6 +698,27 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                         write_ptr(img, at + pw, pw, len);
                     }
                 }
+                _ if M != PRE && f.simple && wtype != wt::LEN => {
+                    // The common case: one value of a singular scalar (not a closed enum).
+                    let (raw, q) = match wtype {
+                        wt::VARINT => read_varint(buf, pos, end).map_err(|e| rd(e, pos))?,
+                        wt::FIXED32 => {
+                            if end - pos < 4 {
+                                return err(ErrorKind::Truncated, pos);
+                            }
+                            (u32::from_le_bytes(buf[pos..pos + 4].try_into().unwrap()) as u64, pos + 4)
+                        }
+                        _ => {
+                            if end - pos < 8 {
+                                return err(ErrorKind::Truncated, pos);
+                            }
+                            (u64::from_le_bytes(buf[pos..pos + 8].try_into().unwrap()), pos + 8)
+                        }
+                    };
+                    pos = q;
+                    set_present(img, soff, msg, f, num, &mut s.state, sbase, info.n_state as usize);
+                    put_scalar(img, soff + f.offset as usize, f.size as usize, convert(f.kind, raw));
+                }
                 _ => {
                     // Scalars: one value, or a packed run.
                     let packed = wtype == wt::LEN;
@@ -1084,7 +1108,7 @@ fn set_oneof_case(img: &mut [u8], soff: usize, o: &heapwire_schema::Oneof, num: 
 }
 
 /// Marks a singular non-message field present (presence bit, or oneof case switch).
-#[inline]
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn set_present(img: &mut [u8], soff: usize, msg: &heapwire_schema::Message, f: &Op, num: u32, state: &mut [u32], sbase: usize, n_state: usize) {
     match f.presence {
