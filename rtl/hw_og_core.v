@@ -168,6 +168,9 @@ reg [31:0]           s2_addr_reg = 32'd0, s2_addr_next;   // image offset of the
 reg [1:0]            s2_szl_reg = 2'd0, s2_szl_next;      // log2 bytes in memory
 reg [63:0]           s2_data_reg = 64'd0, s2_data_next;
 reg [31:0]           s2_woff_reg = 32'd0, s2_woff_next;   // wire offset (error offset)
+reg                  s2_hdr_reg = 1'b0, s2_hdr_next;      // also the object's header word (same output word)
+reg [63:0]           s2_hval_reg = 64'd0, s2_hval_next;
+reg [OUT_SHIFT-1:0]  s2_hlane_reg = {OUT_SHIFT{1'b0}}, s2_hlane_next;
 
 // image writer
 reg [OUT_WIDTH-1:0]  acc_reg = {OUT_WIDTH{1'b0}}, acc_next;
@@ -295,8 +298,15 @@ always @* begin
         default: s2_bmask = 64'hffffffffffffffff;
     endcase
 end
-wire [OUT_WIDTH-1:0] s2_wmask = {{OUT_WIDTH-64{1'b0}}, s2_bmask} << {s2_lane, 3'b000};
-wire [OUT_WIDTH-1:0] s2_wdata = {{OUT_WIDTH-64{1'b0}}, s2_val & s2_bmask} << {s2_lane, 3'b000};
+localparam [63:0] PTR_MASK = (PTR_BYTES == 8) ? 64'hffffffffffffffff : 64'h00000000ffffffff;
+wire [OUT_WIDTH-1:0] s2_hmask = s2_hdr_reg ? ({{OUT_WIDTH-64{1'b0}}, PTR_MASK} << {s2_hlane_reg, 3'b000}) : {OUT_WIDTH{1'b0}};
+wire [OUT_WIDTH-1:0] s2_hdata = s2_hdr_reg ? ({{OUT_WIDTH-64{1'b0}}, s2_hval_reg & PTR_MASK} << {s2_hlane_reg, 3'b000}) : {OUT_WIDTH{1'b0}};
+wire [OUT_WIDTH-1:0] s2_wmask = ({{OUT_WIDTH-64{1'b0}}, s2_bmask} << {s2_lane, 3'b000}) | s2_hmask;
+wire [OUT_WIDTH-1:0] s2_wdata = ({{OUT_WIDTH-64{1'b0}}, s2_val & s2_bmask} << {s2_lane, 3'b000}) | s2_hdata;
+// the current object's header and its first wire member land in the same output word:
+// one stage-1 cycle does both
+wire [31:0] m_addr = o_reg + m_off;
+wire        hdr_merge = hdr_reg && cw_nwire != 16'd0 && (o_reg >> OUT_SHIFT) == (m_addr >> OUT_SHIFT);
 // stage 2 errors, in the CPU engine's order
 wire s2_err_ref  = s2_ref_reg && !s2_null_reg && s2_oob_reg;
 wire s2_err_type = s2_ref_reg && !s2_null_reg && !s2_oob_reg && !(cr_anc[s2_tgt_reg] && s2_tgt_reg < NCLS);
@@ -305,7 +315,7 @@ wire s2_err_base = s2_ref_reg && !s2_null_reg && !s2_oob_reg && s2_zero_reg && b
 wire s2_frees = !s2_valid_reg ||
     (!s2_err_ref && !s2_err_type && !s2_err_base && (s2_word == accw_reg || s2_word == accw_reg + 32'd1));
 // Stream Reader requests (kept out of the next-state block: rd_data depends on rd_size)
-assign rd_valid = (state_reg == S_COUNT) || (state_reg == S_TYPES) || (state_reg == S_WALK && !hdr_reg && s2_frees);
+assign rd_valid = (state_reg == S_COUNT) || (state_reg == S_TYPES) || (state_reg == S_WALK && (!hdr_reg || hdr_merge) && s2_frees);
 assign rd_size = (state_reg == S_WALK) ? m_wl : 2'd2;
 
 // ---------------------------------------------------------------- next state
@@ -321,6 +331,7 @@ always @* begin
     s2_valid_next = s2_valid_reg; s2_ref_next = s2_ref_reg; s2_null_next = s2_null_reg; s2_oob_next = s2_oob_reg;
     s2_zero_next = s2_zero_reg; s2_tgt_next = s2_tgt_reg; s2_addr_next = s2_addr_reg; s2_szl_next = s2_szl_reg;
     s2_data_next = s2_data_reg; s2_woff_next = s2_woff_reg;
+    s2_hdr_next = s2_hdr_reg; s2_hval_next = s2_hval_reg; s2_hlane_next = s2_hlane_reg;
     acc_next = acc_reg; accw_next = accw_reg;
     wr_en_next = 1'b0; wr_addr_next = wr_addr_reg; wr_data_next = wr_data_reg;
     t_we = 1'b0; t_wa = i_reg[OBJ_BITS-1:0]; t_wcls = ty_cls; t_woff = al_addr[31:0];
@@ -420,8 +431,9 @@ always @* begin
         if (s2_free) s2_valid_next = 1'b0;
         // ---- stage 1: issue the header or the next member
         if (state_next == S_WALK && s2_free) begin
-            if (hdr_reg) begin
+            if (hdr_reg && !hdr_merge) begin
                 s2_valid_next = !dry_reg;
+                s2_hdr_next = 1'b0;
                 s2_ref_next = 1'b0;
                 s2_addr_next = o_reg;
                 s2_szl_next = PTR_LOG;
@@ -451,13 +463,18 @@ always @* begin
                         s2_oob_next = (rd_data[31:0] >= n_reg);
                         s2_zero_next = (rd_data[31:0] == 32'd0);
                         s2_tgt_next = m_tgt;
-                        s2_addr_next = o_reg + m_off;
+                        s2_addr_next = m_addr;
                         s2_szl_next = m_sl;
                         s2_data_next = widened;
                         s2_woff_next = rd_offset;
+                        s2_hdr_next = hdr_reg;
+                        s2_hval_next = hdr_regs[c_reg];
+                        s2_hlane_next = o_reg[OUT_SHIFT-1:0];
+                        hdr_next = 1'b0;
                         k_next = k_reg + 16'd1;
                         if (k_reg + 16'd1 == cw_nwire) begin
                             hdr_next = 1'b1;
+                            k_next = 16'd0;
                             i_next = i_reg + 32'd1;
                             c_next = ta_cls_q;
                             o_next = ta_off_q;
@@ -553,6 +570,7 @@ always @(posedge clk) begin
     s2_ref_reg <= s2_ref_next; s2_null_reg <= s2_null_next; s2_oob_reg <= s2_oob_next; s2_zero_reg <= s2_zero_next;
     s2_tgt_reg <= s2_tgt_next; s2_addr_reg <= s2_addr_next; s2_szl_reg <= s2_szl_next; s2_data_reg <= s2_data_next;
     s2_woff_reg <= s2_woff_next;
+    s2_hdr_reg <= s2_hdr_next; s2_hval_reg <= s2_hval_next; s2_hlane_reg <= s2_hlane_next;
     acc_reg <= acc_next; accw_reg <= accw_next;
     wr_addr_reg <= wr_addr_next; wr_data_reg <= wr_data_next;
 end

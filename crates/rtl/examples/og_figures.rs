@@ -1,0 +1,55 @@
+//! Bytes per cycle of the objgraph core on the MSR expression tree (the paper's scaled
+//! tree: n Operations, 2n+1 objects, 21n+12 wire bytes), both layouts, 256-bit output
+//! memory, cycles from start to done (allocation and member phases included). Every
+//! image is checked against the CPU engine before its cycles are reported.
+//!   cargo run --release -p heapwire-rtl --example og_figures [-- n...]
+
+use std::path::Path;
+
+use heapwire_cpu::objgraph::ObjDecoder;
+use heapwire_cpu::DecodeOptions;
+use heapwire_rtl::{simulate_objgraph, OgSimOptions};
+use heapwire_schema::{compile_files, LayoutOptions, PointerWidth};
+
+fn chain(n: usize) -> Vec<u8> {
+    let mut types = Vec::new();
+    let mut members = Vec::new();
+    let mut id = 0u32;
+    for k in 0..n {
+        types.push(1u32);
+        members.extend_from_slice(&(id + 1).to_le_bytes());
+        members.extend_from_slice(&(id + 2).to_le_bytes());
+        members.push((k % 4) as u8);
+        types.push(0);
+        members.extend_from_slice(&(k as i32).to_le_bytes());
+        id += 2;
+    }
+    types.push(0);
+    members.extend_from_slice(&7u32.to_le_bytes());
+    let mut v = (types.len() as u32).to_le_bytes().to_vec();
+    for t in types {
+        v.extend_from_slice(&t.to_le_bytes());
+    }
+    v.extend_from_slice(&members);
+    v
+}
+
+fn main() {
+    let ns: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let ns = if ns.is_empty() { vec![1, 8, 32, 127, 1000] } else { ns };
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/expression_tree/expr.proto");
+    println!("| n | wire bytes | layout | cycles | bytes/cycle |");
+    println!("|---|---|---|---|---|");
+    for &n in &ns {
+        for pw in [PointerWidth::P32, PointerWidth::P64] {
+            let s = compile_files(&[p.clone()], &[], LayoutOptions { pointer_width: pw, header_words: false }).unwrap();
+            let root = s.message_index("expr.Node").unwrap();
+            let w = chain(n);
+            let mut img = Vec::new();
+            ObjDecoder::new(&s).decode(root, &w, &DecodeOptions { base: 0x1000, ..Default::default() }, &mut img).unwrap();
+            let o = simulate_objgraph(&s, root, &w, &OgSimOptions { base: 0x1000, ..Default::default() }).unwrap();
+            assert_eq!(o.image, img, "n={n}: image differs from the CPU engine");
+            println!("| {n} | {} | {}-bit | {} | {:.2} |", w.len(), 8 * s.ptr(), o.cycles, w.len() as f64 / o.cycles as f64);
+        }
+    }
+}
