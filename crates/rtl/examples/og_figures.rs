@@ -42,7 +42,7 @@ fn main() {
     println!("|---|---|---|---|---|");
     for &n in &ns {
         for pw in [PointerWidth::P32, PointerWidth::P64] {
-            let s = compile_files(&[p.clone()], &[], LayoutOptions { pointer_width: pw, header_words: false }).unwrap();
+            let s = compile_files(std::slice::from_ref(&p), &[], LayoutOptions { pointer_width: pw, header_words: false }).unwrap();
             let root = s.message_index("expr.Node").unwrap();
             let w = chain(n);
             let mut img = Vec::new();

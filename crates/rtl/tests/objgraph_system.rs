@@ -199,6 +199,7 @@ struct Stats {
 }
 
 /// One case through both engines; panics on any difference.
+#[allow(clippy::too_many_arguments)]
 fn check(s: &CompiledSchema, root: usize, w: &[u8], base: u64, regs: &[u64], out_width: u32, what: &str, st: &mut Stats) -> u64 {
     let opts = DecodeOptions { base, type_words: regs.to_vec(), ..Default::default() };
     let mut d = ObjDecoder::new(s);
