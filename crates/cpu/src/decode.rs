@@ -232,8 +232,6 @@ struct Scratch {
     /// Tag offsets of map entries the pre-pass sent to the unknown fields, in order.
     dropped: Vec<usize>,
     next_drop: usize,
-    /// Fast pass: whether an instance's counts have been scanned.
-    scanned: Vec<bool>,
 }
 
 const DENSE_LIMIT: u32 = 1024;
@@ -344,13 +342,15 @@ impl Scratch {
         let info = &t.info[msg as usize];
         let id;
         if M != WRITE {
-            id = self.inst_msg.len() as u32;
-            if M == FAST {
-                self.scanned.push(false);
+            id = self.inst_counts.len() as u32;
+            if M == PRE {
+                self.inst_msg.push(msg);
+                self.inst_counts.push(self.counts.len() as u32);
+                self.counts.extend(std::iter::repeat_n(0, info.n_counts as usize));
+            } else {
+                // The fast pass makes an instance's counts only when it needs them.
+                self.inst_counts.push(UNSCANNED as u32);
             }
-            self.inst_msg.push(msg);
-            self.inst_counts.push(self.counts.len() as u32);
-            self.counts.extend(std::iter::repeat_n(0, info.n_counts as usize));
             self.inst_state.push(self.state.len() as u32);
             let m = &schema.messages[msg as usize];
             let n_msg = info.n_state as usize - m.oneofs.len();
@@ -433,6 +433,9 @@ const WRITE: u8 = 1;
 /// falls back to the two passes.
 const FAST: u8 = 2;
 
+/// `inst_counts` of a fast-pass instance whose counts have not been scanned yet.
+const UNSCANNED: usize = u32::MAX as usize;
+
 /// Grows the image (fast pass) so `new_top` bytes are addressable, within the limit.
 #[inline(always)]
 fn grow<const M: u8>(img: &mut Vec<u8>, new_top: u64, limit: u64, at: usize) -> Result<(), DecodeError> {
@@ -454,7 +457,6 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
     let base = opts.base;
     let limit = opts.max_image_bytes.min(u32::MAX as u64);
     if M != WRITE {
-        s.scanned.clear();
         s.dropped.clear();
         s.counts.clear();
         s.state.clear();
@@ -482,7 +484,7 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
         let (mi, inst, soff, end, group) = (fr.msg as usize, fr.inst as usize, fr.off as usize, fr.end, fr.group);
         let msg = &schema.messages[mi];
         let info = &t.info[mi];
-        let cbase = s.inst_counts[inst] as usize;
+        let mut cbase = s.inst_counts[inst] as usize;
         let sbase = s.inst_state[inst] as usize;
         loop {
             if pos >= end {
@@ -492,7 +494,7 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                 let done = s.frames.pop().unwrap();
                 // A map entry with unknown fields is not a map entry: like upb, keep it
                 // whole (tag to end) among the parent's unknown fields instead.
-                if M == FAST && msg.is_map_entry() && s.scanned[inst] && s.counts[cbase + info.n_counts as usize - 1] > 0 {
+                if M == FAST && msg.is_map_entry() && cbase != UNSCANNED && s.counts[cbase + info.n_counts as usize - 1] > 0 {
                     return err(ErrorKind::Truncated, done.start); // not canonical: decode() retries in two passes
                 }
                 if M == PRE && msg.is_map_entry() && s.counts[cbase + info.n_counts as usize - 1] > 0 && !s.frames.is_empty() {
@@ -547,11 +549,13 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                 if M == PRE {
                     s.counts[slot] += n as u32;
                 } else {
-                    if M == FAST && !s.scanned[inst] {
-                    s.scanned[inst] = true;
-                    scan_counts(schema, t, buf, tag_pos, end, mi, &mut s.counts[cbase..cbase + info.n_counts as usize]);
+                    if M == FAST && cbase == UNSCANNED {
+                        cbase = s.counts.len();
+                        s.counts.resize(cbase + info.n_counts as usize, 0);
+                        s.inst_counts[inst] = cbase as u32;
+                        scan_counts(schema, t, buf, tag_pos, end, mi, &mut s.counts[cbase..]);
                     }
-                    append_unknown::<M>(img, &mut top, base, pw, soff + msg.unknown_offset as usize, s.counts[slot], &buf[tag_pos..vend], limit)?;
+                    append_unknown::<M>(img, &mut top, base, pw, soff + msg.unknown_offset as usize, s.counts[cbase + info.n_counts as usize - 1], &buf[tag_pos..vend], limit)?;
                 }
                 pos = vend;
                 continue;
@@ -601,11 +605,13 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                             s.counts[slot] += 1;
                             coff = 0;
                         } else {
-                            if M == FAST && !s.scanned[inst] {
-                            s.scanned[inst] = true;
-                            scan_counts(schema, t, buf, tag_pos, end, mi, &mut s.counts[cbase..cbase + info.n_counts as usize]);
+                            if M == FAST && cbase == UNSCANNED {
+                                cbase = s.counts.len();
+                                s.counts.resize(cbase + info.n_counts as usize, 0);
+                                s.inst_counts[inst] = cbase as u32;
+                                scan_counts(schema, t, buf, tag_pos, end, mi, &mut s.counts[cbase..]);
                             }
-                            coff = next_element::<M>(img, &mut top, base, pw, soff + f.offset as usize, s.counts[slot], schema.messages[sub as usize].size as usize, limit)?;
+                            coff = next_element::<M>(img, &mut top, base, pw, soff + f.offset as usize, s.counts[cbase + fslot], schema.messages[sub as usize].size as usize, limit)?;
                             write_header(schema, opts, img, coff, sub);
                         }
                         child = s.new_instance::<M>(schema, t, sub, coff as u32, tag_pos);
@@ -676,9 +682,11 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                             return err(ErrorKind::InvalidUtf8, p);
                         }
                         let at = if f.is_repeated() {
-                            if M == FAST && !s.scanned[inst] {
-                            s.scanned[inst] = true;
-                            scan_counts(schema, t, buf, tag_pos, end, mi, &mut s.counts[cbase..cbase + info.n_counts as usize]);
+                            if M == FAST && cbase == UNSCANNED {
+                                cbase = s.counts.len();
+                                s.counts.resize(cbase + info.n_counts as usize, 0);
+                                s.inst_counts[inst] = cbase as u32;
+                                scan_counts(schema, t, buf, tag_pos, end, mi, &mut s.counts[cbase..]);
                             }
                             next_element::<M>(img, &mut top, base, pw, soff + f.offset as usize, s.counts[cbase + fslot], 2 * pw, limit)?
                         } else {
@@ -793,13 +801,15 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                                 if M == PRE {
                                     unknown_bytes += n;
                                 } else {
-                                    if M == FAST && !s.scanned[inst] {
-                                    s.scanned[inst] = true;
-                                    scan_counts(schema, t, buf, tag_pos, end, mi, &mut s.counts[cbase..cbase + info.n_counts as usize]);
+                                    if M == FAST && cbase == UNSCANNED {
+                                        cbase = s.counts.len();
+                                        s.counts.resize(cbase + info.n_counts as usize, 0);
+                                        s.inst_counts[inst] = cbase as u32;
+                                        scan_counts(schema, t, buf, tag_pos, end, mi, &mut s.counts[cbase..]);
                                     }
                                     let mut tmp = [0u8; 10];
                                     let k = encode_enum_unknown(&mut tmp, num, raw as u32);
-                                    append_unknown::<M>(img, &mut top, base, pw, soff + msg.unknown_offset as usize, s.counts[uslot], &tmp[..k], limit)?;
+                                    append_unknown::<M>(img, &mut top, base, pw, soff + msg.unknown_offset as usize, s.counts[cbase + info.n_counts as usize - 1], &tmp[..k], limit)?;
                                 }
                                 if !packed {
                                     break;
@@ -811,11 +821,13 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                         if M == PRE {
                             n_known += 1;
                         } else if f.is_repeated() {
-                            if M == FAST && !s.scanned[inst] {
-                            s.scanned[inst] = true;
-                            scan_counts(schema, t, buf, tag_pos, end, mi, &mut s.counts[cbase..cbase + info.n_counts as usize]);
+                            if M == FAST && cbase == UNSCANNED {
+                                cbase = s.counts.len();
+                                s.counts.resize(cbase + info.n_counts as usize, 0);
+                                s.inst_counts[inst] = cbase as u32;
+                                scan_counts(schema, t, buf, tag_pos, end, mi, &mut s.counts[cbase..]);
                             }
-                            let at = next_element::<M>(img, &mut top, base, pw, soff + f.offset as usize, s.counts[cslot], size, limit)?;
+                            let at = next_element::<M>(img, &mut top, base, pw, soff + f.offset as usize, s.counts[cbase + fslot], size, limit)?;
                             put_scalar(img, at, size, val);
                         } else {
                             set_present(img, soff, msg, f, num, &mut s.state, sbase, info.n_state as usize);
