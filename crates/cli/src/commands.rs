@@ -24,6 +24,10 @@ pub fn compile(s: &CompiledSchema, schema_path: &Path, dir: &Path, rtl: bool) ->
     write(format!("{stem}.hwsc"), &heapwire_schema::table_file::write(s))?;
     write(format!("{stem}.gen.h"), heapwire_image::c_header(s, stem).as_bytes())?;
     write(format!("{stem}_views.gen.rs"), heapwire_image::rust_views(s).as_bytes())?;
+    if !s.classes.is_empty() {
+        // Object-graph classes: the C++ header whose static_asserts check the layout.
+        write(format!("{stem}_objgraph.gen.h"), heapwire_cpu::objgraph::header::cpp_header(s, stem).as_bytes())?;
+    }
     if rtl {
         rtl_core(s, stem, dir)?;
     }

@@ -90,21 +90,23 @@ pub fn rust_views(s: &CompiledSchema) -> String {
                 };
                 let _ = writeln!(r, "    /// Element `i` (`i < {id}_len()`).\n    pub fn {id}(&self, i: usize) -> {ret} {{\n        let e = self.img.target({at}).unwrap_or(usize::MAX / 2) + i * {es};\n        {body}\n    }}");
             } else {
+                // A oneof member reads as absent unless its case is set (the union holds
+                // another member's bits otherwise).
+                let guard = if let Presence::Oneof(o) = f.presence {
+                    format!("if self.img.u32(self.off + {}) != {} {{ return Default::default(); }}\n        ", m.oneofs[o as usize].case_offset, f.number)
+                } else {
+                    String::new()
+                };
                 match f.kind {
                     Kind::String | Kind::Bytes => {
-                        let _ = writeln!(r, "    pub fn {id}(&self) -> &'a [u8] {{\n        self.img.slice({at}, 1)\n    }}");
+                        let _ = writeln!(r, "    pub fn {id}(&self) -> &'a [u8] {{\n        {guard}self.img.slice({at}, 1)\n    }}");
                     }
                     Kind::Message | Kind::Group => {
                         let sub = c_type_name(&s.messages[f.sub as usize].full_name);
-                        let _ = writeln!(r, "    pub fn {id}(&self) -> Option<{sub}<'a>> {{\n        self.img.target({at}).map(|o| {sub}::at(self.img, o))\n    }}");
+                        let _ = writeln!(r, "    pub fn {id}(&self) -> Option<{sub}<'a>> {{\n        {guard}self.img.target({at}).map(|o| {sub}::at(self.img, o))\n    }}");
                     }
                     k => {
                         let (t, g) = scalar(k);
-                        let guard = if let Presence::Oneof(o) = f.presence {
-                            format!("if self.img.u32(self.off + {}) != {} {{ return Default::default(); }}\n        ", m.oneofs[o as usize].case_offset, f.number)
-                        } else {
-                            String::new()
-                        };
                         let _ = writeln!(r, "    pub fn {id}(&self) -> {t} {{\n        {guard}self.img.{g}({at})\n    }}");
                     }
                 }
