@@ -306,8 +306,11 @@ impl<'s> Decoder<'s> {
     /// Decodes `input` as message type `msg` into `out` (replacing its contents).
     pub fn decode(&mut self, msg: usize, input: &[u8], opts: &DecodeOptions, out: &mut Vec<u8>) -> Result<(), DecodeError> {
         let pw = self.check_request(msg, input, opts)?;
+        // Zero a first estimate of the image at once (one memset); the fast pass grows it
+        // only past that, and the result is cut to the exact size.
+        let estimate = (self.t.info[msg].size8 as usize + 2 * input.len() + 64).min(opts.max_image_bytes.min(u32::MAX as u64) as usize);
         out.clear();
-        out.reserve(input.len() * 2 + self.t.info[msg].size8 as usize);
+        out.resize(estimate, 0);
         if let Ok(total) = walk::<FAST>(self.schema, &self.t, &mut self.s, msg as u32, input, opts, out) {
             out.truncate(total as usize);
             if pw == 4 && opts.base.checked_add(total).is_none_or(|e| e > u32::MAX as u64 + 1) {
@@ -664,7 +667,7 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                     let data = &buf[p..p + len as usize];
                     pos = p + len as usize;
                     if M == PRE {
-                        if f.validates_utf8() && simdutf8::basic::from_utf8(data).is_err() {
+                        if f.validates_utf8() && !valid_utf8(data) {
                             return err(ErrorKind::InvalidUtf8, p);
                         }
                         top += align8(len as u32) as u64;
@@ -678,7 +681,7 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                             return err(ErrorKind::ImageTooLarge, tag_pos);
                         }
                     } else {
-                        if M == FAST && f.validates_utf8() && simdutf8::basic::from_utf8(data).is_err() {
+                        if M == FAST && f.validates_utf8() && !valid_utf8(data) {
                             return err(ErrorKind::InvalidUtf8, p);
                         }
                         let at = if f.is_repeated() {
@@ -1000,6 +1003,21 @@ fn skip_quiet(buf: &[u8], p: usize, end: usize, num: u32, wtype: u8) -> Option<u
         }
         _ => None,
     }
+}
+
+/// UTF-8 validation: a word-at-a-time ASCII check first (most protobuf strings are short
+/// and ASCII), the SIMD validator otherwise.
+#[inline(always)]
+fn valid_utf8(b: &[u8]) -> bool {
+    let mut chunks = b.chunks_exact(8);
+    let mut high = 0u64;
+    for c in &mut chunks {
+        high |= u64::from_le_bytes(c.try_into().unwrap());
+    }
+    for &x in chunks.remainder() {
+        high |= x as u64;
+    }
+    high & 0x8080_8080_8080_8080 == 0 || simdutf8::basic::from_utf8(b).is_ok()
 }
 
 #[inline(always)]
