@@ -82,7 +82,7 @@ fn for_each_message(
 }
 
 pub fn varint_len(v: u64) -> u64 {
-    ((64 - (v | 1).leading_zeros() as u64) + 6) / 7
+    (64 - (v | 1).leading_zeros() as u64).div_ceil(7)
 }
 
 fn rejected(e: DecodeError, start: u64, index: u64, delimited: bool) -> Failure {

@@ -166,7 +166,7 @@ fn layout(a: &LayoutArgs) -> LayoutOptions {
     }
 }
 
-fn load_schema(path: &PathBuf, include: &[PathBuf], l: LayoutOptions) -> Result<CompiledSchema, Failure> {
+fn load_schema(path: &std::path::Path, include: &[PathBuf], l: LayoutOptions) -> Result<CompiledSchema, Failure> {
     heapwire_schema::load(path, include, l).map_err(|e| Failure::Usage(format!("schema: {e}")))
 }
 

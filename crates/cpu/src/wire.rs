@@ -66,7 +66,7 @@ pub(crate) fn read_tag(buf: &[u8], pos: usize, end: usize) -> Result<(u32, usize
 }
 
 pub(crate) fn varint_len(v: u64) -> usize {
-    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {

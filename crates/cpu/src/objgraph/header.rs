@@ -81,15 +81,15 @@ pub fn cpp_header(s: &CompiledSchema, stem: &str) -> String {
     let _ = write!(h, "#define HEAPWIRE_{up}_CHECK_CLASSES() \\\n  _Pragma(\"GCC diagnostic push\") _Pragma(\"GCC diagnostic ignored \\\"-Winvalid-offsetof\\\"\") \\\n  struct heapwire_{}_layout_check {{ \\\n", stem.replace(|c: char| !c.is_ascii_alphanumeric(), "_"));
     for c in &s.classes {
         let cn = &c.cpp_name;
-        let _ = write!(h, "    static_assert(std::is_polymorphic<{cn}>::value, \"{cn} has a vtable pointer\"); \\\n");
-        let _ = write!(h, "    static_assert(sizeof({cn}) == {}, \"sizeof {cn} (heapwire: {})\"); \\\n", c.size, c.size);
+        let _ = writeln!(h, "    static_assert(std::is_polymorphic<{cn}>::value, \"{cn} has a vtable pointer\"); \\");
+        let _ = writeln!(h, "    static_assert(sizeof({cn}) == {}, \"sizeof {cn} (heapwire: {})\"); \\", c.size, c.size);
         for m in &c.members {
-            let _ = write!(
+            let _ = writeln!(
                 h,
-                "    static_assert(offsetof({cn}, {}) == {}, \"offsetof {cn}::{} (heapwire: {})\"); \\\n",
+                "    static_assert(offsetof({cn}, {}) == {}, \"offsetof {cn}::{} (heapwire: {})\"); \\",
                 m.cpp_member, m.offset, m.cpp_member, m.offset
             );
-            let _ = write!(h, "    static_assert(sizeof((({cn} *)0)->{}) == {}, \"size of {cn}::{}\"); \\\n", m.cpp_member, m.size, m.cpp_member);
+            let _ = writeln!(h, "    static_assert(sizeof((({cn} *)0)->{}) == {}, \"size of {cn}::{}\"); \\", m.cpp_member, m.size, m.cpp_member);
         }
     }
     let _ = writeln!(h, "  }}; \\\n  _Pragma(\"GCC diagnostic pop\")");
