@@ -563,6 +563,29 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                 pos = vend;
                 continue;
             };
+            if M != PRE && f.simple && wtype != wt::LEN {
+                // The common case, tested before the dispatch on the kind: one value of a
+                // singular scalar (not a closed enum).
+                let (raw, q) = match wtype {
+                    wt::VARINT => read_varint(buf, pos, end).map_err(|e| rd(e, pos))?,
+                    wt::FIXED32 => {
+                        if end - pos < 4 {
+                            return err(ErrorKind::Truncated, pos);
+                        }
+                        (u32::from_le_bytes(buf[pos..pos + 4].try_into().unwrap()) as u64, pos + 4)
+                    }
+                    _ => {
+                        if end - pos < 8 {
+                            return err(ErrorKind::Truncated, pos);
+                        }
+                        (u64::from_le_bytes(buf[pos..pos + 8].try_into().unwrap()), pos + 8)
+                    }
+                };
+                pos = q;
+                set_present(img, soff, msg, f, num, &mut s.state, sbase, info.n_state as usize);
+                put_scalar(img, soff + f.offset as usize, f.size as usize, convert(f.kind, raw));
+                continue;
+            }
             let fidx = fi - 1;
             let fslot = info.slot[fidx] as usize;
 
@@ -708,27 +731,6 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                         write_ptr(img, at, pw, ptr);
                         write_ptr(img, at + pw, pw, len);
                     }
-                }
-                _ if M != PRE && f.simple && wtype != wt::LEN => {
-                    // The common case: one value of a singular scalar (not a closed enum).
-                    let (raw, q) = match wtype {
-                        wt::VARINT => read_varint(buf, pos, end).map_err(|e| rd(e, pos))?,
-                        wt::FIXED32 => {
-                            if end - pos < 4 {
-                                return err(ErrorKind::Truncated, pos);
-                            }
-                            (u32::from_le_bytes(buf[pos..pos + 4].try_into().unwrap()) as u64, pos + 4)
-                        }
-                        _ => {
-                            if end - pos < 8 {
-                                return err(ErrorKind::Truncated, pos);
-                            }
-                            (u64::from_le_bytes(buf[pos..pos + 8].try_into().unwrap()), pos + 8)
-                        }
-                    };
-                    pos = q;
-                    set_present(img, soff, msg, f, num, &mut s.state, sbase, info.n_state as usize);
-                    put_scalar(img, soff + f.offset as usize, f.size as usize, convert(f.kind, raw));
                 }
                 _ => {
                     // Scalars: one value, or a packed run.
