@@ -336,6 +336,32 @@ pub fn write_core(schema: &CompiledSchema, stem: &str, dir: &Path) -> std::io::R
 
 /// Runs the generated core on `input` (protobuf binary of message `root`) in Icarus
 /// Verilog and returns the image it wrote, or the error its error register holds.
+/// Reads what a testbench printed (`cycles N`, `err CODE OFFSET`, `size N`, or
+/// `timeout N`): the cycle count and image size, or the core's verdict as an error.
+/// The image file is removed on every error path.
+pub(crate) fn sim_report(text: &str, stderr: &[u8], image_file: &Path, names: fn(u32) -> &'static str) -> Result<(u64, usize), SimError> {
+    let (mut cycles, mut errc, mut size) = (None, None, None);
+    let mut failure = None;
+    for line in text.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        match w.as_slice() {
+            ["cycles", c] => cycles = c.parse::<u64>().ok(),
+            ["err", c, o] => errc = Some((c.parse::<u32>().unwrap_or(255), o.parse::<u64>().unwrap_or(0))),
+            ["size", s] => size = s.parse::<usize>().ok(),
+            ["timeout", c] => failure = Some(SimError::Tool(format!("core did not finish within {c} cycles"))),
+            _ => {}
+        }
+    }
+    let result = match (failure, cycles, errc, size) {
+        (Some(f), ..) => Err(f),
+        (None, Some(cycles), Some((0, _)), Some(size)) => return Ok((cycles, size)),
+        (None, Some(cycles), Some((code, offset)), Some(_)) => Err(SimError::Rejected { kind: names(code), offset, cycles }),
+        _ => Err(SimError::Tool(format!("unexpected simulator output: {text}{}", String::from_utf8_lossy(stderr)))),
+    };
+    let _ = std::fs::remove_file(image_file);
+    result
+}
+
 pub fn simulate(schema: &CompiledSchema, root: usize, input: &[u8], opts: &SimOptions) -> Result<SimOutput, SimError> {
     check_supported(schema).map_err(SimError::Unsupported)?;
     if root >= schema.messages.len() {
@@ -379,30 +405,7 @@ pub fn simulate(schema: &CompiledSchema, root: usize, input: &[u8], opts: &SimOp
     if std::env::var("HEAPWIRE_RTL_TRACE").is_ok() {
         eprintln!("{text}");
     }
-    let mut cycles = None;
-    let mut errc = None;
-    let mut size = None;
-    for line in text.lines() {
-        let w: Vec<&str> = line.split_whitespace().collect();
-        match w.as_slice() {
-            ["cycles", c] => cycles = c.parse::<u64>().ok(),
-            ["err", c, o] => errc = Some((c.parse::<u32>().unwrap_or(255), o.parse::<u64>().unwrap_or(0))),
-            ["size", s] => size = s.parse::<usize>().ok(),
-            ["timeout", c] => {
-                let _ = std::fs::remove_file(&fout);
-                return Err(SimError::Tool(format!("core did not finish within {c} cycles")));
-            }
-            _ => {}
-        }
-    }
-    let (Some(cycles), Some((code, offset)), Some(size)) = (cycles, errc, size) else {
-        let _ = std::fs::remove_file(&fout);
-        return Err(SimError::Tool(format!("unexpected simulator output: {text}{}", String::from_utf8_lossy(&out.stderr))));
-    };
-    if code != 0 {
-        let _ = std::fs::remove_file(&fout);
-        return Err(SimError::Rejected { kind: error_name(code), offset, cycles });
-    }
+    let (cycles, size) = sim_report(&text, &out.stderr, &fout, error_name)?;
     let words = std::fs::read_to_string(&fout).map_err(|e| SimError::Tool(format!("image: {e}")));
     let _ = std::fs::remove_file(&fout);
     let words = words?;

@@ -449,28 +449,7 @@ pub fn simulate_objgraph(schema: &CompiledSchema, root: usize, input: &[u8], opt
     let _ = std::fs::remove_file(&freg);
     let out = out?;
     let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let (mut cycles, mut errc, mut size) = (None, None, None);
-    for line in text.lines() {
-        let w: Vec<&str> = line.split_whitespace().collect();
-        match w.as_slice() {
-            ["cycles", c] => cycles = c.parse::<u64>().ok(),
-            ["err", c, o] => errc = Some((c.parse::<u32>().unwrap_or(255), o.parse::<u64>().unwrap_or(0))),
-            ["size", s] => size = s.parse::<usize>().ok(),
-            ["timeout", c] => {
-                let _ = std::fs::remove_file(&fout);
-                return Err(SimError::Tool(format!("core did not finish within {c} cycles")));
-            }
-            _ => {}
-        }
-    }
-    let (Some(cycles), Some((code, offset)), Some(size)) = (cycles, errc, size) else {
-        let _ = std::fs::remove_file(&fout);
-        return Err(SimError::Tool(format!("unexpected simulator output: {text}{}", String::from_utf8_lossy(&out.stderr))));
-    };
-    if code != 0 {
-        let _ = std::fs::remove_file(&fout);
-        return Err(SimError::Rejected { kind: og_error_name(code), offset, cycles });
-    }
+    let (cycles, size) = crate::sim_report(&text, &out.stderr, &fout, og_error_name)?;
     let mut image = Vec::with_capacity(size + 32);
     if size > 0 {
         let words = std::fs::read_to_string(&fout).map_err(|e| SimError::Tool(format!("image: {e}")));
