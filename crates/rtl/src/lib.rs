@@ -266,12 +266,17 @@ fn tool(name: &str) -> String {
 fn build(schema: &CompiledSchema, sz: &Sizes) -> Result<PathBuf, SimError> {
     let core = generate(schema, "schema");
     let tb = testbench(sz);
-    let mut parts: Vec<&[u8]> = vec![core.as_bytes(), tb.as_bytes()];
-    for (_, text) in CORE_SOURCES {
-        parts.push(text.as_bytes());
-    }
+    compile_simulator("", CORE_SOURCES, &[("schema_core.gen.v", &core), ("tb.v", &tb)])
+}
+
+/// Compiles the hand-written `sources` and the `generated` files (top module `tb`) with
+/// iverilog into a simulator cached under a hash of every text; returns the .vvp path.
+/// `kind` separates the cores' cache entries.
+pub(crate) fn compile_simulator(kind: &str, sources: &[(&str, &str)], generated: &[(&str, &str)]) -> Result<PathBuf, SimError> {
+    let mut parts: Vec<&[u8]> = vec![kind.as_bytes()];
+    parts.extend(generated.iter().chain(sources).map(|(_, text)| text.as_bytes()));
     let key = fnv1a(&parts);
-    let dir = cache_dir().join(format!("{key:016x}"));
+    let dir = cache_dir().join(format!("{kind}{key:016x}"));
     let vvp = dir.join("sim.vvp");
     if vvp.exists() {
         return Ok(vvp);
@@ -281,17 +286,11 @@ fn build(schema: &CompiledSchema, sz: &Sizes) -> Result<PathBuf, SimError> {
     let work = dir.join(format!("build-{uniq}"));
     std::fs::create_dir_all(&work).map_err(|e| SimError::Tool(format!("{}: {e}", work.display())))?;
     let mut files = Vec::new();
-    for (name, text) in CORE_SOURCES {
+    for (name, text) in sources.iter().chain(generated) {
         let p = work.join(name);
         std::fs::write(&p, text).map_err(|e| SimError::Tool(e.to_string()))?;
         files.push(p);
     }
-    let pc = work.join("schema_core.gen.v");
-    std::fs::write(&pc, &core).map_err(|e| SimError::Tool(e.to_string()))?;
-    files.push(pc);
-    let pt = work.join("tb.v");
-    std::fs::write(&pt, &tb).map_err(|e| SimError::Tool(e.to_string()))?;
-    files.push(pt);
     let tmp = work.join("sim.vvp");
     let out = Command::new(tool("iverilog"))
         .arg("-g2012")
@@ -308,6 +307,31 @@ fn build(schema: &CompiledSchema, sz: &Sizes) -> Result<PathBuf, SimError> {
     std::fs::rename(&tmp, &vvp).map_err(|e| SimError::Tool(e.to_string()))?;
     let _ = std::fs::remove_dir_all(&work);
     Ok(vvp)
+}
+
+/// Per-run file names under the cache's `runs/` folder (unique per process and call),
+/// with the input already written as 64-bit little-endian hex words.
+pub(crate) struct RunFiles {
+    pub stem: PathBuf,
+    pub input: PathBuf,
+    pub image: PathBuf,
+}
+
+pub(crate) fn prepare_run(prefix: &str, input: &[u8]) -> Result<RunFiles, SimError> {
+    let run_dir = cache_dir().join("runs");
+    std::fs::create_dir_all(&run_dir).map_err(|e| SimError::Tool(e.to_string()))?;
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let stem = run_dir.join(format!("{prefix}{}-{n}", std::process::id()));
+    let files = RunFiles { input: stem.with_extension("in.hex"), image: stem.with_extension("out.hex"), stem };
+    let mut hex = String::with_capacity(input.len() * 3);
+    for w in input.chunks(8) {
+        let mut word = [0u8; 8];
+        word[..w.len()].copy_from_slice(w);
+        hex.push_str(&format!("{:016x}\n", u64::from_le_bytes(word)));
+    }
+    std::fs::write(&files.input, hex).map_err(|e| SimError::Tool(e.to_string()))?;
+    Ok(files)
 }
 
 /// Writes the generated core for `schema` (and the hand-written modules it needs) into
@@ -372,20 +396,7 @@ pub fn simulate(schema: &CompiledSchema, root: usize, input: &[u8], opts: &SimOp
     }
     let sz = sizes_for(schema, root, input.len(), opts.max_depth);
     let vvp = build(schema, &sz)?;
-    let run_dir = cache_dir().join("runs");
-    std::fs::create_dir_all(&run_dir).map_err(|e| SimError::Tool(e.to_string()))?;
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let stem = run_dir.join(format!("{}-{n}", std::process::id()));
-    let fin = stem.with_extension("in.hex");
-    let fout = stem.with_extension("out.hex");
-    let mut hex = String::with_capacity(input.len() * 3);
-    for w in input.chunks(8) {
-        let mut word = [0u8; 8];
-        word[..w.len()].copy_from_slice(w);
-        hex.push_str(&format!("{:016x}\n", u64::from_le_bytes(word)));
-    }
-    std::fs::write(&fin, hex).map_err(|e| SimError::Tool(e.to_string()))?;
+    let RunFiles { input: fin, image: fout, .. } = prepare_run("", input)?;
     let max_cycles = if opts.max_cycles > 0 { opts.max_cycles } else { 100_000 + 400 * input.len() as u64 };
     let out = Command::new(tool("vvp"))
         .arg("-n")

@@ -14,7 +14,7 @@ use std::process::Command;
 
 use heapwire_schema::{CompiledSchema, Kind, NONE};
 
-use crate::{cache_dir, fnv1a, log2_ceil, tool, SimError, SimOutput};
+use crate::{log2_ceil, tool, SimError, SimOutput};
 
 /// Hand-written RTL of the objgraph core: (file name, text).
 pub const OG_CORE_SOURCES: &[(&str, &str)] = &[
@@ -336,47 +336,7 @@ endmodule
 fn og_build(schema: &CompiledSchema, sz: &OgSizes) -> Result<PathBuf, SimError> {
     let core = generate_og(schema, "schema");
     let tb = og_testbench(schema, sz);
-    let mut parts: Vec<&[u8]> = vec![b"objgraph", core.as_bytes(), tb.as_bytes()];
-    for (_, text) in OG_CORE_SOURCES {
-        parts.push(text.as_bytes());
-    }
-    let key = fnv1a(&parts);
-    let dir = cache_dir().join(format!("og-{key:016x}"));
-    let vvp = dir.join("sim.vvp");
-    if vvp.exists() {
-        return Ok(vvp);
-    }
-    std::fs::create_dir_all(&dir).map_err(|e| SimError::Tool(format!("{}: {e}", dir.display())))?;
-    let uniq = format!("{}-{:?}", std::process::id(), std::thread::current().id()).replace(['(', ')'], "");
-    let work = dir.join(format!("build-{uniq}"));
-    std::fs::create_dir_all(&work).map_err(|e| SimError::Tool(format!("{}: {e}", work.display())))?;
-    let mut files = Vec::new();
-    for (name, text) in OG_CORE_SOURCES {
-        let p = work.join(name);
-        std::fs::write(&p, text).map_err(|e| SimError::Tool(e.to_string()))?;
-        files.push(p);
-    }
-    for (name, text) in [("schema_og_core.gen.v", &core), ("tb.v", &tb)] {
-        let p = work.join(name);
-        std::fs::write(&p, text).map_err(|e| SimError::Tool(e.to_string()))?;
-        files.push(p);
-    }
-    let tmp = work.join("sim.vvp");
-    let out = Command::new(tool("iverilog"))
-        .arg("-g2012")
-        .arg("-o")
-        .arg(&tmp)
-        .arg("-s")
-        .arg("tb")
-        .args(&files)
-        .output()
-        .map_err(|e| SimError::Tool(format!("cannot run iverilog ({e}); install Icarus Verilog (apt-get install iverilog)")))?;
-    if !out.status.success() {
-        return Err(SimError::Tool(format!("iverilog failed: {}", String::from_utf8_lossy(&out.stderr))));
-    }
-    std::fs::rename(&tmp, &vvp).map_err(|e| SimError::Tool(e.to_string()))?;
-    let _ = std::fs::remove_dir_all(&work);
-    Ok(vvp)
+    crate::compile_simulator("og-", OG_CORE_SOURCES, &[("schema_og_core.gen.v", &core), ("tb.v", &tb)])
 }
 
 /// Runs the generated objgraph core on `input` (objgraph wire bytes whose object 0 is of
@@ -407,21 +367,8 @@ pub fn simulate_objgraph(schema: &CompiledSchema, root: usize, input: &[u8], opt
         out_width: opts.out_width,
     };
     let vvp = og_build(schema, &sz)?;
-    let run_dir = cache_dir().join("runs");
-    std::fs::create_dir_all(&run_dir).map_err(|e| SimError::Tool(e.to_string()))?;
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let stem = run_dir.join(format!("og-{}-{seq}", std::process::id()));
-    let fin = stem.with_extension("in.hex");
-    let fout = stem.with_extension("out.hex");
-    let freg = stem.with_extension("regs.hex");
-    let mut hex = String::with_capacity(input.len() * 3);
-    for w in input.chunks(8) {
-        let mut word = [0u8; 8];
-        word[..w.len()].copy_from_slice(w);
-        hex.push_str(&format!("{:016x}\n", u64::from_le_bytes(word)));
-    }
-    std::fs::write(&fin, hex).map_err(|e| SimError::Tool(e.to_string()))?;
+    let run = crate::prepare_run("og-", input)?;
+    let (fin, fout, freg) = (run.input, run.image, run.stem.with_extension("regs.hex"));
     let use_regs = !opts.type_words.is_empty();
     if use_regs {
         let mut r = String::new();
