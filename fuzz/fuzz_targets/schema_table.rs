@@ -9,20 +9,10 @@ fuzz_target!(|data: &[u8]| {
     let mut bytes = Vec::with_capacity(data.len() + 20);
     bytes.extend_from_slice(b"HWSCHEMA");
     bytes.extend_from_slice(data);
-    let crc = crc32(&bytes);
+    let crc = heapwire_schema::table_file::crc32(&bytes);
     bytes.extend_from_slice(&crc.to_le_bytes());
     if let Ok(s) = heapwire_schema::table_file::read(&bytes) {
         assert_eq!(heapwire_schema::table_file::write(&s), bytes);
     }
 });
 
-fn crc32(data: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in data {
-        crc ^= b as u32;
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
-        }
-    }
-    !crc
-}

@@ -14,8 +14,9 @@ pub const VERSION: u32 = 2;
 const MAX_TYPES: u32 = 1 << 20;
 const MAX_STRUCT: u32 = 1 << 24;
 
-fn crc32(data: &[u8]) -> u32 {
-    // CRC-32 (IEEE 802.3, reflected), bitwise: tables are small and read once.
+/// The trailer checksum: CRC-32 (IEEE 802.3, reflected), bitwise — tables are small and
+/// read once. Public so tools that frame table bytes (the fuzz target) use the same one.
+pub fn crc32(data: &[u8]) -> u32 {
     let mut crc = !0u32;
     for &b in data {
         crc ^= b as u32;

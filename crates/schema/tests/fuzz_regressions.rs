@@ -1,16 +1,6 @@
 //! Replays every input the fuzzers ever found (fuzz/regressions/schema_table/): each
 //! must be read or rejected cleanly, and what is read must write back identically.
 
-fn crc32(data: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in data {
-        crc ^= b as u32;
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
-        }
-    }
-    !crc
-}
 
 #[test]
 fn schema_table_regressions() {
@@ -21,7 +11,7 @@ fn schema_table_regressions() {
         // Framed exactly as the fuzz target frames its input.
         let mut bytes = b"HWSCHEMA".to_vec();
         bytes.extend_from_slice(&data);
-        let crc = crc32(&bytes);
+        let crc = heapwire_schema::table_file::crc32(&bytes);
         bytes.extend_from_slice(&crc.to_le_bytes());
         if let Ok(s) = heapwire_schema::table_file::read(&bytes) {
             assert_eq!(heapwire_schema::table_file::write(&s), bytes);
