@@ -7,9 +7,7 @@ status outputs). Run with `python3 -m pytest rtl/tb/hw_stream_reader` (builds on
 DATA_WIDTH with Icarus Verilog).
 """
 
-import os
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ import pytest
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
+from tbutil import expect_param_error, run_cocotb, seed_for
 
 RTL_DIR = Path(__file__).resolve().parents[2]
 TB_DIR = Path(__file__).resolve().parent
@@ -201,11 +200,6 @@ async def start(dut, seed):
     return h
 
 
-def seed_for(name):
-    base = int(os.environ.get("HW_TB_SEED", "12345"))
-    return base * 1000003 + sum(name.encode())
-
-
 # --------------------------------------------------------------------------- tests
 
 
@@ -358,32 +352,10 @@ async def test_throughput(dut):
 
 
 def _build_and_test(data_width, win_bytes=16, testcase=None):
-    from cocotb_tools.runner import get_runner
-
-    runner = get_runner("icarus")
-    build_dir = TB_DIR / "sim_build" / f"dw{data_width}_win{win_bytes}"
     word_shift = {32: 2, 64: 3, 128: 4}[data_width]
     params = {"DATA_WIDTH": data_width, "ADDR_WIDTH": 32 - word_shift, "WIN_BYTES": win_bytes}
-    runner.build(
-        sources=[RTL_DIR / "hw_stream_reader.v"],
-        hdl_toplevel="hw_stream_reader",
-        parameters=params,
-        build_dir=build_dir,
-        always=True,
-        timescale=("1ns", "1ps"),
-    )
-    results = runner.test(
-        hdl_toplevel="hw_stream_reader",
-        test_module="test_hw_stream_reader",
-        test_dir=TB_DIR,
-        build_dir=build_dir,
-        testcase=testcase,
-        results_xml=str(build_dir / "results.xml"),  # keep results inside the ignored sim_build
-    )
-    from cocotb_tools.check_results import get_results
-
-    total, failed = get_results(results)
-    assert failed == 0, f"{failed} of {total} cocotb tests failed (DATA_WIDTH={data_width}, WIN_BYTES={win_bytes})"
+    run_cocotb(TB_DIR, "hw_stream_reader", [RTL_DIR / "hw_stream_reader.v"], f"dw{data_width}_win{win_bytes}",
+               params, testcase=testcase)
 
 
 # (DATA_WIDTH, WIN_BYTES): (32, 12) is the MSR paper's 3-word buffer
@@ -394,12 +366,8 @@ def test_hw_stream_reader(data_width, win_bytes):
 
 def test_bad_parameters_rejected(tmp_path):
     """DATA_WIDTH=48 must stop elaboration with $error."""
-    out = tmp_path / "bad.vvp"
-    subprocess.run(
-        ["iverilog", "-g2012", "-Phw_stream_reader.DATA_WIDTH=48", "-o", str(out),
-         str(RTL_DIR / "hw_stream_reader.v")], check=True, capture_output=True)
-    r = subprocess.run(["vvp", "-n", str(out)], capture_output=True, text=True)
-    assert "DATA_WIDTH must be 32, 64 or 128" in r.stdout + r.stderr
+    expect_param_error(tmp_path, "hw_stream_reader", RTL_DIR / "hw_stream_reader.v", "DATA_WIDTH=48",
+                       "DATA_WIDTH must be 32, 64 or 128")
 
 
 if __name__ == "__main__":

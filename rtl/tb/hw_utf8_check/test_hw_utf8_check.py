@@ -2,7 +2,6 @@
 against Python's strict UTF-8 decoder (same acceptance as Rust's std::str::from_utf8:
 no overlongs, no surrogates, nothing above U+10FFFF), fed in random chunk sizes."""
 
-import os
 import random
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, ReadOnly
+from tbutil import run_cocotb, seed_for
 
 RTL_DIR = Path(__file__).resolve().parents[2]
 TB_DIR = Path(__file__).resolve().parent
@@ -45,7 +45,7 @@ def corpus(rng):
 @cocotb.test()
 async def test_utf8(dut):
     lanes = len(dut.in_data) // 8
-    rng = random.Random(int(os.environ.get("HW_TB_SEED", "12345")))
+    rng = random.Random(seed_for("utf8"))
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     dut.rst.value = 1
     dut.clear.value = 0
@@ -76,19 +76,7 @@ async def test_utf8(dut):
 
 
 def _build_and_test(lanes):
-    from cocotb_tools.check_results import get_results
-    from cocotb_tools.runner import get_runner
-
-    runner = get_runner("icarus")
-    build_dir = TB_DIR / "sim_build" / f"l{lanes}"
-    runner.build(sources=[RTL_DIR / "hw_utf8_check.v"], hdl_toplevel="hw_utf8_check",
-                 parameters={"LANES": lanes}, build_dir=build_dir, always=True,
-                 timescale=("1ns", "1ps"))
-    results = runner.test(hdl_toplevel="hw_utf8_check", test_module="test_hw_utf8_check",
-                          test_dir=TB_DIR, build_dir=build_dir,
-                          results_xml=str(build_dir / "results.xml"))
-    total, failed = get_results(results)
-    assert failed == 0, f"{failed} of {total} cocotb tests failed (LANES={lanes})"
+    run_cocotb(TB_DIR, "hw_utf8_check", [RTL_DIR / "hw_utf8_check.v"], f"l{lanes}", {"LANES": lanes})
 
 
 @pytest.mark.parametrize("lanes", [1, 8])

@@ -8,15 +8,14 @@ The varint rule (what the official Python package 6.x does, upb and pure-Python 
   * a tag varint (upb) must be at most 5 bytes and below 2^32.
 """
 
-import os
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import cocotb
 from cocotb.triggers import Timer
+from tbutil import expect_param_error, run_cocotb, seed_for
 
 RTL_DIR = Path(__file__).resolve().parents[2]
 TB_DIR = Path(__file__).resolve().parent
@@ -188,10 +187,6 @@ async def check(dut, window, avail):
         assert v == exp["value"], f"{window.hex()} avail {avail}: value {v:#x} expected {exp['value']:#x}"
 
 
-def seed_for(name):
-    return int(os.environ.get("HW_TB_SEED", "12345")) * 1000003 + sum(name.encode())
-
-
 @cocotb.test()
 async def test_rule_cases(dut):
     """The documented rule cases, with every avail count."""
@@ -233,19 +228,8 @@ async def test_random_and_encoded_values(dut):
 
 
 def _build_and_test(avail_width):
-    from cocotb_tools.check_results import get_results
-    from cocotb_tools.runner import get_runner
-
-    runner = get_runner("icarus")
-    build_dir = TB_DIR / "sim_build" / f"aw{avail_width}"
-    runner.build(sources=[RTL_DIR / "hw_varint_decoder.v"], hdl_toplevel="hw_varint_decoder",
-                 parameters={"AVAIL_WIDTH": avail_width}, build_dir=build_dir, always=True,
-                 timescale=("1ns", "1ps"))
-    results = runner.test(hdl_toplevel="hw_varint_decoder", test_module="test_hw_varint_decoder",
-                          test_dir=TB_DIR, build_dir=build_dir,
-                          results_xml=str(build_dir / "results.xml"))
-    total, failed = get_results(results)
-    assert failed == 0, f"{failed} of {total} cocotb tests failed (AVAIL_WIDTH={avail_width})"
+    run_cocotb(TB_DIR, "hw_varint_decoder", [RTL_DIR / "hw_varint_decoder.v"], f"aw{avail_width}",
+               {"AVAIL_WIDTH": avail_width})
 
 
 @pytest.mark.parametrize("avail_width", [4, 5])
@@ -254,11 +238,8 @@ def test_hw_varint_decoder(avail_width):
 
 
 def test_bad_parameters_rejected(tmp_path):
-    out = tmp_path / "bad.vvp"
-    subprocess.run(["iverilog", "-g2012", "-Phw_varint_decoder.AVAIL_WIDTH=3", "-o", str(out),
-                    str(RTL_DIR / "hw_varint_decoder.v")], check=True, capture_output=True)
-    r = subprocess.run(["vvp", "-n", str(out)], capture_output=True, text=True)
-    assert "AVAIL_WIDTH must be in 4..32" in r.stdout + r.stderr
+    expect_param_error(tmp_path, "hw_varint_decoder", RTL_DIR / "hw_varint_decoder.v", "AVAIL_WIDTH=3",
+                       "AVAIL_WIDTH must be in 4..32")
 
 
 if __name__ == "__main__":

@@ -1,15 +1,14 @@
 """cocotb testbench for rtl/hw_zigzag.v (cocotb 2.x): ZigZag decode against a Python
 model and against the official protobuf library's sint32 / sint64 decoding."""
 
-import os
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import cocotb
 from cocotb.triggers import Timer
+from tbutil import expect_param_error, run_cocotb, seed_for
 
 RTL_DIR = Path(__file__).resolve().parents[2]
 TB_DIR = Path(__file__).resolve().parent
@@ -57,7 +56,7 @@ def test_model_matches_official_library():
 @cocotb.test()
 async def test_zigzag(dut):
     width = len(dut.value_in)
-    rng = random.Random(int(os.environ.get("HW_TB_SEED", "12345")))
+    rng = random.Random(seed_for("zigzag"))
     mask = (1 << width) - 1
     values = [0, 1, 2, 3, 4, mask, mask - 1, 1 << (width - 1), (1 << (width - 1)) - 1]
     values += [rng.getrandbits(width) for _ in range(2000)]
@@ -68,19 +67,7 @@ async def test_zigzag(dut):
 
 
 def _build_and_test(width):
-    from cocotb_tools.check_results import get_results
-    from cocotb_tools.runner import get_runner
-
-    runner = get_runner("icarus")
-    build_dir = TB_DIR / "sim_build" / f"w{width}"
-    runner.build(sources=[RTL_DIR / "hw_zigzag.v"], hdl_toplevel="hw_zigzag",
-                 parameters={"WIDTH": width}, build_dir=build_dir, always=True,
-                 timescale=("1ns", "1ps"))
-    results = runner.test(hdl_toplevel="hw_zigzag", test_module="test_hw_zigzag",
-                          test_dir=TB_DIR, build_dir=build_dir,
-                          results_xml=str(build_dir / "results.xml"))
-    total, failed = get_results(results)
-    assert failed == 0, f"{failed} of {total} cocotb tests failed (WIDTH={width})"
+    run_cocotb(TB_DIR, "hw_zigzag", [RTL_DIR / "hw_zigzag.v"], f"w{width}", {"WIDTH": width})
 
 
 @pytest.mark.parametrize("width", [32, 64])
@@ -89,11 +76,7 @@ def test_hw_zigzag(width):
 
 
 def test_bad_parameters_rejected(tmp_path):
-    out = tmp_path / "bad.vvp"
-    subprocess.run(["iverilog", "-g2012", "-Phw_zigzag.WIDTH=16", "-o", str(out),
-                    str(RTL_DIR / "hw_zigzag.v")], check=True, capture_output=True)
-    r = subprocess.run(["vvp", "-n", str(out)], capture_output=True, text=True)
-    assert "WIDTH must be 32 or 64" in r.stdout + r.stderr
+    expect_param_error(tmp_path, "hw_zigzag", RTL_DIR / "hw_zigzag.v", "WIDTH=16", "WIDTH must be 32 or 64")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,128 @@
+"""Helpers shared by the cocotb testbenches in rtl/tb/<module>/test_<module>.py.
+
+* run_cocotb(): the cocotb runner block every suite needs (build with Icarus Verilog into
+  tb/<module>/sim_build/<name>, run the cocotb tests of the module, fail the pytest test
+  when any cocotb test failed);
+* expect_param_error(): elaboration with a bad parameter must stop with its $error;
+* seed_for() / thorough(): the HW_TB_SEED and HW_TB_THOROUGH knobs;
+* heapwire_bin() / compile_schema(): the heapwire CLI the core testbenches use to generate
+  the cores (`heapwire compile --rtl`) and as the CPU-engine oracle.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+TB_ROOT = Path(__file__).resolve().parent
+RTL_DIR = TB_ROOT.parent
+REPO = RTL_DIR.parent
+
+
+def seed_for(name: str) -> int:
+    """Seed of a randomized test: HW_TB_SEED (default 12345) mixed with the test's name."""
+    base = int(os.environ.get("HW_TB_SEED", "12345"))
+    return base * 1000003 + sum(name.encode())
+
+
+def thorough() -> bool:
+    """HW_TB_THOROUGH=1: the randomized suites run several times more vectors."""
+    return os.environ.get("HW_TB_THOROUGH", "") not in ("", "0")
+
+
+def run_cocotb(tb_dir, toplevel, sources, build_name, parameters=None, testcase=None,
+               extra_env=None, includes=()):
+    """Builds `toplevel` from `sources` with Icarus Verilog into tb_dir/sim_build/build_name
+    and runs the cocotb tests of tb_dir/test_<tb_dir name>.py against it. Fails (assert)
+    when any cocotb test failed."""
+    from cocotb_tools.check_results import get_results
+    from cocotb_tools.runner import get_runner
+
+    tb_dir = Path(tb_dir)
+    build_dir = tb_dir / "sim_build" / build_name
+    runner = get_runner("icarus")
+    runner.build(sources=[Path(s) for s in sources], hdl_toplevel=toplevel, includes=list(includes),
+                 parameters=dict(parameters or {}), build_dir=build_dir, always=True,
+                 timescale=("1ns", "1ps"))
+    results = runner.test(hdl_toplevel=toplevel, test_module=f"test_{tb_dir.name}", test_dir=tb_dir,
+                          build_dir=build_dir, testcase=testcase, extra_env=dict(extra_env or {}),
+                          results_xml=str(build_dir / "results.xml"))  # inside the ignored sim_build
+    total, failed = get_results(results)
+    assert failed == 0, f"{failed} of {total} cocotb tests failed ({toplevel}, {build_name})"
+
+
+def expect_param_error(tmp_path, toplevel, source, param, message):
+    """Elaborating `toplevel` with `param` (e.g. "WIDTH=16") must print `message` ($error)."""
+    out = Path(tmp_path) / "bad.vvp"
+    subprocess.run(["iverilog", "-g2012", f"-P{toplevel}.{param}", "-o", str(out), str(source)],
+                   check=True, capture_output=True)
+    r = subprocess.run(["vvp", "-n", str(out)], capture_output=True, text=True)
+    assert message in r.stdout + r.stderr
+
+
+_built = False
+
+
+def heapwire_bin() -> str:
+    """The heapwire CLI: $HEAPWIRE_BIN, else target/release/heapwire, brought up to date
+    with `cargo build --release -p heapwire-cli` once per process (so the engine files it
+    embeds, and copies out with `compile --rtl`, are the working tree's rtl/*.v)."""
+    global _built
+    env = os.environ.get("HEAPWIRE_BIN")
+    if env:
+        return env
+    exe = REPO / "target" / "release" / "heapwire"
+    if not _built:
+        r = subprocess.run(["cargo", "build", "--release", "-q", "-p", "heapwire-cli"], cwd=REPO,
+                           capture_output=True, text=True)
+        assert r.returncode == 0, f"cargo build -p heapwire-cli failed:\n{r.stderr}"
+        _built = True
+    return str(exe)
+
+
+def compile_schema(proto, out_dir, rtl=True, extra=()):
+    """`heapwire compile PROTO -o OUT_DIR [--rtl] EXTRA...`; returns OUT_DIR as a Path."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    argv = [heapwire_bin(), "compile", str(proto), "-o", str(out_dir), *extra]
+    if rtl:
+        argv.append("--rtl")
+    r = subprocess.run(argv, capture_output=True, text=True)
+    assert r.returncode == 0, f"{' '.join(argv)}: {r.stderr}"
+    return out_dir
+
+
+def check_engine_copies(out_dir, names):
+    """The engine files `compile --rtl` copied into out_dir must be the working tree's
+    rtl/*.v (a stale $HEAPWIRE_BIN would test old RTL)."""
+    for n in names:
+        got = (Path(out_dir) / n).read_bytes()
+        want = (RTL_DIR / n).read_bytes()
+        if got != want:
+            print(f"tbutil: {out_dir / n} differs from rtl/{n} (stale heapwire binary?)", file=sys.stderr)
+        assert got == want, f"{n}: the heapwire binary embeds an older copy than rtl/{n}; rebuild it"
+
+
+class Rejected(Exception):
+    """heapwire exited 1: the input was rejected."""
+
+    def __init__(self, kind, offset, line):
+        super().__init__(line)
+        self.kind = kind
+        self.offset = offset
+
+
+def run_heapwire(args, data: bytes) -> bytes:
+    """Runs `heapwire ARGS... -` on `data`; returns stdout, or raises Rejected(kind, offset)
+    from the `<kind> at byte <offset>` line of a rejection (exit 1)."""
+    import re
+
+    argv = [heapwire_bin(), *args, "-"]
+    r = subprocess.run(argv, input=data, capture_output=True, timeout=60)
+    if r.returncode == 1:
+        line = r.stderr.decode("utf-8", "replace").strip()
+        m = re.search(r"(\w+) at byte (\d+)", line)
+        assert m, f"unexpected rejection line: {line}"
+        raise Rejected(m.group(1), int(m.group(2)), line)
+    assert r.returncode == 0, f"{' '.join(argv)}: exit {r.returncode}: {r.stderr.decode('utf-8', 'replace')}"
+    return r.stdout
