@@ -64,7 +64,7 @@ fn for_each_message(
     }
     let (mut at, mut index) = (0u64, 0u64);
     while let Some(len) = read_len(input, at)? {
-        let start = at + crate::commands::varint_len(len);
+        let start = at + heapwire_cpu::varint_len(len) as u64;
         if len > MAX_MESSAGE_BYTES {
             return Err(Failure::Input(format!("length_past_end at byte {at} (message {index}: {len} bytes claimed)")));
         }
@@ -79,10 +79,6 @@ fn for_each_message(
         index += 1;
     }
     Ok(())
-}
-
-pub fn varint_len(v: u64) -> u64 {
-    (64 - (v | 1).leading_zeros() as u64).div_ceil(7)
 }
 
 fn rejected(e: DecodeError, start: u64, index: u64, delimited: bool) -> Failure {
@@ -128,15 +124,9 @@ pub fn decode(
 /// Writes one encoded message, preceded by its varint length with `--delimited`.
 fn write_message(out: &mut dyn Write, wire: &[u8], delimited: bool) -> Result<(), Failure> {
     if delimited {
-        let (mut len, mut v) = ([0u8; 10], wire.len() as u64);
-        let mut n = 0;
-        while v >= 0x80 {
-            len[n] = v as u8 | 0x80;
-            v >>= 7;
-            n += 1;
-        }
-        len[n] = v as u8;
-        write_out(out, &len[..=n])?;
+        let mut len = Vec::with_capacity(10);
+        heapwire_cpu::put_varint(&mut len, wire.len() as u64);
+        write_out(out, &len)?;
     }
     write_out(out, wire)
 }
@@ -293,38 +283,48 @@ pub fn rtl_core(s: &CompiledSchema, stem: &str, dir: &Path) -> Result<(), Failur
     Ok(())
 }
 
-/// `sim`: the generated core in Icarus Verilog; the image on stdout, `cycles: N` on stderr.
-pub fn sim(s: &CompiledSchema, mi: usize, base: u64, input: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
-    let opts = heapwire_rtl::SimOptions { base, ..Default::default() };
-    match heapwire_rtl::simulate(s, mi, input, &opts) {
-        Ok(r) => {
-            out.write_all(&r.image)?;
-            eprintln!("cycles: {}", r.cycles);
-            Ok(())
-        }
-        Err(heapwire_rtl::SimError::Rejected { kind, offset, cycles }) => {
-            eprintln!("cycles: {cycles}");
-            Err(Failure::Input(format!("{kind} at byte {offset}")))
-        }
-        Err(e) => Err(Failure::Usage(e.to_string())),
+/// `sim`: the generated core (protobuf, or objgraph with `objgraph`) in Icarus Verilog on
+/// each message of the input; the images on stdout (what `decode` writes: with
+/// `--delimited` each image is relocated to the end of the previous one), the total
+/// `cycles: N` on stderr, also when a message is rejected.
+pub fn sim(
+    s: &CompiledSchema,
+    mi: usize,
+    objgraph: bool,
+    base: u64,
+    delimited: bool,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    if objgraph {
+        objgraph_class_check(s, mi)?;
     }
-}
-
-/// `sim --wire objgraph`: the generated objgraph core in Icarus Verilog; the image on
-/// stdout (what `decode --wire objgraph` writes), `cycles: N` on stderr.
-pub fn sim_objgraph(s: &CompiledSchema, mi: usize, base: u64, input: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
-    objgraph_class_check(s, mi)?;
-    let opts = heapwire_rtl::OgSimOptions { base, ..Default::default() };
-    match heapwire_rtl::simulate_objgraph(s, mi, input, &opts) {
-        Ok(r) => {
-            out.write_all(&r.image)?;
-            eprintln!("cycles: {}", r.cycles);
-            Ok(())
+    let (mut base, mut cycles) = (base, 0u64);
+    let res = for_each_message(delimited, input, |msg, start, index| {
+        let r = if objgraph {
+            heapwire_rtl::simulate_objgraph(s, mi, msg, &heapwire_rtl::OgSimOptions { base, ..Default::default() })
+        } else {
+            heapwire_rtl::simulate(s, mi, msg, &heapwire_rtl::SimOptions { base, ..Default::default() })
+        };
+        match r {
+            Ok(r) => {
+                cycles += r.cycles;
+                write_out(out, &r.image)?;
+                base += r.image.len() as u64;
+                Ok(())
+            }
+            Err(heapwire_rtl::SimError::Rejected { kind, offset, cycles: c }) => {
+                cycles += c;
+                let at = start + offset;
+                Err(Failure::Input(if delimited {
+                    format!("{kind} at byte {at} (message {index})")
+                } else {
+                    format!("{kind} at byte {at}")
+                }))
+            }
+            Err(e) => Err(Failure::Usage(e.to_string())),
         }
-        Err(heapwire_rtl::SimError::Rejected { kind, offset, cycles }) => {
-            eprintln!("cycles: {cycles}");
-            Err(Failure::Input(format!("{kind} at byte {offset}")))
-        }
-        Err(e) => Err(Failure::Usage(e.to_string())),
-    }
+    });
+    eprintln!("cycles: {cycles}");
+    res
 }

@@ -236,22 +236,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Cmd::Sim { common, base, input } => {
             let s = load_schema(&common.schema, &common.include, layout(&common.layout))?;
             let mi = message_index(&s, &common.type_name)?;
-            if common.wire == Wire::Objgraph {
-                if common.delimited {
-                    return Err(Failure::Usage("sim: --delimited is not supported (one message per run)".into()));
-                }
-                let data = read_all(&input)?;
-                commands::sim_objgraph(&s, mi, base, &data, &mut out)?;
-                return match out.flush() {
-                    Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
-                    _ => Ok(()),
-                };
-            }
-            if common.delimited {
-                return Err(Failure::Usage("sim: --delimited is not supported (one message per run)".into()));
-            }
-            let data = read_all(&input)?;
-            commands::sim(&s, mi, base, &data, &mut out)?;
+            let mut reader = open_input(&input)?;
+            let objgraph = common.wire == Wire::Objgraph;
+            commands::sim(&s, mi, objgraph, base, common.delimited, &mut reader, &mut out)?;
         }
     }
     match out.flush() {

@@ -10,6 +10,7 @@ pub mod objgraph;
 mod wire;
 
 pub use decode::{DecodeError, DecodeOptions, Decoder, ErrorKind};
+pub use wire::{put_varint, varint_len};
 
 #[cfg(test)]
 mod decode_tests;

@@ -65,11 +65,13 @@ pub(crate) fn read_tag(buf: &[u8], pos: usize, end: usize) -> Result<(u32, usize
     Err(ReadErr::TooLong)
 }
 
-pub(crate) fn varint_len(v: u64) -> usize {
+/// Bytes of the varint encoding of `v` (1..=10).
+pub fn varint_len(v: u64) -> usize {
     (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
-pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+/// Appends the varint encoding of `v`.
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
