@@ -143,7 +143,7 @@ localparam [6:0]
     S_IDLE = 7'd0, S_START = 7'd1, S_ROOT = 7'd2, S_ROOT2 = 7'd3, S_TAG = 7'd4,
     S_MSG = 7'd5, S_MSG2 = 7'd6, S_MSG3 = 7'd7, S_MSG4 = 7'd8, S_MSG5 = 7'd9,
     S_NI = 7'd10, S_NI_INIT = 7'd11, S_ENTER = 7'd12,
-    S_STR = 7'd13, S_STR2 = 7'd14, S_STR3 = 7'd15, S_STR4 = 7'd16, S_STR5 = 7'd17, S_STR6 = 7'd18,
+    S_STR = 7'd13, S_STR2 = 7'd14, S_STR3 = 7'd15, S_STR4 = 7'd16, S_STR5 = 7'd17,
     S_SCAL = 7'd19, S_ELEM = 7'd20, S_EVAL = 7'd21, S_EVAL2 = 7'd22, S_EMIT_END = 7'd24,
     S_UNK = 7'd25, S_UNK2 = 7'd26, S_SKV = 7'd27, S_GRP = 7'd28, S_UNK_END = 7'd29,
     S_NE0 = 7'd30, S_NE1 = 7'd31,
@@ -152,7 +152,7 @@ localparam [6:0]
     S_ZERO = 7'd40, S_CONS = 7'd41, S_STR_U = 7'd42,
     S_PASS_END = 7'd43, S_REQ0 = 7'd44, S_REQ1 = 7'd45, S_REQ_W1 = 7'd46, S_REQ_W2 = 7'd47,
     S_DONE = 7'd49, S_ERR = 7'd50, S_HDR = 7'd51,
-    S_EMIT_END2 = 7'd53, S_DROP1 = 7'd54, S_DROP2 = 7'd55;
+    S_EMIT_END2 = 7'd53, S_DROP1 = 7'd54, S_DROP2 = 7'd55, S_RESTRICT = 7'd56;
 
 // consume modes
 localparam [2:0] C_SKIP = 3'd0, C_COPYU = 3'd1, C_COPYS = 3'd2, C_UTF8 = 3'd3, C_EMIT = 3'd4;
@@ -223,6 +223,11 @@ reg [31:0] req_id_reg = 32'd0, req_id_next;
 reg [7:0]  req_w_reg = 8'd0, req_w_next;
 reg [7:0]  err_code_reg = 8'd0, err_code_next;
 reg [31:0] err_off_reg = 32'd0, err_off_next;
+// the pre-pass skipped a string without its UTF-8 check (the write pass checks it while
+// copying); strict = the pre-pass checks every string (rerun after a pre-pass error or a
+// dropped map entry when some check was skipped, so the first error is the CPU's)
+reg        u8skip_reg = 1'b0, u8skip_next;
+reg        strict_reg = 1'b0, strict_next;
 reg [63:0] cycles_reg = 64'd0;
 reg [31:0] in_len_reg = 32'd0;
 reg [15:0] root_reg = 16'd0;
@@ -310,6 +315,20 @@ wire [2:0]  tag_wt = vd_val[2:0];
 wire [31:0] vd_len32 = {28'd0, vd_len};
 // bytes left in the bound after the varint (for length checks)
 wire [63:0] after_len = {32'd0, brem - vd_len32};
+// the value after the tag, decoded in the same cycle (S_TAG fast paths)
+/* verilator lint_off UNUSEDSIGNAL */
+wire [127:0] win2 = win >> {vd_len, 3'b000};
+wire [31:0] av2 = av - vd_len32;
+wire        v2_ok, v2_inc, v2_over, v2_o32;
+/* verilator lint_on UNUSEDSIGNAL */
+wire [63:0] v2_val;
+wire [3:0]  v2_len;
+hw_varint_decoder #(.AVAIL_WIDTH(5)) vdec2 (
+    .in_bytes(win2[79:0]), .avail_bytes(av2[4:0]), .value(v2_val), .length(v2_len),
+    .ok(v2_ok), .incomplete(v2_inc), .overlong(v2_over), .over32(v2_o32)
+);
+wire [31:0] v2_len32 = {28'd0, v2_len};
+wire [31:0] hdr2 = vd_len32 + v2_len32;            // tag + length bytes
 
 /* verilator lint_off UNUSEDSIGNAL */
 // ---------------------------------------------------------------- descriptor ROMs
@@ -351,6 +370,23 @@ hw_pb_desc_req drq (.r_msg(mb_idx), .r_word(req_w_reg), .r_mask(r_mask));
 // kinds (descriptor.proto numbering)
 localparam [4:0] K_SINT32 = 5'd17, K_SINT64 = 5'd18, K_BOOL = 5'd8, K_STRING = 5'd9, K_GROUP = 5'd10,
                  K_MESSAGE = 5'd11, K_BYTES = 5'd12;
+
+// ---------------------------------------------------------------- S_TAG fast paths
+// A field whose tag and value (or length) are both in the window is handled in the tag
+// cycle: strings/bytes (pre-pass: skipped, their UTF-8 check left to the write pass
+// unless strict; write pass: straight to the copy), and scalars of the field's own wire
+// type that are not closed enums (pre-pass: skipped and counted; write pass: written, if
+// singular without presence bit or oneof). Anything else takes the general states.
+wire        is_str_kind = f_kind == K_STRING || f_kind == K_BYTES;
+wire        is_scal_kind = !is_str_kind && f_kind != K_MESSAGE && f_kind != K_GROUP;
+wire        v2_fits = v2_val <= {32'd0, brem - hdr2};
+wire        fp_str = is_str_kind && tag_wt == 3'd2 && v2_ok && v2_fits
+                     && (pass_reg || !f_utf8 || !strict_reg);
+wire [31:0] fp_slen = (tag_wt == 3'd0) ? v2_len32 : (tag_wt == 3'd5) ? 32'd4 : 32'd8;
+wire        fp_scal = is_scal_kind && tag_wt != 3'd2 && !f_closed
+                      && ((tag_wt == 3'd0) ? v2_ok : (av >= vd_len32 + fp_slen))
+                      && (pass_reg ? (!f_rep && f_pres == 2'd0) : (f_rep || f_pres != 2'd2));
+wire [63:0] fp_raw = (tag_wt == 3'd0) ? v2_val : (tag_wt == 3'd5) ? {32'd0, win2[31:0]} : win2[63:0];
 
 // ---------------------------------------------------------------- helpers
 function [39:0] align8;
@@ -517,6 +553,7 @@ always @* begin
     c_root_next = c_root_reg; sw_next = sw_reg; gdepth_next = gdepth_reg; sk_wt_next = sk_wt_reg;
     ebuf_next = ebuf_reg; ni_k_next = ni_k_reg; req_id_next = req_id_reg; req_w_next = req_w_reg;
     err_code_next = err_code_reg; err_off_next = err_off_reg;
+    u8skip_next = u8skip_reg; strict_next = strict_reg;
     fr_start_next = fr_start_reg; fr_pslot_next = fr_pslot_reg; ndrop_next = ndrop_reg; drop_lim_next = drop_lim_reg;
     dr_start_next = dr_start_reg; dr_end_next = dr_end_reg; dr_pslot_next = dr_pslot_reg;
     dr_inst_next = dr_inst_reg; dr_cb_next = dr_cb_reg; dr_sb_next = dr_sb_reg;
@@ -638,7 +675,9 @@ always @* begin
                 if (!pass_reg && ma_map && cnt_q_u != 32'd0) begin
                     dr_start_next = fr_start_reg; dr_end_next = fr_end_reg; dr_pslot_next = fr_pslot_reg;
                     dr_inst_next = fr_inst_reg; dr_cb_next = fr_cb_reg; dr_sb_next = fr_sb_reg;
-                    state_next = S_DROP1;
+                    // the write pass copies a dropped entry without decoding it: its strings
+                    // must have been checked here, so rerun the pre-pass strict
+                    state_next = (u8skip_reg && !strict_reg) ? S_RESTRICT : S_DROP1;
                 end
                 {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next,
                  fr_start_next, fr_pslot_next} = stk_q;
@@ -673,7 +712,40 @@ always @* begin
             end else if (f_hit && (tag_wt == f_kwt || (tag_wt == 3'd2 && f_rep && f_packable))
                          && !is_dropped) begin
                 sk_en = 1'b1; sk_len = vd_len32;
-                if (f_kind == K_MESSAGE || f_kind == K_GROUP) state_next = S_MSG;
+                if (fp_str && !pass_reg) begin
+                    // pre-pass string: skip it whole
+                    sk_len = hdr2 + v2_val[31:0];
+                    if (f_utf8 && v2_val != 64'd0) u8skip_next = 1'b1;
+                    if (f_rep) begin
+                        cnt_we = 1'b1; cnt_wa = cslot; cnt_wd = cnt_q_c + 32'd1;
+                    end else if (f_pres == 2'd2) begin
+                        sret_next = S_TAG;
+                        state_next = S_SP0;
+                    end
+                end else if (fp_str) begin
+                    // write pass string: to the copy
+                    sk_len = hdr2;
+                    s_len_next = v2_val[31:0];
+                    s_p_next = pos + hdr2;
+                    elem_next = fat;
+                    if (f_rep) begin
+                        ne_a_next = cslot; ne_stride_next = 2 * PW; ne_at_next = fat;
+                        sret_next = S_STR4;
+                        state_next = S_NE0;
+                    end else if (f_pres == 2'd0) begin
+                        state_next = S_STR4;
+                    end else begin
+                        sret_next = S_STR4;
+                        state_next = S_SP0;
+                    end
+                end else if (fp_scal) begin
+                    sk_len = vd_len32 + fp_slen;
+                    if (pass_reg) begin
+                        img_wr(fat, conv(f_kind, fp_raw), f_size);
+                    end else if (f_rep) begin
+                        cnt_we = 1'b1; cnt_wa = cslot; cnt_wd = cnt_q_c + 32'd1;
+                    end
+                end else if (f_kind == K_MESSAGE || f_kind == K_GROUP) state_next = S_MSG;
                 else if (f_kind == K_STRING || f_kind == K_BYTES) state_next = S_STR;
                 else state_next = S_SCAL;
             end else begin
@@ -821,8 +893,11 @@ always @* begin
         end
     end
     S_STR4: begin
-        // write pass: slot at elem_reg; copy the bytes
+        // write pass: pointer into the slot at elem_reg; copy the bytes (UTF-8 checked
+        // on the way when the pre-pass skipped the check)
         s_dst_next = top_reg;
+        u8_clear = 1'b1;
+        img_wr(elem_reg, (s_len_reg == 32'd0) ? 64'd0 : base_reg + {24'd0, top_reg}, PW4);
         if (s_len_reg == 32'd0) begin
             state_next = S_STR5;
         end else if (top_reg + align8({8'd0, s_len_reg}) > OUT_BYTES) begin
@@ -834,12 +909,12 @@ always @* begin
         end
     end
     S_STR5: begin
-        img_wr(elem_reg, (s_len_reg == 32'd0) ? 64'd0 : base_reg + {24'd0, s_dst_reg}, PW4);
-        state_next = S_STR6;
-    end
-    S_STR6: begin
-        img_wr(elem_reg + {8'd0, PW}, {32'd0, s_len_reg}, PW4);
-        state_next = S_TAG;
+        if (f_utf8 && (u8_bad || u8_mid)) begin
+            fail(E_INVALID_UTF8, s_p_reg);
+        end else begin
+            img_wr(elem_reg + {8'd0, PW}, {32'd0, s_len_reg}, PW4);
+            state_next = S_TAG;
+        end
     end
 
     // ------------------------------------------------------------ scalars
@@ -1145,6 +1220,7 @@ always @* begin
                         u8_valid = 1'b1; u8_count = {1'b0, chunk};
                     end else if (cmode_reg == C_COPYS) begin
                         img_wr(cdst_reg, lowbytes(win[63:0], chunk), 4'd8);
+                        u8_valid = f_utf8; u8_count = {1'b0, chunk};
                     end else begin
                         img_wr(cdst_reg, win[63:0], chunk);
                     end
@@ -1204,13 +1280,27 @@ always @* begin
             state_next = S_REQ1;
         end
     end
+    S_RESTRICT: begin
+        // rerun the pre-pass with every UTF-8 check in it
+        strict_next = 1'b1;
+        state_next = S_START;
+    end
     S_DONE: ;
     S_ERR: ;
     default: state_next = S_IDLE;
     endcase
 
+    // a pre-pass error after a skipped UTF-8 check: an earlier string may be invalid
+    if (state_next == S_ERR && !pass_reg && u8skip_reg && !strict_reg) begin
+        err_code_next = err_code_reg;
+        err_off_next = err_off_reg;
+        state_next = S_RESTRICT;
+    end
+
     if (start) begin
         pass_next = 1'b0;
+        u8skip_next = 1'b0;
+        strict_next = 1'b0;
         err_code_next = 8'd0;
         err_off_next = 32'd0;
         top_next = 40'd0;
@@ -1248,6 +1338,8 @@ always @(posedge clk) begin
         pass_reg <= 1'b0;
         err_code_reg <= 8'd0;
         err_off_reg <= 32'd0;
+        u8skip_reg <= 1'b0;
+        strict_reg <= 1'b0;
         cycles_reg <= 64'd0;
         o_we_reg <= 1'b0;
         o_re_reg <= 1'b0;
@@ -1258,6 +1350,8 @@ always @(posedge clk) begin
         err_code_reg <= err_code_next;
         err_off_reg <= err_off_next;
         top_reg <= top_next;
+        u8skip_reg <= u8skip_next;
+        strict_reg <= strict_next;
         if (start) cycles_reg <= 64'd0;
         else if (state_reg != S_IDLE && state_reg != S_DONE && state_reg != S_ERR) cycles_reg <= cycles_reg + 64'd1;
         // image port (one cycle behind the state machine, reads and writes alike)

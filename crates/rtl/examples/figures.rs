@@ -1,10 +1,24 @@
 //! Throughput of the simulated core: bytes/cycle per social workload (first N messages of
 //! bench/out/quick/*.bin; run `python3 bench/gen_workloads.py` first) and on single
-//! messages of growing size. cargo run --release -p heapwire-rtl --example figures -- [N]
+//! messages of growing size. cargo run --release -p heapwire-rtl --example figures -- [N] [hist]
+//! (`hist`: also the cycles per (pass, state) of the core, per workload and in total).
+use std::collections::BTreeMap;
 use std::path::Path;
+
+fn print_hist(h: &BTreeMap<(u8, u8), u64>, names: &BTreeMap<u8, String>, total: u64) {
+    let mut v: Vec<_> = h.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1));
+    for ((p, st), n) in v {
+        let name = names.get(st).cloned().unwrap_or_else(|| st.to_string());
+        println!("    {} {:12} {:8} {:5.1}%", if *p == 0 { "pre  " } else { "write" }, name, n, 100.0 * *n as f64 / total.max(1) as f64);
+    }
+}
 
 fn main() {
     let n: usize = std::env::args().nth(1).and_then(|v| v.parse().ok()).unwrap_or(20);
+    let hist = std::env::args().nth(2).is_some_and(|a| a == "hist");
+    let names: BTreeMap<u8, String> = heapwire_rtl::state_names().into_iter().collect();
+    let mut all = BTreeMap::new();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let p = root.join("bench/schemas/social.proto");
     let s = heapwire_schema::compile_files(&[p.clone()], &[p.parent().unwrap().to_path_buf()], Default::default()).unwrap();
@@ -19,6 +33,7 @@ fn main() {
         let data = std::fs::read(root.join("bench/out/quick").join(file)).expect("run python3 bench/gen_workloads.py");
         let mi = s.message_index(ty).unwrap();
         let (mut b, mut c, mut p, mut k) = (0u64, 0u64, 0usize, 0usize);
+        let mut h = BTreeMap::new();
         while p < data.len() && k < n {
             let (mut len, mut sh) = (0usize, 0);
             loop {
@@ -32,14 +47,24 @@ fn main() {
             }
             let m = &data[p..p + len];
             p += len;
-            let r = heapwire_rtl::simulate(&s, mi, m, &Default::default()).expect("core rejected a workload message");
+            let (r, histogram) = heapwire_rtl::simulate_with_histogram(&s, mi, m, &Default::default()).expect("core rejected a workload message");
+            for &(ps, st, cy) in &histogram {
+                *h.entry((ps, st)).or_insert(0u64) += cy;
+                *all.entry((ps, st)).or_insert(0u64) += cy;
+            }
             b += len as u64;
             c += r.cycles;
             k += 1;
         }
         println!("{file:28} {k:4} msgs {:8.1} B/msg {:8.1} cycles/msg {:6.3} bytes/cycle", b as f64 / k as f64, c as f64 / k as f64, b as f64 / c as f64);
+        if hist {
+            print_hist(&h, &names, c);
+        }
         tb += b;
         tc += c;
     }
     println!("social total: {tb} bytes, {tc} cycles, {:.3} bytes/cycle", tb as f64 / tc as f64);
+    if hist {
+        print_hist(&all, &names, tc);
+    }
 }

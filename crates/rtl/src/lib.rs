@@ -76,6 +76,9 @@ pub struct SimOutput {
     pub cycles: u64,
 }
 
+/// Cycles the testbench saw in each (pass, state number of `hw_pb_core`) (see [`state_names`]).
+pub type StateHistogram = Vec<(u8, u8, u64)>;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SimError {
     /// The core's error register: kind name (see [`ERROR_NAMES`]), byte offset.
@@ -170,6 +173,8 @@ reg [63:0] base = 0;
 reg [63:0] max_cycles = 0;
 reg [63:0] tb_cycles = 0;
 reg trace = 0;
+reg hist = 0;
+reg [63:0] hist_n [0:255];
 wire busy, done;
 wire [7:0] err_code;
 wire [31:0] err_offset, image_size;
@@ -213,6 +218,8 @@ initial begin
     if (!$value$plusargs("base=%h", base)) base = 0;
     if (!$value$plusargs("maxcycles=%d", max_cycles)) max_cycles = 1000000;
     trace = $test$plusargs("trace");
+    hist = $test$plusargs("hist");
+    for (i = 0; i < 256; i = i + 1) hist_n[i] = 0;
     if (in_len != 0) $readmemh(fin, imem);
     repeat (3) @(posedge clk);
     rst <= 1'b0;
@@ -225,6 +232,7 @@ initial begin
     while (!done && tb_cycles < max_cycles) begin
         @(posedge clk);
         tb_cycles = tb_cycles + 1;
+        if (hist && !done) hist_n[{{dut.core.pass_reg, dut.core.state_reg}}] = hist_n[{{dut.core.pass_reg, dut.core.state_reg}}] + 1;
         if (trace) $display("t %0d state %0d pos %0d depth %0d ne_a %0d filn %h fila %h cdst %h crem %0d", tb_cycles, dut.core.state_reg, dut.core.pos, dut.core.depth_reg, dut.core.ne_a_reg, dut.core.filn_q, dut.core.fila_q, dut.core.cdst_reg, dut.core.crem_reg, " cb %h nc %h msg %h", dut.core.fr_cb_reg, dut.core.ma_nc, dut.core.fr_msg_reg);
     end
     repeat (3) @(posedge clk);
@@ -235,6 +243,7 @@ initial begin
     $display("cycles %0d", cycles);
     $display("err %0d %0d", err_code, err_offset);
     $display("size %0d", image_size);
+    if (hist) for (i = 0; i < 256; i = i + 1) if (hist_n[i] != 0) $display("hist %0d %0d %0d", i / 128, i % 128, hist_n[i]);
     if (err_code == 0) begin
         fd = $fopen(fout, "w");
         for (i = 0; i < (image_size + 7) / 8; i = i + 1) $fdisplay(fd, "%h", omem[i]);
@@ -386,7 +395,35 @@ pub(crate) fn sim_report(text: &str, stderr: &[u8], image_file: &Path, names: fn
     result
 }
 
+/// The state names of `hw_pb_core` by state number (from its `localparam S_...` list),
+/// for reading [`SimOutput::histogram`].
+pub fn state_names() -> Vec<(u8, String)> {
+    let src = CORE_SOURCES[0].1;
+    let mut out = Vec::new();
+    for part in src.split(|c| c == ',' || c == ';' || c == '\n') {
+        let part = part.trim();
+        if let Some((name, val)) = part.split_once('=') {
+            let (name, val) = (name.trim(), val.trim());
+            if let (true, Some(num)) = (name.starts_with("S_") && !name.contains(' '), val.strip_prefix("7'd")) {
+                if let Ok(n) = num.parse::<u8>() {
+                    out.push((n, name.to_string()));
+                }
+            }
+        }
+    }
+    out
+}
+
 pub fn simulate(schema: &CompiledSchema, root: usize, input: &[u8], opts: &SimOptions) -> Result<SimOutput, SimError> {
+    simulate_inner(schema, root, input, opts, false).map(|r| r.0)
+}
+
+/// [`simulate`], also returning the cycles spent per (pass, state) of the core.
+pub fn simulate_with_histogram(schema: &CompiledSchema, root: usize, input: &[u8], opts: &SimOptions) -> Result<(SimOutput, StateHistogram), SimError> {
+    simulate_inner(schema, root, input, opts, true)
+}
+
+fn simulate_inner(schema: &CompiledSchema, root: usize, input: &[u8], opts: &SimOptions, hist: bool) -> Result<(SimOutput, StateHistogram), SimError> {
     check_supported(schema).map_err(SimError::Unsupported)?;
     if root >= schema.messages.len() {
         return Err(SimError::Tool("message index out of range".into()));
@@ -408,6 +445,7 @@ pub fn simulate(schema: &CompiledSchema, root: usize, input: &[u8], opts: &SimOp
         .arg(format!("+base={:x}", opts.base))
         .arg(format!("+maxcycles={max_cycles}"))
         .args(std::env::var("HEAPWIRE_RTL_TRACE").ok().map(|_| "+trace"))
+        .args(hist.then_some("+hist"))
         .output()
         .map_err(|e| SimError::Tool(format!("cannot run vvp ({e}); install Icarus Verilog (apt-get install iverilog)")));
     let _ = std::fs::remove_file(&fin);
@@ -430,5 +468,15 @@ pub fn simulate(schema: &CompiledSchema, root: usize, input: &[u8], opts: &SimOp
         return Err(SimError::Tool("image shorter than its size".into()));
     }
     image.truncate(size);
-    Ok(SimOutput { image, cycles })
+    let histogram = text
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            match w.as_slice() {
+                ["hist", p, s, n] => Some((p.parse().ok()?, s.parse().ok()?, n.parse().ok()?)),
+                _ => None,
+            }
+        })
+        .collect();
+    Ok((SimOutput { image, cycles }, histogram))
 }
