@@ -45,7 +45,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 import hwsc
 import og_model
 from og_model import OG_ERRORS, OgModel
-from tbutil import REPO, Rejected, check_engine_copies, compile_schema, run_cocotb, run_heapwire, seed_for, thorough
+from tbutil import REPO, Rejected, refresh_engine_copies, compile_schema, run_cocotb, run_heapwire, seed_for, thorough
 
 TB_DIR = Path(__file__).resolve().parent
 EXPR = REPO / "examples" / "expression_tree" / "expr.proto"
@@ -339,7 +339,7 @@ CONFIGS = {
 def _build_and_test(cfg, testcase=None):
     proto, pw, in_w, out_w = CONFIGS[cfg]
     gen = compile_schema(proto, TB_DIR / "sim_build" / cfg / "gen", extra=["--pointer-width", str(pw)])
-    check_engine_copies(gen, ["hw_og_core.v", "hw_stream_reader.v"])
+    refresh_engine_copies(gen, ["hw_og_core.v", "hw_stream_reader.v"])
     stem = proto.stem
     sources = [gen / "hw_stream_reader.v", gen / "hw_og_core.v", gen / f"{stem}_og_core.gen.v"]
     params = {"IN_WIDTH": in_w, "IN_ADDR_WIDTH": 12, "OUT_WIDTH": out_w, "OUT_ADDR_WIDTH": 12, "OBJ_BITS": OBJ_BITS}
