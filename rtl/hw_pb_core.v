@@ -386,6 +386,7 @@ wire [31:0] fp_slen = (tag_wt == 3'd0) ? v2_len32 : (tag_wt == 3'd5) ? 32'd4 : 3
 wire        fp_scal = is_scal_kind && tag_wt != 3'd2 && !f_closed
                       && ((tag_wt == 3'd0) ? v2_ok : (av >= vd_len32 + fp_slen))
                       && (pass_reg ? (!f_rep && f_pres == 2'd0) : (f_rep || f_pres != 2'd2));
+wire        fp_msg = f_kind == K_MESSAGE && tag_wt == 3'd2 && v2_ok && v2_fits;
 wire [63:0] fp_raw = (tag_wt == 3'd0) ? v2_val : (tag_wt == 3'd5) ? {32'd0, win2[31:0]} : win2[63:0];
 
 // ---------------------------------------------------------------- helpers
@@ -535,6 +536,29 @@ endtask
 
 // where a finished value returns: the packed run, or the next tag
 wire [6:0] after_val = pk_reg ? S_ELEM : S_TAG;
+// after a new struct is placed: its header word (if any), then the new instance
+localparam [6:0] S_AFTER_STRUCT = (HEADER_WORDS != 0) ? S_ROOT2 : S_NI;
+
+// push the current frame (unless root) and enter the child: instance id, count base,
+// state base (S_ENTER, or S_NI for an instance with nothing to initialise)
+task enter;
+    input [31:0] id;
+    input [31:0] cb;
+    input [31:0] sb;
+    begin
+        if (!c_root_reg) begin
+            stk_we = 1'b1; stk_wa = depth_reg[STK_BITS-1:0] - 1;
+            stk_wd = {fr_msg_reg, fr_inst_reg, fr_off_reg, fr_end_reg, fr_grp_reg, fr_cb_reg, fr_sb_reg,
+                      fr_start_reg, fr_pslot_reg};
+        end
+        depth_next = depth_reg + 32'd1;
+        fr_msg_next = c_msg_reg; fr_inst_next = id; fr_off_next = c_off_reg[31:0];
+        fr_end_next = c_end_reg; fr_grp_next = c_grp_reg; fr_cb_next = cb; fr_sb_next = sb;
+        fr_start_next = t_pos_reg; fr_pslot_next = cslot;
+        c_root_next = 1'b0;
+        state_next = S_TAG;
+    end
+endtask
 
 always @* begin
     state_next = state_reg;
@@ -591,7 +615,7 @@ always @* begin
                 fail(E_CAPACITY, 32'd0);
             end else begin
                 top_next = {8'd0, mb_size8};
-                zero(40'd0, {8'd0, mb_size8}, S_ROOT2);
+                zero(40'd0, {8'd0, mb_size8}, S_AFTER_STRUCT);
             end
         end
     end
@@ -627,6 +651,15 @@ always @* begin
             end
             ni_k_next = 32'd0;
             state_next = S_NI_INIT;
+            if (mb_nc == 8'd1 && mb_ns == 8'd0) begin
+                // (both passes number instances alike, so nextc/nexts are its bases)
+                if (!pass_reg) begin
+                    cnt_we = 1'b1; cnt_wa = nextc_reg; cnt_wd = 32'd0;
+                end else begin
+                    fil_we = 1'b1; fil_wa = nextc_reg; filn_wd = 32'd0; fila_wd = 40'd0;
+                end
+                enter(ninst_reg, nextc_reg, nexts_reg);
+            end
         end
     end
     S_NI_INIT: begin
@@ -648,17 +681,7 @@ always @* begin
     end
     S_ENTER: begin
         // push the current frame (unless root) and enter the child c_id
-        if (!c_root_reg) begin
-            stk_we = 1'b1; stk_wa = depth_reg[STK_BITS-1:0] - 1;
-            stk_wd = {fr_msg_reg, fr_inst_reg, fr_off_reg, fr_end_reg, fr_grp_reg, fr_cb_reg, fr_sb_reg,
-                      fr_start_reg, fr_pslot_reg};
-        end
-        depth_next = depth_reg + 32'd1;
-        fr_msg_next = c_msg_reg; fr_inst_next = c_id_reg; fr_off_next = c_off_reg[31:0];
-        fr_end_next = c_end_reg; fr_grp_next = c_grp_reg; fr_cb_next = im_cb_q; fr_sb_next = im_sb_q;
-        fr_start_next = t_pos_reg; fr_pslot_next = cslot;
-        c_root_next = 1'b0;
-        state_next = S_TAG;
+        enter(c_id_reg, im_cb_q, im_sb_q);
     end
 
     // ------------------------------------------------------------ tag dispatch
@@ -744,6 +767,32 @@ always @* begin
                         img_wr(fat, conv(f_kind, fp_raw), f_size);
                     end else if (f_rep) begin
                         cnt_we = 1'b1; cnt_wa = cslot; cnt_wd = cnt_q_c + 32'd1;
+                    end
+                end else if (fp_msg) begin
+                    // sub-message with its length in the window (S_MSG and S_MSG2 at once)
+                    sk_len = hdr2;
+                    c_end_next = pos + hdr2 + v2_val[31:0];
+                    c_grp_next = 32'd0;
+                    c_msg_next = f_sub;
+                    if (depth_reg > MAX_DEPTH_32) begin
+                        fail(E_DEPTH, pos);
+                    end else if (f_rep) begin
+                        c_new_next = 1'b1;
+                        if (!pass_reg) begin
+                            cnt_we = 1'b1; cnt_wa = cslot; cnt_wd = cnt_q_c + 32'd1;
+                            c_off_next = 40'd0;
+                            state_next = S_NI;
+                        end else begin
+                            ne_a_next = cslot; ne_stride_next = f_elem; ne_at_next = fat;
+                            sret_next = S_MSG3;
+                            state_next = S_NE0;
+                        end
+                    end else if (f_pres == 2'd2) begin
+                        sret_next = S_MSG4;
+                        state_next = S_SP0;
+                    end else begin
+                        sw_next = 1'b0;
+                        state_next = S_MSG4;
                     end
                 end else if (f_kind == K_MESSAGE || f_kind == K_GROUP) state_next = S_MSG;
                 else if (f_kind == K_STRING || f_kind == K_BYTES) state_next = S_STR;
@@ -835,7 +884,7 @@ always @* begin
                 top_next = top_reg + {8'd0, mb_size8};
                 img_wr(fat, base_reg + {24'd0, top_reg}, PW4);
                 // zero the struct, then the header, then the instance
-                za_next = top_reg; ze_next = top_reg + {8'd0, mb_size8}; zret_next = S_ROOT2;
+                za_next = top_reg; ze_next = top_reg + {8'd0, mb_size8}; zret_next = S_AFTER_STRUCT;
                 state_next = S_ZERO;
             end
         end
@@ -1121,6 +1170,11 @@ always @* begin
         img_wr(ne_at_reg + {8'd0, PW}, {32'd0, ne_n_reg + 32'd1}, PW4);
         elem_next = ne_arr_reg + {8'd0, ne_n_reg} * {8'd0, ne_stride_reg};
         state_next = sret_reg;
+        if (sret_reg == S_MSG3 && HEADER_WORDS == 0) begin
+            // (S_MSG3 without a header word)
+            c_off_next = ne_arr_reg + {8'd0, ne_n_reg} * {8'd0, ne_stride_reg};
+            state_next = S_NI;
+        end
     end
 
     // ------------------------------------------------------------ UALLOC (write pass)
