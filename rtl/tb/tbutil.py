@@ -61,6 +61,8 @@ def expect_param_error(tmp_path, toplevel, source, param, message):
 
 
 _built = False
+if os.environ.get("HEAPWIRE_BIN"):  # absolute, so the simulator processes (another cwd) find it too
+    os.environ["HEAPWIRE_BIN"] = str(Path(os.environ["HEAPWIRE_BIN"]).resolve())
 
 
 def heapwire_bin() -> str:
@@ -71,7 +73,7 @@ def heapwire_bin() -> str:
     global _built
     env = os.environ.get("HEAPWIRE_BIN")
     if env:
-        return str(Path(env).resolve())
+        return env
     exe = REPO / "target" / "release" / "heapwire"
     if not _built:
         r = subprocess.run(["cargo", "build", "--release", "-q", "-p", "heapwire-cli"], cwd=REPO,
@@ -130,3 +132,112 @@ def run_heapwire(args, data: bytes) -> bytes:
         raise Rejected(m.group(1), int(m.group(2)), line)
     assert r.returncode == 0, f"{' '.join(argv)}: exit {r.returncode}: {r.stderr.decode('utf-8', 'replace')}"
     return r.stdout
+
+
+class CoreHost:
+    """The host side of a generated core in a cocotb test: the input memory (read port
+    with one cycle of latency; junk after the input and for words not requested), the
+    output memory (whole-word writes, or byte-enabled when the core has out_wr_be; an
+    optional read port with one cycle of latency that returns the word before a write in
+    the same cycle, like a read-first block RAM; unwritten bytes read as 0xA5), and the
+    start/done handshake. Port names are those of heapwire_core / heapwire_og_core."""
+
+    FILL = 0xA5
+
+    def __init__(self, dut, rng):
+        self.dut, self.rng = dut, rng
+        self.iw = len(dut.in_rd_data) // 8
+        self.ow = len(dut.out_wr_data) // 8
+        self.byte_enables = hasattr(dut, "out_wr_be")
+        self.read_port = hasattr(dut, "out_rd_en")
+
+    async def reset(self, cycles=3):
+        from cocotb.triggers import RisingEdge
+
+        self.dut.rst.value = 1
+        for _ in range(cycles):
+            await RisingEdge(self.dut.clk)
+        self.dut.rst.value = 0
+
+    async def idle(self, n):
+        from cocotb.triggers import RisingEdge
+
+        for _ in range(n):
+            await RisingEdge(self.dut.clk)
+
+    def _word(self, omem, a):
+        return omem.get(a, int.from_bytes(bytes([self.FILL]) * self.ow, "little"))
+
+    async def run_core(self, wire: bytes, controls: dict, max_cycles: int):
+        """Pulses start with `controls` (port name -> value) set, serves the memories until
+        done. Returns (err_code, err_offset, image_size, cycles, output memory words)."""
+        from cocotb.triggers import ReadOnly, RisingEdge
+
+        d, rng, iw = self.dut, self.rng, self.iw
+        padded = wire + bytes(rng.randrange(256) for _ in range(-len(wire) % iw))  # junk after the end
+        omem = {}
+        pending = rd_pending = None
+        cyc = -1
+        while True:
+            await RisingEdge(d.clk)
+            cyc += 1
+            assert cyc < max_cycles, f"core did not finish within {max_cycles} cycles"
+            if pending is not None and pending * iw < len(padded):
+                d.in_rd_data.value = int.from_bytes(padded[pending * iw:(pending + 1) * iw], "little")
+            else:
+                d.in_rd_data.value = rng.getrandbits(8 * iw)
+            if self.read_port:
+                d.out_rd_data.value = rd_pending if rd_pending is not None else rng.getrandbits(8 * self.ow)
+            d.start.value = int(cyc == 0)
+            if cyc == 0:
+                for k, v in controls.items():
+                    getattr(d, k).value = v
+            await ReadOnly()
+            pending = int(d.in_addr.value) if int(d.in_rd_en.value) else None
+            if self.read_port:
+                rd_pending = self._word(omem, int(d.out_rd_addr.value)) if int(d.out_rd_en.value) else None
+            if int(d.out_wr_en.value):
+                a = int(d.out_wr_addr.value)
+                v = d.out_wr_data.value
+                assert v.is_resolvable, f"cycle {cyc}: write of x/z bits to word {a}: {v}"
+                v = int(v)
+                if self.byte_enables:
+                    be = int(d.out_wr_be.value)
+                    old = self._word(omem, a)
+                    mask = sum(0xFF << (8 * b) for b in range(self.ow) if be >> b & 1)
+                    v = (old & ~mask) | (v & mask)
+                omem[a] = v
+            if cyc > 0 and int(d.done.value):
+                break
+        assert int(d.busy.value) == 0, "busy with done"
+        res = (int(d.err_code.value), int(d.err_offset.value), int(d.image_size.value), int(d.cycles.value), omem)
+        await RisingEdge(d.clk)  # out of the read-only phase
+        assert res[3] <= cyc + 2, f"cycle counter {res[3]} after {cyc} cycles"
+        return res
+
+    def image(self, omem, size) -> bytes:
+        """The image's bytes; no word past the image may have been written."""
+        nwords = -(-size // self.ow)
+        extra = sorted(a for a in omem if a >= nwords)
+        assert not extra, f"writes past the image ({size} bytes): words {extra[:8]}"
+        return b"".join(self._word(omem, a).to_bytes(self.ow, "little") for a in range(nwords))[:size]
+
+
+def first_difference(got: bytes, want: bytes) -> str:
+    """Where two images differ, for an assertion message."""
+    if len(got) != len(want):
+        return f"image size {len(got)}, expected {len(want)}"
+    i = next(k for k in range(len(want)) if got[k] != want[k])
+    return f"images differ first at byte {i}: got {got[i:i + 16].hex()} expected {want[i:i + 16].hex()}"
+
+
+def save_failing(label: str, data: bytes) -> str:
+    """Writes a failing input under $HW_TB_FAIL_DIR (default: the simulator's cwd, the
+    testbench folder) for a `heapwire decode` / `heapwire sim` reproduction; returns the path."""
+    import re
+
+    d = Path(os.environ.get("HW_TB_FAIL_DIR", "sim_build"))
+    d.mkdir(parents=True, exist_ok=True)
+    p = d / ("fail-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", label) + ".bin")
+    p.write_bytes(data)
+    return str(p.resolve())

@@ -40,12 +40,13 @@ import pytest
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ReadOnly, RisingEdge
+from cocotb.triggers import RisingEdge
 
 import hwsc
 import og_model
 from og_model import OG_ERRORS, OgModel
-from tbutil import REPO, Rejected, refresh_engine_copies, compile_schema, run_cocotb, run_heapwire, seed_for, thorough
+from tbutil import (REPO, CoreHost, Rejected, compile_schema, first_difference, refresh_engine_copies, run_cocotb,
+                    run_heapwire, save_failing, seed_for, thorough)
 
 TB_DIR = Path(__file__).resolve().parent
 EXPR = REPO / "examples" / "expression_tree" / "expr.proto"
@@ -55,12 +56,10 @@ OBJ_BITS = 9
 # --------------------------------------------------------------------------- host driver
 
 
-class Host:
+class Host(CoreHost):
     def __init__(self, dut, model, rng):
-        self.dut, self.m, self.rng = dut, model, rng
-        self.iw = len(dut.in_rd_data) // 8
-        self.ow = len(dut.out_wr_data) // 8
-        self.out_words = 1 << len(dut.out_wr_addr)
+        super().__init__(dut, rng)
+        self.m = model
         self.regs = model.default_regs()
         self.cpu_checked = 0
 
@@ -73,15 +72,8 @@ class Host:
         await self.reset()
 
     async def reset(self, cycles=3):
-        self.dut.rst.value = 1
-        for _ in range(cycles):
-            await RisingEdge(self.dut.clk)
-        self.dut.rst.value = 0
+        await super().reset(cycles)
         self.regs = self.m.default_regs()  # the registers' reset values: message indices
-
-    async def idle(self, n):
-        for _ in range(n):
-            await RisingEdge(self.dut.clk)
 
     async def write_regs(self, values):
         d = self.dut
@@ -98,55 +90,12 @@ class Host:
 
     async def run(self, wire, root_cls, base, max_image):
         """One decode; returns (kind, offset) or ("ok", image bytes)."""
-        d, rng, iw, ow = self.dut, self.rng, self.iw, self.ow
-        padded = wire + bytes(rng.randrange(256) for _ in range(-len(wire) % iw))  # junk after the end
-        omem = {}
-        limit = 100000 + 64 * len(wire)
-        pending = None
-        cyc = -1
-        while True:
-            await RisingEdge(d.clk)
-            cyc += 1
-            assert cyc < limit, f"core did not finish within {limit} cycles"
-            if pending is not None and pending * iw < len(padded):
-                d.in_rd_data.value = int.from_bytes(padded[pending * iw:(pending + 1) * iw], "little")
-            else:
-                d.in_rd_data.value = rng.getrandbits(8 * iw)
-            if cyc == 0:
-                d.start.value = 1
-                d.in_len.value = len(wire)
-                d.root_cls.value = root_cls
-                d.base.value = base
-                d.max_image.value = max_image
-            else:
-                d.start.value = 0
-            await ReadOnly()
-            pending = int(d.in_addr.value) if int(d.in_rd_en.value) else None
-            if int(d.out_wr_en.value):
-                a = int(d.out_wr_addr.value)
-                omem[a] = d.out_wr_data.value
-            if cyc > 0 and int(d.done.value):
-                break
-        assert int(d.busy.value) == 0, "busy with done"
-        code, off = int(d.err_code.value), int(d.err_offset.value)
-        cycles, size = int(d.cycles.value), int(d.image_size.value)
-        await RisingEdge(d.clk)  # out of the read-only phase
-        assert cycles <= cyc + 2, f"cycle counter {cycles} after {cyc} cycles"
+        code, off, size, _, omem = await self.run_core(
+            wire, dict(in_len=len(wire), root_cls=root_cls, base=base, max_image=max_image), 100000 + 64 * len(wire))
         if code:
             assert code < len(OG_ERRORS), f"error code {code}"
             return OG_ERRORS[code], off
-        nwords = -(-size // ow)
-        img = bytearray()
-        for a in range(nwords):
-            v = omem.get(a)
-            if v is None:
-                img += b"\xa5" * ow
-            else:
-                assert v.is_resolvable, f"output word {a} has x/z bits: {v}"
-                img += int(v).to_bytes(ow, "little")
-        extra = sorted(a for a in omem if a >= nwords)
-        assert not extra, f"writes past the image ({size} bytes): words {extra[:8]}"
-        return "ok", bytes(img[:size])
+        return "ok", self.image(omem, size)
 
     async def check(self, label, wire, root_cls, base=0, max_image=1 << 30, cpu=True):
         """Runs one vector on the core and compares it with the model (and the model, with
@@ -154,12 +103,11 @@ class Host:
         want = self.m.decode(wire, root_cls, base, max_image, self.regs)
         got = await self.run(wire, root_cls, base, max_image)
         ctx = f"{label}: {len(wire)} bytes {wire[:48].hex()}{'...' if len(wire) > 48 else ''} root {root_cls} base {base:#x} max_image {max_image}"
+        if got[0] != want[0] or got[1] != want[1]:
+            ctx += f" (input saved as {save_failing(os.environ.get('HW_OG_CFG', 'og') + '-' + label, wire)})"
         if want[0] == "ok":
             assert got[0] == "ok", f"{ctx}: core rejected {got}, model accepts"
-            assert len(got[1]) == len(want[1]), f"{ctx}: image size {len(got[1])}, model {len(want[1])}"
-            if got[1] != want[1]:
-                i = next(k for k in range(len(want[1])) if got[1][k] != want[1][k])
-                raise AssertionError(f"{ctx}: images differ first at byte {i}: core {got[1][i:i + 16].hex()} model {want[1][i:i + 16].hex()}")
+            assert got[1] == want[1], f"{ctx}: {first_difference(got[1], want[1])}"
         else:
             assert got == want, f"{ctx}: core {got}, model {want}"
         if cpu and max_image <= 0xFFFFFFFF:
@@ -343,7 +291,7 @@ def _build_and_test(cfg, testcase=None):
     stem = proto.stem
     sources = [gen / "hw_stream_reader.v", gen / "hw_og_core.v", gen / f"{stem}_og_core.gen.v"]
     params = {"IN_WIDTH": in_w, "IN_ADDR_WIDTH": 12, "OUT_WIDTH": out_w, "OUT_ADDR_WIDTH": 12, "OBJ_BITS": OBJ_BITS}
-    env = {"HW_OG_HWSC": str(gen / f"{stem}.hwsc"), "HW_OG_PROTO": str(proto)}
+    env = {"HW_OG_HWSC": str(gen / f"{stem}.hwsc"), "HW_OG_PROTO": str(proto), "HW_OG_CFG": cfg}
     from tbutil import heapwire_bin
     env["HEAPWIRE_BIN"] = heapwire_bin()
     run_cocotb(TB_DIR, "heapwire_og_core", sources, cfg, params, testcase=testcase, extra_env=env)

@@ -8,12 +8,42 @@
 //! parser tokenizes iteratively and converts with a depth limit.
 
 pub mod parse;
+mod wkt;
 pub mod print;
 
 pub use parse::{from_json, from_json_with, ParseOptions};
 pub use print::{to_json, to_json_into, to_json_with, PrintOptions};
 
 use heapwire_image::ViewError;
+
+/// Well-known types with their own JSON form.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Wkt {
+    Timestamp,
+    Duration,
+    FieldMask,
+    Wrapper,
+    Struct,
+    ListValue,
+    Value,
+    Any,
+}
+
+/// The JSON form of the message type named `name` (a full name), if special.
+pub(crate) fn wkt(name: &str) -> Option<Wkt> {
+    Some(match name.strip_prefix("google.protobuf.")? {
+        "Timestamp" => Wkt::Timestamp,
+        "Duration" => Wkt::Duration,
+        "FieldMask" => Wkt::FieldMask,
+        "Struct" => Wkt::Struct,
+        "ListValue" => Wkt::ListValue,
+        "Value" => Wkt::Value,
+        "Any" => Wkt::Any,
+        "DoubleValue" | "FloatValue" | "Int64Value" | "UInt64Value" | "Int32Value" | "UInt32Value" | "BoolValue"
+        | "StringValue" | "BytesValue" => Wkt::Wrapper,
+        _ => return None,
+    })
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum JsonError {

@@ -6,9 +6,17 @@
 //! floats such as `1.0` or `1e2` too) or as strings; `"NaN"`, `"Infinity"`,
 //! `"-Infinity"` and numeric strings for floats; enum names or numbers; base64 in the
 //! standard or URL-safe alphabet, padded or not; `null` for "absent"; maps as objects.
+//! Well-known types in their special forms: Timestamp, Duration and FieldMask strings
+//! (`wkt.rs`, with the Python parser's leniencies), wrappers as bare values, Struct /
+//! ListValue / Value from any JSON (`null` is a Value, also inside arrays and as a map
+//! value), `null` for NullValue, Any as `{"@type": url, ...fields}` or, for a type with
+//! a special form, `{"@type": url, "value": ...}` (the URL's last segment must name a
+//! message of the schema). An empty array or string is an empty (regular) message, as
+//! the official parser iterates over the keys of whatever it is given.
 //! Rejects: unknown field names, duplicate keys in an object, two members of one oneof,
-//! out-of-range numbers, non-integral numbers for integers, `null` inside arrays and as
-//! a map value, closed-enum values the enum does not have, wrong JSON types.
+//! out-of-range numbers (a `float` above FLT_MAX, though a JSON integer for a `float`
+//! only rounds), non-integral numbers for integers, `null` inside arrays and as a map
+//! value (except for Value), closed-enum values the enum does not have, wrong JSON types.
 //!
 //! Output: fields in field-number order; repeated scalars packed when the schema says
 //! packed; implicit-presence fields left out when they hold the default; map entries as
@@ -18,7 +26,8 @@
 //! [`ParseOptions::max_json_nesting`]); the conversion recurses once per message level,
 //! limited to [`ParseOptions::max_depth`] (100, as the official parser).
 
-use super::JsonError;
+use super::wkt::{camel_to_snake, parse_duration, parse_timestamp, py_float, py_int};
+use super::{wkt, JsonError, Wkt};
 use crate::wire::{enc_zigzag32, enc_zigzag64, put_varint};
 use heapwire_schema::{wire_type, CompiledSchema, Field, Kind, Message, Presence};
 
@@ -418,10 +427,31 @@ impl Conv<'_> {
             return Err(JsonError::TooDeep { limit: self.opts.max_depth, at: "JSON byte", offset: node.off as u64 });
         }
         let m = &self.schema.messages[mi];
-        let members = match &node.v {
+        if let Some(k) = wkt(&m.full_name).filter(|_| !m.is_map_entry()) {
+            return self.well_known(k, mi, node, path, depth, out);
+        }
+        let members: &[(String, Node)] = match &node.v {
             JVal::Obj(members) => members,
+            // The official parser iterates over the value's keys: an empty array or
+            // string has none and gives the empty message; anything else fails.
+            JVal::Arr(v) if v.is_empty() => &[],
+            JVal::Str(v) if v.is_empty() => &[],
             _ => return Err(verr(path, node.off, format!("expected an object for message {}", m.full_name))),
         };
+        self.fields(mi, members.iter(), path, depth, out)
+    }
+
+    /// The members of a JSON object as the fields of a message of type `mi` (a regular
+    /// message, or the payload of an `Any`).
+    fn fields<'n>(
+        &self,
+        mi: usize,
+        members: impl Iterator<Item = &'n (String, Node)>,
+        path: &mut String,
+        depth: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), JsonError> {
+        let m = &self.schema.messages[mi];
         // Per field index: its chunk (None = absent/cleared).
         let mut chunks: Vec<Option<Chunk>> = Vec::new();
         chunks.resize_with(m.fields.len(), || None);
@@ -474,7 +504,7 @@ impl Conv<'_> {
                 out.push(0);
                 return Ok(!matches!(f.presence, Presence::Implicit));
             }
-            if f.kind.is_message() && !f.is_repeated() && self.schema.messages[f.sub as usize].full_name == "google.protobuf.Value" {
+            if !f.is_repeated() && self.is_value(f) {
                 put_tag(out, f.number, wire_type::LEN);
                 out.extend_from_slice(&[2, 0x08, 0x00]);
                 return Ok(true);
@@ -500,7 +530,7 @@ impl Conv<'_> {
                 path.push('[');
                 path.push_str(k);
                 path.push(']');
-                if let JVal::Null = v.v {
+                if let (JVal::Null, false) = (&v.v, self.is_value(vf)) {
                     return Err(verr(path, v.off, "null is not allowed as a map value"));
                 }
                 if vf.kind.is_message() {
@@ -529,7 +559,7 @@ impl Conv<'_> {
             for (i, item) in items.iter().enumerate() {
                 let plen = path.len();
                 path.push_str(&format!("[{i}]"));
-                if let JVal::Null = item.v {
+                if let (JVal::Null, false) = (&item.v, self.is_value(f)) {
                     return Err(verr(path, item.off, "null is not allowed as an element of a repeated field"));
                 }
                 if f.kind.is_message() {
@@ -580,6 +610,221 @@ impl Conv<'_> {
         Ok(())
     }
 
+    /// True if `f` holds `google.protobuf.Value` messages (where JSON null is a value).
+    fn is_value(&self, f: &Field) -> bool {
+        f.kind.is_message() && self.schema.messages[f.sub as usize].full_name == "google.protobuf.Value"
+    }
+
+    /// A JSON value as a well-known type `mi` with a special JSON form.
+    fn well_known(&self, k: Wkt, mi: usize, node: &Node, path: &mut String, depth: usize, out: &mut Vec<u8>) -> Result<(), JsonError> {
+        let m = &self.schema.messages[mi];
+        let e = |msg: String| verr(path, node.off, msg);
+        let field = |n: u32| m.field_index(n).map(|i| &m.fields[i]).ok_or_else(|| e(format!("bad {} type", m.full_name)));
+        let text = || match &node.v {
+            JVal::Str(s) => Ok(s.as_str()),
+            _ => Err(e(format!("{} JSON value not a string", m.full_name.rsplit('.').next().unwrap_or_default()))),
+        };
+        match k {
+            Wkt::Timestamp | Wkt::Duration => {
+                let (secs, nanos) = if k == Wkt::Timestamp { parse_timestamp(text()?) } else { parse_duration(text()?) }.map_err(e)?;
+                if secs != 0 {
+                    put_tag(out, 1, wire_type::VARINT);
+                    put_varint(out, secs as u64);
+                }
+                if nanos != 0 {
+                    put_tag(out, 2, wire_type::VARINT);
+                    put_varint(out, nanos as i64 as u64);
+                }
+            }
+            Wkt::FieldMask => {
+                let t = text()?;
+                if !t.is_empty() {
+                    for p in t.split(',') {
+                        let snake = camel_to_snake(p).map_err(e)?;
+                        put_tag(out, 1, wire_type::LEN);
+                        put_varint(out, snake.len() as u64);
+                        out.extend_from_slice(snake.as_bytes());
+                    }
+                }
+            }
+            Wkt::Wrapper => {
+                let vf = field(1)?;
+                let plen = path.len();
+                path.push_str(".value");
+                let sv = self.scalar(vf, node, path)?;
+                path.truncate(plen);
+                if !sv.is_default() {
+                    put_tag(out, 1, vf.kind.wire_type());
+                    put_value(out, vf.kind, &sv);
+                }
+            }
+            Wkt::Struct => self.struct_fields(field(1)?, node, path, out)?,
+            Wkt::ListValue => self.list_values(field(1)?, node, path, out)?,
+            Wkt::Value => self.value(mi, node, path, out)?,
+            Wkt::Any => self.any(m, node, path, depth, out)?,
+        }
+        Ok(())
+    }
+
+    /// A JSON object as a Struct's `fields` map (field `f`).
+    fn struct_fields(&self, f: &Field, node: &Node, path: &mut String, out: &mut Vec<u8>) -> Result<(), JsonError> {
+        let JVal::Obj(members) = &node.v else {
+            return Err(verr(path, node.off, "Struct must be in a JSON object"));
+        };
+        let em = &self.schema.messages[f.sub as usize];
+        let vf = em.fields.get(1).ok_or_else(|| verr(path, node.off, "bad Struct type"))?;
+        let mut entry = Vec::new();
+        let mut body = Vec::new();
+        for (k, v) in members {
+            let plen = path.len();
+            path.push('.');
+            path.push_str(k);
+            body.clear();
+            self.value(vf.sub as usize, v, path, &mut body)?;
+            path.truncate(plen);
+            entry.clear();
+            put_tag(&mut entry, 1, wire_type::LEN);
+            put_varint(&mut entry, k.len() as u64);
+            entry.extend_from_slice(k.as_bytes());
+            put_tag(&mut entry, 2, wire_type::LEN);
+            put_varint(&mut entry, body.len() as u64);
+            entry.extend_from_slice(&body);
+            put_tag(out, f.number, wire_type::LEN);
+            put_varint(out, entry.len() as u64);
+            out.extend_from_slice(&entry);
+        }
+        Ok(())
+    }
+
+    /// A JSON array as a ListValue's `values` (field `f`).
+    fn list_values(&self, f: &Field, node: &Node, path: &mut String, out: &mut Vec<u8>) -> Result<(), JsonError> {
+        let JVal::Arr(items) = &node.v else {
+            return Err(verr(path, node.off, "ListValue must be in a JSON array"));
+        };
+        let mut body = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let plen = path.len();
+            path.push_str(&format!("[{i}]"));
+            body.clear();
+            self.value(f.sub as usize, item, path, &mut body)?;
+            path.truncate(plen);
+            put_tag(out, f.number, wire_type::LEN);
+            put_varint(out, body.len() as u64);
+            out.extend_from_slice(&body);
+        }
+        Ok(())
+    }
+
+    /// Any JSON value as a `google.protobuf.Value` (message `mi`). Struct and ListValue
+    /// levels do not count against `max_depth` (the official parser does not count them
+    /// either); the JSON text's own nesting limit bounds this recursion.
+    fn value(&self, mi: usize, node: &Node, path: &mut String, out: &mut Vec<u8>) -> Result<(), JsonError> {
+        let m = &self.schema.messages[mi];
+        let field = |n: u32| {
+            m.field_index(n).map(|i| &m.fields[i]).ok_or_else(|| verr(path, node.off, "bad google.protobuf.Value type"))
+        };
+        match &node.v {
+            JVal::Null => {
+                put_tag(out, 1, wire_type::VARINT);
+                out.push(0);
+            }
+            JVal::Num(t) => {
+                // JSON integers are Python ints, converted to double (an error past the
+                // double range, and -0 is 0); other numbers are doubles (1e400 is inf).
+                let integral = !t.contains(['.', 'e', 'E']);
+                let mut v: f64 = t.parse().map_err(|_| verr(path, node.off, format!("bad number {t}")))?;
+                if integral && v.is_infinite() {
+                    return Err(verr(path, node.off, "int too large to convert to float"));
+                }
+                if integral && v == 0.0 {
+                    v = 0.0;
+                }
+                put_tag(out, 2, wire_type::FIXED64);
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            JVal::Str(s) => {
+                put_tag(out, 3, wire_type::LEN);
+                put_varint(out, s.len() as u64);
+                out.extend_from_slice(s.as_bytes());
+            }
+            JVal::Bool(b) => {
+                put_tag(out, 4, wire_type::VARINT);
+                out.push(*b as u8);
+            }
+            JVal::Obj(_) | JVal::Arr(_) => {
+                let is_obj = matches!(node.v, JVal::Obj(_));
+                let f = field(if is_obj { 5 } else { 6 })?;
+                let sm = &self.schema.messages[f.sub as usize];
+                let inner = sm.field_index(1).map(|i| &sm.fields[i]).ok_or_else(|| verr(path, node.off, "bad Struct/ListValue type"))?;
+                let mut body = Vec::new();
+                if is_obj {
+                    self.struct_fields(inner, node, path, &mut body)?;
+                } else {
+                    self.list_values(inner, node, path, &mut body)?;
+                }
+                put_tag(out, f.number, wire_type::LEN);
+                put_varint(out, body.len() as u64);
+                out.extend_from_slice(&body);
+            }
+        }
+        Ok(())
+    }
+
+    /// `{"@type": url, ...}` as a `google.protobuf.Any` (message `m`): the URL's last
+    /// path segment names a message of the schema; a well-known type with a special form
+    /// takes its JSON from the member "value" (other members are ignored, as the
+    /// official parser does), any other type from the members besides "@type". `{}` is
+    /// the empty Any.
+    fn any(&self, m: &Message, node: &Node, path: &mut String, depth: usize, out: &mut Vec<u8>) -> Result<(), JsonError> {
+        let JVal::Obj(members) = &node.v else {
+            return Err(verr(path, node.off, "expected a JSON object for google.protobuf.Any"));
+        };
+        if members.is_empty() {
+            return Ok(());
+        }
+        let member = |k: &str| members.iter().find(|(n, _)| n == k).map(|(_, v)| v);
+        let url = match member("@type") {
+            None => return Err(verr(path, node.off, format!("@type is missing when parsing any message at {path}"))),
+            Some(Node { v: JVal::Str(s), .. }) => s,
+            Some(n) => return Err(verr(path, n.off, "@type must be a string")),
+        };
+        let name = url.rsplit('/').next().unwrap_or(url);
+        let pi = self
+            .schema
+            .messages
+            .iter()
+            .position(|t| t.full_name == name)
+            .ok_or_else(|| verr(path, node.off, format!("Can not find message descriptor by type_url: {url}")))?;
+        let pm = &self.schema.messages[pi];
+        let mut payload = Vec::new();
+        match wkt(&pm.full_name).filter(|_| !pm.is_map_entry()) {
+            Some(k) => {
+                let v = member("value").ok_or_else(|| verr(path, node.off, format!("Any of type {name} has no \"value\" member")))?;
+                let plen = path.len();
+                path.push_str(".value");
+                // Wrappers are converted in place, other types as a message one level down.
+                let d = if k == Wkt::Wrapper { depth } else { depth + 1 };
+                self.message(pi, v, path, d, &mut payload)?;
+                path.truncate(plen);
+            }
+            None => self.fields(pi, members.iter().filter(|(n, _)| n != "@type"), path, depth, &mut payload)?,
+        }
+        let tf = m.field_index(1).map(|i| &m.fields[i]);
+        let vf = m.field_index(2).map(|i| &m.fields[i]);
+        let (Some(tf), Some(vf)) = (tf, vf) else {
+            return Err(verr(path, node.off, "bad google.protobuf.Any type"));
+        };
+        put_tag(out, tf.number, wire_type::LEN);
+        put_varint(out, url.len() as u64);
+        out.extend_from_slice(url.as_bytes());
+        if !payload.is_empty() {
+            put_tag(out, vf.number, wire_type::LEN);
+            put_varint(out, payload.len() as u64);
+            out.extend_from_slice(&payload);
+        }
+        Ok(())
+    }
+
     fn enum_name(&self, f: &Field) -> Option<&str> {
         self.schema.enums.get(f.sub as usize).map(|e| e.full_name.as_str())
     }
@@ -621,21 +866,26 @@ impl Conv<'_> {
             Kind::Float | Kind::Double => {
                 let v = match &node.v {
                     JVal::Num(t) => {
+                        // A JSON integer is a Python int: float() of it has no range
+                        // check for `float` fields (it may round to infinity), and -0
+                        // is 0. Other numbers are doubles, range-checked for `float`.
+                        let integral = !t.contains(['.', 'e', 'E']);
                         let v: f64 = t.parse().map_err(|_| e(format!("couldn't parse float: {t}")))?;
                         if v.is_infinite() {
                             return Err(e("couldn't parse Infinity or value too large, use quoted \"Infinity\" instead".into()));
                         }
-                        if f.kind == Kind::Float && (v as f32).is_infinite() {
+                        if !integral && f.kind == Kind::Float && v.abs() > f32::MAX as f64 {
                             return Err(e(format!("float value {t} out of range")));
                         }
-                        v
+                        if integral && v == 0.0 {
+                            0.0
+                        } else {
+                            v
+                        }
                     }
                     JVal::Str(s) => match s.as_str() {
-                        "NaN" => f64::NAN,
-                        "Infinity" => f64::INFINITY,
-                        "-Infinity" => f64::NEG_INFINITY,
                         "nan" => return Err(e("couldn't parse float \"nan\", use \"NaN\" instead".into())),
-                        t => t.trim().parse::<f64>().map_err(|_| e(format!("couldn't parse float: {t:?}")))?,
+                        t => py_float(t).ok_or_else(|| e(format!("couldn't parse float: {t:?}")))?,
                     },
                     // Python's float(True) quirk, accepted by the official parser.
                     JVal::Bool(b) => *b as u8 as f64,
@@ -648,7 +898,7 @@ impl Conv<'_> {
                 let n: i128 = match &node.v {
                     JVal::Str(s) => match en.number_of(s) {
                         Some(n) => return Ok(SVal::Int(n as i128)),
-                        None => int_from_str(s)
+                        None => py_int(s)
                             .ok_or_else(|| e(format!("invalid enum value {s:?} for enum type {}", en.full_name)))?,
                     },
                     JVal::Num(t) => {
@@ -711,15 +961,10 @@ fn int_from_number(t: &str) -> Result<i128, &'static str> {
 
 /// `_ConvertInteger` of a string: Python's `int()`, else an integral `float()`.
 fn int_from_py_str(s: &str) -> Result<i128, String> {
-    if let Some(v) = int_from_str(s) {
+    if let Some(v) = py_int(s) {
         return Ok(v);
     }
-    let t = s.trim_matches(|c: char| c.is_whitespace());
-    let lower = t.to_ascii_lowercase();
-    if lower.contains("inf") || lower.contains("nan") {
-        return Err(format!("couldn't parse integer: {s:?}"));
-    }
-    let f: f64 = t.parse().map_err(|_| format!("couldn't parse integer: {s:?}"))?;
+    let f = py_float(s).ok_or_else(|| format!("couldn't parse integer: {s:?}"))?;
     if !f.is_finite() || f.fract() != 0.0 {
         return Err(format!("couldn't parse non-integer string: {s:?}"));
     }
@@ -727,32 +972,6 @@ fn int_from_py_str(s: &str) -> Result<i128, String> {
         return Err("integer out of range".into());
     }
     Ok(f as i128)
-}
-
-/// Python's `int(str)`: surrounding whitespace, optional sign, digits with single
-/// underscores between them.
-fn int_from_str(s: &str) -> Option<i128> {
-    let s = s.trim_matches(|c: char| c.is_whitespace());
-    let (neg, digits) = match s.as_bytes().first()? {
-        b'-' => (true, &s[1..]),
-        b'+' => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let b = digits.as_bytes();
-    if b.is_empty() || b[0] == b'_' || b[b.len() - 1] == b'_' || digits.contains("__") {
-        return None;
-    }
-    let mut v: i128 = 0;
-    for &c in b {
-        if c == b'_' {
-            continue;
-        }
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add((c - b'0') as i128)?;
-    }
-    Some(if neg { -v } else { v })
 }
 
 fn check_range(kind: Kind, v: i128) -> Result<SVal, String> {
@@ -846,11 +1065,11 @@ mod tests {
 
     #[test]
     fn integers_as_python() {
-        assert_eq!(int_from_str("+5"), Some(5));
-        assert_eq!(int_from_str("05"), Some(5));
-        assert_eq!(int_from_str("1_000"), Some(1000));
-        assert_eq!(int_from_str("1__0"), None);
-        assert_eq!(int_from_str("\t-7\n"), Some(-7));
+        assert_eq!(py_int("+5"), Some(5));
+        assert_eq!(py_int("05"), Some(5));
+        assert_eq!(py_int("1_000"), Some(1000));
+        assert_eq!(py_int("1__0"), None);
+        assert_eq!(py_int("\t-7\n"), Some(-7));
         assert_eq!(int_from_py_str("1e2"), Ok(100));
         assert!(int_from_py_str("1.5").is_err());
         assert!(int_from_py_str("inf").is_err());

@@ -16,10 +16,13 @@
 //! The walk uses an explicit stack with a depth limit, and a byte [`Budget`] so that
 //! shared or cyclic pointers in an untrusted image give an error, not a blow-up.
 
-use super::JsonError;
+use super::wkt::{duration_text, snake_to_camel, timestamp_text};
+use super::{wkt, JsonError, Wkt};
 use base64::Engine;
 use heapwire_image::{ArrayRef, Budget, ImageView};
 use heapwire_schema::{CompiledSchema, Field, Kind};
+use crate::decode::{DecodeOptions, Decoder};
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 #[derive(Clone, Debug)]
@@ -75,32 +78,6 @@ enum Frame {
     Map { msg: usize, arr: ArrayRef, entries: Vec<usize>, i: usize, counted: bool },
 }
 
-/// Well-known types with their own JSON form.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Wkt {
-    Timestamp,
-    Duration,
-    FieldMask,
-    Wrapper,
-    Struct,
-    ListValue,
-    Value,
-}
-
-fn wkt(name: &str) -> Option<Wkt> {
-    Some(match name.strip_prefix("google.protobuf.")? {
-        "Timestamp" => Wkt::Timestamp,
-        "Duration" => Wkt::Duration,
-        "FieldMask" => Wkt::FieldMask,
-        "Struct" => Wkt::Struct,
-        "ListValue" => Wkt::ListValue,
-        "Value" => Wkt::Value,
-        "DoubleValue" | "FloatValue" | "Int64Value" | "UInt64Value" | "Int32Value" | "UInt32Value" | "BoolValue"
-        | "StringValue" | "BytesValue" => Wkt::Wrapper,
-        _ => return None,
-    })
-}
-
 pub fn to_json_with(
     schema: &CompiledSchema,
     msg_index: usize,
@@ -109,11 +86,26 @@ pub fn to_json_with(
     out: &mut Vec<u8>,
     opts: &PrintOptions,
 ) -> Result<(), JsonError> {
+    let dec = RefCell::new(None);
+    print_message(schema, msg_index, view, root_offset, out, opts, &dec)
+}
+
+/// [`to_json_with`] with the decoder for `Any` payloads (made on first use, shared by
+/// the payloads of nested `Any`s).
+fn print_message<'s>(
+    schema: &'s CompiledSchema,
+    msg_index: usize,
+    view: &ImageView<'_>,
+    root_offset: usize,
+    out: &mut Vec<u8>,
+    opts: &PrintOptions,
+    dec: &RefCell<Option<Decoder<'s>>>,
+) -> Result<(), JsonError> {
     let root = schema.messages.get(msg_index).ok_or(JsonError::BadType(msg_index))?;
     view.check_struct(root, root_offset)?;
     let mut budget = if opts.budget { Budget::for_view(view) } else { Budget::unlimited() };
     budget.charge(root.size as u64, root_offset)?;
-    let p = Printer { schema, view, opts };
+    let p = Printer { schema, view, opts, dec };
     let mut stack = Vec::new();
     let mut depth = 0usize; // nesting levels on the stack
     p.open(msg_index, Some(root_offset), &mut stack, &mut depth, out, &mut budget)?;
@@ -245,13 +237,14 @@ fn map_fields(em: &heapwire_schema::Message, at: usize) -> Result<(&Field, &Fiel
     }
 }
 
-struct Printer<'a, 'b> {
-    schema: &'a CompiledSchema,
+struct Printer<'a, 'b, 's> {
+    schema: &'s CompiledSchema,
     view: &'a ImageView<'b>,
     opts: &'a PrintOptions,
+    dec: &'a RefCell<Option<Decoder<'s>>>,
 }
 
-impl Printer<'_, '_> {
+impl Printer<'_, '_, '_> {
     /// Starts printing a message value of type `msg` whose struct is at `off` (`None`:
     /// a null pointer for a value that is set, printed as the default instance): writes
     /// it whole (well-known scalar-like types) or its opening and pushes its frame.
@@ -347,6 +340,24 @@ impl Printer<'_, '_> {
                     stack.push(Frame::MsgArray { arr, msg: f.sub as usize, i: 0, counted: true });
                 }
             }
+            Some(Wkt::Any) => {
+                let (Some(tf), Some(vf)) = (field(1), field(2)) else {
+                    return Err(bad("bad Any type".into()));
+                };
+                let Some(o) = off else {
+                    out.extend_from_slice(b"{}");
+                    return Ok(());
+                };
+                let (url, payload) = (v.string(tf, o)?, v.string(vf, o)?);
+                budget.charge((url.len() + payload.len()) as u64, o)?;
+                if url.is_empty() && payload.is_empty() {
+                    // No field set: the official printer writes `{}`.
+                    out.extend_from_slice(b"{}");
+                    return Ok(());
+                }
+                let d = enter(*depth, self.opts, o)?;
+                self.any(&String::from_utf8_lossy(url), payload, d, out)?;
+            }
             Some(Wkt::Value) => {
                 let case = match (m.oneofs.is_empty(), off) {
                     (false, Some(o)) => v.oneof_case(m, o, 0)?,
@@ -378,6 +389,47 @@ impl Printer<'_, '_> {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// An `Any` with type URL `url` and payload `payload`, at nesting `depth`, as the
+    /// official printer writes it: the URL's last path segment names a message of the
+    /// schema; the payload is decoded as that type (an error if it does not parse), then
+    /// printed as `{"@type": url, ...its fields}`, or `{"@type": url, "value": ...}` for
+    /// a well-known type with a special form (the wrappers, Timestamp, Any, ...).
+    fn any(&self, url: &str, payload: &[u8], depth: usize, out: &mut Vec<u8>) -> Result<(), JsonError> {
+        let s = self.schema;
+        let name = url.rsplit('/').next().unwrap_or(url);
+        let fail = |msg: String| JsonError::Value { path: format!("Any({url})"), offset: 0, msg };
+        let mi = s
+            .messages
+            .iter()
+            .position(|m| m.full_name == name)
+            .ok_or_else(|| fail(format!("Can not find message descriptor by type_url: {url}")))?;
+        let mut image = Vec::new();
+        {
+            let mut cell = self.dec.borrow_mut();
+            let dec = cell.get_or_insert_with(|| Decoder::new(s));
+            dec.decode(mi, payload, &DecodeOptions::default(), &mut image).map_err(|e| {
+                fail(format!("the Any value does not parse as {name}: {} at byte {} of the value", e.kind.name(), e.offset))
+            })?;
+        }
+        let view = ImageView::for_schema(s, &image, 0);
+        let opts = PrintOptions { max_depth: self.opts.max_depth.saturating_sub(depth), ..self.opts.clone() };
+        let mut body = Vec::new();
+        print_message(s, mi, &view, 0, &mut body, &opts, self.dec)?;
+        out.extend_from_slice(b"{\"@type\":");
+        write_str(out, url.as_bytes(), self.opts.ensure_ascii);
+        if wkt(name).is_some() && !s.messages[mi].is_map_entry() {
+            out.extend_from_slice(b",\"value\":");
+            out.extend_from_slice(&body);
+            out.push(b'}');
+        } else if body.len() > 2 {
+            out.push(b',');
+            out.extend_from_slice(&body[1..]);
+        } else {
+            out.push(b'}');
         }
         Ok(())
     }
@@ -483,90 +535,6 @@ impl Printer<'_, '_> {
         }
         Ok(())
     }
-}
-
-/// RFC 3339 text of a Timestamp, as the official library prints it (0, 3, 6 or 9
-/// fractional digits).
-fn timestamp_text(seconds: i64, nanos: i64) -> Result<String, String> {
-    if !(-62135596800..=253402300799).contains(&seconds) {
-        return Err(format!("Timestamp is not valid: seconds {seconds} out of range"));
-    }
-    if !(0..1_000_000_000).contains(&nanos) {
-        return Err(format!("Timestamp is not valid: nanos {nanos} out of range"));
-    }
-    let days = seconds.div_euclid(86400);
-    let secs = seconds.rem_euclid(86400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719468;
-    let era = z.div_euclid(146097);
-    let doe = z.rem_euclid(146097);
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let mth = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + (mth <= 2) as i64;
-    let mut t = format!("{y:04}-{mth:02}-{d:02}T{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
-    push_fraction(&mut t, nanos);
-    t.push('Z');
-    Ok(t)
-}
-
-/// A Duration as `"<seconds>[.fraction]s"`, as the official library prints it.
-fn duration_text(seconds: i64, nanos: i64) -> Result<String, String> {
-    if !(-315576000000..=315576000000).contains(&seconds) {
-        return Err(format!("Duration is not valid: seconds {seconds} out of range"));
-    }
-    if nanos <= -1_000_000_000 || nanos >= 1_000_000_000 {
-        return Err(format!("Duration is not valid: nanos {nanos} out of range"));
-    }
-    if (nanos < 0 && seconds > 0) || (nanos > 0 && seconds < 0) {
-        return Err("Duration is not valid: sign mismatch".into());
-    }
-    let mut t = String::new();
-    if seconds < 0 || nanos < 0 {
-        t.push('-');
-    }
-    t.push_str(&seconds.unsigned_abs().to_string());
-    push_fraction(&mut t, nanos.abs());
-    t.push('s');
-    Ok(t)
-}
-
-fn push_fraction(t: &mut String, nanos: i64) {
-    if nanos == 0 {
-    } else if nanos % 1_000_000 == 0 {
-        t.push_str(&format!(".{:03}", nanos / 1_000_000));
-    } else if nanos % 1000 == 0 {
-        t.push_str(&format!(".{:06}", nanos / 1000));
-    } else {
-        t.push_str(&format!(".{nanos:09}"));
-    }
-}
-
-/// A FieldMask path in lowerCamelCase, with the official library's checks.
-fn snake_to_camel(path: &str, out: &mut String) -> Result<(), String> {
-    let mut after_underscore = false;
-    for c in path.chars() {
-        if c.is_ascii_uppercase() {
-            return Err(format!("FieldMask path {path:?} must not contain uppercase letters"));
-        }
-        if after_underscore {
-            if !c.is_ascii_lowercase() {
-                return Err(format!("in FieldMask path {path:?}, the character after '_' must be a lowercase letter"));
-            }
-            out.push(c.to_ascii_uppercase());
-            after_underscore = false;
-        } else if c == '_' {
-            after_underscore = true;
-        } else {
-            out.push(c);
-        }
-    }
-    if after_underscore {
-        return Err(format!("trailing '_' in FieldMask path {path:?}"));
-    }
-    Ok(())
 }
 
 fn push_display(out: &mut Vec<u8>, v: impl std::fmt::Display) {
