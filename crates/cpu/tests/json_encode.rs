@@ -402,8 +402,6 @@ fn official_json_proto2() {
 
 #[test]
 fn official_json_parse() {
-    let s = schema("jt3.proto", LayoutOptions::default());
-    let mi = s.message_index("jt3.All").unwrap();
     let inputs = [
         r#"{}"#,
         r#"{"i32":1,"i64":"-5","u32":4294967295,"u64":"18446744073709551615","s32":-7,"s64":"9"}"#,
@@ -491,15 +489,23 @@ fn official_json_parse() {
         r#"{"i32":NaN}"#,
         r#" {"i32" : 3 } "#,
     ];
+    official_parse_check("jt3.proto", "jt3.All", &inputs);
+}
+
+/// Parses each text with heapwire and with the official parser: both must reject, or
+/// both accept with the same message.
+fn official_parse_check(file: &str, ty: &str, inputs: &[&str]) {
+    let s = schema(file, LayoutOptions::default());
+    let mi = s.message_index(ty).unwrap();
     let mut lines = Vec::new();
-    for t in &inputs {
+    for t in inputs {
         let mut out = Vec::new();
         let ours = json::from_json(&s, mi, t.as_bytes(), &mut out).ok().map(|_| format!("\"{}\"", hex(&out)));
         lines.push(format!("[{},{}]", json_str(t), ours.unwrap_or("null".into())));
     }
-    let Some(res) = run_check("jt3.proto", "jt3.All", "parse", &lines) else { return };
-    let bad: Vec<_> = res.iter().zip(&inputs).filter(|(r, _)| *r != "OK").map(|(r, t)| format!("{t}: {r}")).collect();
-    assert!(bad.is_empty(), "JSON parse differs from the official library:\n{}", bad.join("\n"));
+    let Some(res) = run_check(file, ty, "parse", &lines) else { return };
+    let bad: Vec<_> = res.iter().zip(inputs).filter(|(r, _)| *r != "OK").map(|(r, t)| format!("{t}: {r}")).collect();
+    assert!(bad.is_empty(), "{} of {} differ from the official parser:\n{}", bad.len(), inputs.len(), bad.join("\n"));
 }
 
 // ---------------------------------------------------------------------------------
@@ -758,8 +764,6 @@ fn official_json_well_known_types() {
 
 #[test]
 fn official_json_parse_well_known_types() {
-    let s = schema("jwkt.proto", LayoutOptions::default());
-    let mi = s.message_index("jwkt.W").unwrap();
     let inputs = [
         r#"{"ts":"1972-01-01T10:00:20.021-05:00"}"#,
         r#"{"ts":"1970-01-01T05:30:00+05:30"}"#,
@@ -809,13 +813,5 @@ fn official_json_parse_well_known_types() {
         r#"{"em":"x"}"#,
         r#"{"odu":null,"em":{}}"#,
     ];
-    let mut lines = Vec::new();
-    for t in &inputs {
-        let mut out = Vec::new();
-        let ours = json::from_json(&s, mi, t.as_bytes(), &mut out).ok().map(|_| format!("\"{}\"", hex(&out)));
-        lines.push(format!("[{},{}]", json_str(t), ours.unwrap_or("null".into())));
-    }
-    let Some(res) = run_check("jwkt.proto", "jwkt.W", "parse", &lines) else { return };
-    let bad: Vec<_> = res.iter().zip(&inputs).filter(|(r, _)| *r != "OK").map(|(r, t)| format!("{t}: {r}")).collect();
-    assert!(bad.is_empty(), "{} of {} differ from the official parser:\n{}", bad.len(), inputs.len(), bad.join("\n"));
+    official_parse_check("jwkt.proto", "jwkt.W", &inputs);
 }
