@@ -81,6 +81,15 @@ def verdict(reader: str, data: bytes) -> Verdict:
         return Verdict(UNDEFINED, detail=f"official JSON printer failed: {type(e).__name__}: {e}")
 
 
+def official_parses(reader: str, text: str) -> bool:
+    """True if the official JSON parser accepts `text` as a `reader` message."""
+    try:
+        json_format.Parse(text, schemas.message_class(reader)(), descriptor_pool=schemas.pool())
+    except json_format.ParseError:
+        return False
+    return True
+
+
 # ------------------------------------------------------------ JSON compare
 class JsonSyntaxError(ValueError):
     pass

@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA_DIR = os.path.join(HERE, "schemas")
 
 # Every top-level schema file of the suite (imports are pulled in by protoc).
-SCHEMA_FILES = ["scalars3.proto", "proto2.proto", "imports.proto", "evolution.proto", "evolution2.proto"]
+SCHEMA_FILES = ["scalars3.proto", "proto2.proto", "imports.proto", "evolution.proto", "evolution2.proto", "wkt.proto"]
 
 
 @dataclass(frozen=True)
