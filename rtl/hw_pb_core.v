@@ -90,6 +90,7 @@ module hw_pb_core #(
 // bytes per output word and its log2
 localparam OB = OUT_WIDTH / 8;
 localparam OB_SHIFT = (OB == 32) ? 5 : (OB == 16) ? 4 : 3;
+localparam [31:0] OB_32 = OB;
 // output memory capacity in bytes
 localparam [39:0] OUT_BYTES = (40'd1 << (OUT_ADDR_WIDTH + OB_SHIFT));
 // frame stack entries (frames below the current one)
@@ -262,6 +263,8 @@ reg imw_we; reg [31:0] imw_wa; reg [39:0] im_off_wd; reg [31:0] im_start_wd;
 
 // image port requests (registered on the way out)
 reg        o_we; reg [39:0] o_wa; reg [63:0] o_wd; reg [7:0] o_wbe;
+// a zero write of o_wz_n bytes from o_wa, within one output word (o_wd/o_wbe unused)
+reg        o_wz; reg [OB_SHIFT:0] o_wz_n;
 reg        o_re; reg [39:0] o_ra;
 reg        o_we_reg = 1'b0; reg [OUT_ADDR_WIDTH-1:0] o_wa_reg = 0; reg [OUT_WIDTH-1:0] o_wd_reg = 0;
 reg [OUT_WIDTH/8-1:0] o_wbe_reg = 0;
@@ -283,7 +286,7 @@ wire        rdr_past, rdr_eof, rdr_at_end, rdr_past_sticky;
 wire [31:0] rdr_rem;
 /* verilator lint_on UNUSEDSIGNAL */
 
-hw_stream_reader #(.DATA_WIDTH(IN_WIDTH), .ADDR_WIDTH(IN_ADDR_WIDTH), .WIN_BYTES(16)) rdr (
+hw_stream_reader #(.DATA_WIDTH(IN_WIDTH), .ADDR_WIDTH(IN_ADDR_WIDTH), .WIN_BYTES(16), .FAST_FLUSH(1)) rdr (
     .clk(clk), .rst(rst), .start(rdr_start), .in_len(in_len_reg),
     .mem_rd_en(in_rd_en), .mem_addr(in_addr), .mem_rd_data(in_rd_data),
     .rd_valid(sk_en), .rd_ready(rdr_ready), .rd_skip(1'b1), .rd_size(2'd0), .rd_skip_len(sk_len),
@@ -590,7 +593,7 @@ always @* begin
     st_we = 1'b0; st_wa = 32'd0; st_wd = 32'd0;
     im_we = 1'b0; im_wa = 32'd0; im_msg_wd = 16'd0; im_cb_wd = 32'd0; im_sb_wd = 32'd0;
     imw_we = 1'b0; imw_wa = 32'd0; im_off_wd = 40'd0; im_start_wd = 32'd0;
-    o_we = 1'b0; o_wa = 40'd0; o_wd = 64'd0; o_wbe = 8'd0;
+    o_we = 1'b0; o_wa = 40'd0; o_wd = 64'd0; o_wbe = 8'd0; o_wz = 1'b0; o_wz_n = 0;
     o_re = 1'b0; o_ra = 40'd0;
     sk_en = 1'b0; sk_len = 32'd0;
     u8_clear = 1'b0; u8_valid = 1'b0; u8_count = 5'd0;
@@ -706,7 +709,8 @@ always @* begin
                  fr_start_next, fr_pslot_next} = stk_q;
                 depth_next = depth_reg - 32'd1;
             end
-        end else if (decisive) begin
+        end else if (decisive || (tag_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd4 && f_hit
+                                  && tag_wt == f_kwt && !is_dropped && (fp_str || fp_scal || fp_msg))) begin
             t_pos_next = pos;
             t_num_next = tag_num;
             t_wt_next = tag_wt;
@@ -1234,15 +1238,16 @@ always @* begin
 
     // ------------------------------------------------------------ leaf loops
     S_ZERO: begin
+        // up to a whole output word per cycle
         if (za_reg >= ze_reg) begin
             state_next = zret_reg;
         end else begin
             tmp40 = ze_reg - za_reg;
-            chunk = 4'd8 - {1'b0, za_reg[2:0]};
-            if (tmp40 < {36'd0, chunk}) chunk = tmp40[3:0];
-            img_wr(za_reg, 64'd0, chunk);
-            za_next = za_reg + {36'd0, chunk};
-            if (za_reg + {36'd0, chunk} >= ze_reg) state_next = zret_reg;
+            tmp32 = OB_32 - {{(32-OB_SHIFT){1'b0}}, za_reg[OB_SHIFT-1:0]};
+            if (tmp40 < {8'd0, tmp32}) tmp32 = tmp40[31:0];
+            o_we = 1'b1; o_wa = za_reg; o_wz = 1'b1; o_wz_n = tmp32[OB_SHIFT:0];
+            za_next = za_reg + {8'd0, tmp32};
+            if (za_reg + {8'd0, tmp32} >= ze_reg) state_next = zret_reg;
         end
     end
     S_CONS: begin
@@ -1381,6 +1386,11 @@ generate
         assign o_wbe_ext = {{(OUT_WIDTH/8-8){1'b0}}, o_wbe};
     end
 endgenerate
+// zero writes: o_wz_n bytes from the byte lane of o_wa
+/* verilator lint_off UNUSEDSIGNAL */
+wire [OB:0] o_wz_ones = ({{OB{1'b0}}, 1'b1} << o_wz_n) - {{OB{1'b0}}, 1'b1};
+/* verilator lint_on UNUSEDSIGNAL */
+wire [OUT_WIDTH/8-1:0] o_wz_mask = o_wz_ones[OB-1:0] << o_wa[OB_SHIFT-1:0];
 integer k;
 initial begin
     for (k = 0; k < NUM_MSGS; k = k + 1) treg[k] = {32'd0, k};
@@ -1435,8 +1445,8 @@ always @(posedge clk) begin
     ebuf_reg <= ebuf_next; ni_k_reg <= ni_k_next; req_id_reg <= req_id_next; req_w_reg <= req_w_next;
 
     o_wa_reg <= o_wa[OB_SHIFT +: OUT_ADDR_WIDTH];
-    o_wd_reg <= o_wd_ext << (64 * {29'd0, o_wa_lane});
-    o_wbe_reg <= o_wbe_ext << (8 * {29'd0, o_wa_lane});
+    o_wd_reg <= o_wz ? {OUT_WIDTH{1'b0}} : o_wd_ext << (64 * {29'd0, o_wa_lane});
+    o_wbe_reg <= o_wz ? o_wz_mask : o_wbe_ext << (8 * {29'd0, o_wa_lane});
     o_ra_reg <= o_ra[OB_SHIFT +: OUT_ADDR_WIDTH];
     o_rlane_reg <= o_ra[OB_SHIFT-1:0];
     o_rlane_q <= o_rlane_reg;

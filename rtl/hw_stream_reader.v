@@ -54,7 +54,10 @@ module hw_stream_reader #(
     // Width of the memory word address (the memory holds 2^ADDR_WIDTH words).
     parameter ADDR_WIDTH = 12,
     // Bytes exposed on the peek window (>= 10 so a whole varint fits; <= buffer size).
-    parameter WIN_BYTES = 16
+    parameter WIN_BYTES = 16,
+    // 1 = a SKIP beyond the buffer requests the new position's word in the same cycle
+    // (readable 2 cycles later instead of 3; mem_addr then depends on rd_skip_len).
+    parameter FAST_FLUSH = 0
 ) (
     input  wire                     clk,
     input  wire                     rst,            // synchronous, active high
@@ -182,8 +185,14 @@ wire        issue = !start && room && more;
 wire [32:0] fetch_left = {1'b0, len_reg} - fetch_pos_reg;
 wire [WORD_SHIFT:0] fetch_word_bytes = (fetch_left > {1'b0, WORD_BYTES_32}) ? WORD_BYTES_32[WORD_SHIFT:0] : fetch_left[WORD_SHIFT:0];
 
-assign mem_rd_en = issue;
-assign mem_addr  = fetch_pos_reg[WORD_SHIFT +: ADDR_WIDTH];
+// FAST_FLUSH: the word holding the new position, requested in the flush cycle
+wire [32:0] flush_word = {1'b0, new_pos[31:WORD_SHIFT], {WORD_SHIFT{1'b0}}};
+wire        flush_issue = (FAST_FLUSH != 0) && flush && !start && flush_word < {1'b0, len_reg};
+wire [32:0] flush_left = {1'b0, len_reg} - flush_word;
+wire [WORD_SHIFT:0] flush_word_bytes = (flush_left > {1'b0, WORD_BYTES_32}) ? WORD_BYTES_32[WORD_SHIFT:0] : flush_left[WORD_SHIFT:0];
+
+assign mem_rd_en = (FAST_FLUSH != 0 && flush) ? flush_issue : issue;
+assign mem_addr  = (FAST_FLUSH != 0 && flush) ? flush_word[WORD_SHIFT +: ADDR_WIDTH] : fetch_pos_reg[WORD_SHIFT +: ADDR_WIDTH];
 
 // ---------------------------------------------------------------- landing word
 // drop leading bytes, keep land_nbytes bytes, zero the rest
@@ -235,8 +244,15 @@ always @* begin
         cnt_next        = {CNT_WIDTH{1'b0}};
         pos_next        = new_pos;
         rem_next        = rem_reg - adv_len;
-        fetch_pos_next  = {1'b0, new_pos[31:WORD_SHIFT], {WORD_SHIFT{1'b0}}};
+        fetch_pos_next  = flush_word;
         fetch_drop_next = new_pos[WORD_SHIFT-1:0];
+        if (flush_issue) begin
+            land_valid_next  = 1'b1;
+            land_drop_next   = new_pos[WORD_SHIFT-1:0];
+            land_nbytes_next = flush_word_bytes - {1'b0, new_pos[WORD_SHIFT-1:0]};
+            fetch_pos_next   = flush_word + WORD_BYTES;
+            fetch_drop_next  = {WORD_SHIFT{1'b0}};
+        end
     end else begin
         if (advance) begin
             pos_next = new_pos;

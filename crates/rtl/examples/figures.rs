@@ -1,7 +1,8 @@
 //! Throughput of the simulated core: bytes/cycle per social workload (first N messages of
 //! bench/out/quick/*.bin; run `python3 bench/gen_workloads.py` first) and on single
-//! messages of growing size. cargo run --release -p heapwire-rtl --example figures -- [N] [hist]
-//! (`hist`: also the cycles per (pass, state) of the core, per workload and in total).
+//! messages of growing size. cargo run --release -p heapwire-rtl --example figures -- [N] [hist] [w=BITS]
+//! (`hist`: also the cycles per (pass, state) of the core, per workload and in total;
+//! `w=`: the output memory width, 64 (default), 128 or 256).
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -16,7 +17,10 @@ fn print_hist(h: &BTreeMap<(u8, u8), u64>, names: &BTreeMap<u8, String>, total: 
 
 fn main() {
     let n: usize = std::env::args().nth(1).and_then(|v| v.parse().ok()).unwrap_or(20);
-    let hist = std::env::args().nth(2).is_some_and(|a| a == "hist");
+    let hist = std::env::args().skip(2).any(|a| a == "hist");
+    let out_width = std::env::args().skip(2).find_map(|a| a.strip_prefix("w=").and_then(|w| w.parse().ok())).unwrap_or(64);
+    let opts = heapwire_rtl::SimOptions { out_width, ..Default::default() };
+    println!("64-bit input memory, {out_width}-bit output memory");
     let names: BTreeMap<u8, String> = heapwire_rtl::state_names().into_iter().collect();
     let mut all = BTreeMap::new();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -47,7 +51,7 @@ fn main() {
             }
             let m = &data[p..p + len];
             p += len;
-            let (r, histogram) = heapwire_rtl::simulate_with_histogram(&s, mi, m, &Default::default()).expect("core rejected a workload message");
+            let (r, histogram) = heapwire_rtl::simulate_with_histogram(&s, mi, m, &opts).expect("core rejected a workload message");
             for &(ps, st, cy) in &histogram {
                 *h.entry((ps, st)).or_insert(0u64) += cy;
                 *all.entry((ps, st)).or_insert(0u64) += cy;

@@ -62,11 +62,13 @@ pub struct SimOptions {
     pub max_depth: u32,
     /// Cycle budget before the testbench gives up (0 = derived from the input size).
     pub max_cycles: u64,
+    /// Output memory word width in bits (64, 128 or 256; a core parameter).
+    pub out_width: u32,
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { base: 0, max_depth: 100, max_cycles: 0 }
+        SimOptions { base: 0, max_depth: 100, max_cycles: 0, out_width: 64 }
     }
 }
 
@@ -110,6 +112,7 @@ struct Sizes {
     cnt: u32,
     st: u32,
     depth: u32,
+    out_width: u32,
 }
 
 fn log2_ceil(v: u64) -> u32 {
@@ -123,7 +126,7 @@ fn log2_ceil(v: u64) -> u32 {
 /// Sizes that can never overflow for an `n`-byte input (docs/image-layout.md "Size bound";
 /// every message instance costs at least 2 input bytes), rounded up to powers of two
 /// with floors so that small inputs share one simulator build.
-fn sizes_for(schema: &CompiledSchema, root: usize, n: usize, depth: u32) -> Sizes {
+fn sizes_for(schema: &CompiledSchema, root: usize, n: usize, depth: u32, out_width: u32) -> Sizes {
     let n = n as u64;
     let k = schema.messages.iter().map(|m| ((m.size as u64 + 7) & !7) / 2 + 8).max().unwrap_or(0).max(16);
     let img = ((schema.messages[root].size as u64 + 7) & !7) + n * k + 64;
@@ -136,11 +139,12 @@ fn sizes_for(schema: &CompiledSchema, root: usize, n: usize, depth: u32) -> Size
     }
     Sizes {
         in_aw: log2_ceil(n.div_ceil(8) + 1).max(10),
-        out_aw: log2_ceil(img.div_ceil(8)).max(14),
+        out_aw: log2_ceil(img.div_ceil(out_width as u64 / 8)).max(14 - log2_ceil(out_width as u64 / 64)),
         inst: log2_ceil(inst).max(12),
         cnt: log2_ceil(inst * max_nc).max(13),
         st: log2_ceil(inst * max_ns).max(13),
         depth,
+        out_width,
     }
 }
 
@@ -164,6 +168,7 @@ fn testbench(sz: &Sizes) -> String {
 module tb;
 localparam IN_AW = {in_aw};
 localparam OUT_AW = {out_aw};
+localparam OW = {out_width};
 reg clk = 1'b0;
 reg rst = 1'b1;
 reg start = 1'b0;
@@ -184,14 +189,14 @@ wire [IN_AW-1:0] in_addr;
 reg [63:0] in_rd_data = 0;
 wire out_wr_en, out_rd_en;
 wire [OUT_AW-1:0] out_wr_addr, out_rd_addr;
-wire [63:0] out_wr_data;
-wire [7:0] out_wr_be;
-reg [63:0] out_rd_data = 0;
+wire [OW-1:0] out_wr_data;
+wire [OW/8-1:0] out_wr_be;
+reg [OW-1:0] out_rd_data = 0;
 reg [63:0] imem [0:(1<<IN_AW)-1];
-reg [63:0] omem [0:(1<<OUT_AW)-1];
+reg [OW-1:0] omem [0:(1<<OUT_AW)-1];
 integer i, b, fd;
 reg [1023:0] fin, fout;
-heapwire_core #(.IN_WIDTH(64), .IN_ADDR_WIDTH(IN_AW), .OUT_WIDTH(64), .OUT_ADDR_WIDTH(OUT_AW),
+heapwire_core #(.IN_WIDTH(64), .IN_ADDR_WIDTH(IN_AW), .OUT_WIDTH(OW), .OUT_ADDR_WIDTH(OUT_AW),
     .MAX_DEPTH({depth}), .INST_BITS({inst}), .CNT_BITS({cnt}), .ST_BITS({st}), .DROP_BITS({inst})) dut (
     .clk(clk), .rst(rst), .start(start), .in_len(in_len), .root_msg(root), .base(base),
     .busy(busy), .done(done), .err_code(err_code), .err_offset(err_offset), .image_size(image_size), .cycles(cycles),
@@ -204,12 +209,12 @@ always @(posedge clk) begin
     if (in_rd_en) in_rd_data <= imem[in_addr];
     if (out_rd_en) out_rd_data <= omem[out_rd_addr];
     if (out_wr_en)
-        for (b = 0; b < 8; b = b + 1)
+        for (b = 0; b < OW/8; b = b + 1)
             if (out_wr_be[b]) omem[out_wr_addr][8*b +: 8] <= out_wr_data[8*b +: 8];
 end
 initial begin
     // garbage, not zeros: the core must zero what it allocates
-    for (i = 0; i < (1<<OUT_AW); i = i + 1) omem[i] = 64'hA5A5A5A5A5A5A5A5;
+    for (i = 0; i < (1<<OUT_AW); i = i + 1) omem[i] = {{(OW/64){{64'hA5A5A5A5A5A5A5A5}}}};
     for (i = 0; i < (1<<IN_AW); i = i + 1) imem[i] = 64'h0;
     if (!$value$plusargs("in=%s", fin)) begin $display("tb: no +in"); $finish; end
     if (!$value$plusargs("out=%s", fout)) begin $display("tb: no +out"); $finish; end
@@ -246,7 +251,7 @@ initial begin
     if (hist) for (i = 0; i < 256; i = i + 1) if (hist_n[i] != 0) $display("hist %0d %0d %0d", i / 128, i % 128, hist_n[i]);
     if (err_code == 0) begin
         fd = $fopen(fout, "w");
-        for (i = 0; i < (image_size + 7) / 8; i = i + 1) $fdisplay(fd, "%h", omem[i]);
+        for (i = 0; i < (image_size + 7) / 8; i = i + 1) $fdisplay(fd, "%h", omem[i / (OW/64)][64*(i % (OW/64)) +: 64]);
         $fclose(fd);
     end
     $finish;
@@ -258,7 +263,8 @@ endmodule
         depth = sz.depth,
         inst = sz.inst,
         cnt = sz.cnt,
-        st = sz.st
+        st = sz.st,
+        out_width = sz.out_width
     )
 }
 
@@ -431,7 +437,10 @@ fn simulate_inner(schema: &CompiledSchema, root: usize, input: &[u8], opts: &Sim
     if input.len() > (u32::MAX / 2) as usize {
         return Err(SimError::Rejected { kind: "capacity", offset: 0, cycles: 0 });
     }
-    let sz = sizes_for(schema, root, input.len(), opts.max_depth);
+    if ![64, 128, 256].contains(&opts.out_width) {
+        return Err(SimError::Tool(format!("output width {} (64, 128 or 256)", opts.out_width)));
+    }
+    let sz = sizes_for(schema, root, input.len(), opts.max_depth, opts.out_width);
     let vvp = build(schema, &sz)?;
     let RunFiles { input: fin, image: fout, .. } = prepare_run("", input)?;
     let max_cycles = if opts.max_cycles > 0 { opts.max_cycles } else { 100_000 + 400 * input.len() as u64 };

@@ -7,7 +7,8 @@
 //! identical, or both must reject with the same kind at the same offset.
 //!
 //! Knobs: HEAPWIRE_RTL_CASES (cases per schema, default 40), HEAPWIRE_RTL_SEED,
-//! HEAPWIRE_RTL_BENCH (bench messages per workload, default 6).
+//! HEAPWIRE_RTL_BENCH (bench messages per workload, default 6), HEAPWIRE_RTL_OUT_WIDTH
+//! (output memory width; by default cases alternate between 64 and 256 bits).
 
 use std::path::{Path, PathBuf};
 
@@ -258,7 +259,13 @@ fn compare(s: &CompiledSchema, mi: usize, input: &[u8], base: u64, label: &str, 
     let mut img = Vec::new();
     let opts = DecodeOptions { base, ..Default::default() };
     let cpu = dec.decode(mi, input, &opts, &mut img);
-    let hw = simulate(s, mi, input, &SimOptions { base, ..Default::default() });
+    // both output widths, in turn (HEAPWIRE_RTL_OUT_WIDTH forces one)
+    let n = st.ok + st.rejected + st.failures.len();
+    let out_width = match std::env::var("HEAPWIRE_RTL_OUT_WIDTH").ok().and_then(|w| w.parse().ok()) {
+        Some(w) => w,
+        None => [64, 256][n % 2],
+    };
+    let hw = simulate(s, mi, input, &SimOptions { base, out_width, ..Default::default() });
     let verdict = match (&cpu, &hw) {
         (Ok(()), Ok(out)) => {
             st.cycles += out.cycles;
