@@ -1,36 +1,57 @@
 /*
  * hw_og_core -- the objgraph deserializer engine (docs/objgraph-wire.md, the MSR paper's
- * sections 4-5 generalized). The schema-specific tables come from the generated modules
- * hw_og_desc_type, hw_og_desc_class and hw_og_desc_member (crates/rtl/src/objgraph.rs),
- * which a generated wrapper heapwire_og_core instantiates this engine with.
+ * sections 4-5 generalized and pipelined). The schema-specific tables come from the
+ * generated modules hw_og_desc_type, hw_og_desc_class, hw_og_desc_member and
+ * hw_og_desc_step (crates/rtl/src/objgraph.rs), which a generated wrapper
+ * heapwire_og_core instantiates this engine with.
  *
  * Semantics are exactly crates/cpu/src/objgraph/decode.rs (the reference): same image,
  * same error kind and byte offset (offsets in the wire bytes; the request's base address
- * comes on the `base` port).
+ * comes on the `base` port). Every error is detected in one place per phase, in the CPU
+ * engine's order, so the first error of the CPU engine is the one reported.
  *
- *   COUNT   read n; count_too_large when 4 + 4n exceeds the input; capacity when n is
- *           more than the object-pointer table holds (2^OBJ_BITS entries).
- *   TYPES   allocation phase, one type id per cycle: type id -> class (unknown_type),
- *           root class check (root_type), align and place the object, image size checks
- *           (image_too_large, then capacity against the output memory); the class index
- *           and image offset go into the object-pointer table (block RAM, registered reads).
- *   CHECK   members' total length against the input: longer input is trailing_bytes;
- *           shorter runs a "dry" member walk that stops at the first member running past
- *           the end (truncated, at that member). 32-bit pointers: base + size <= 2^32.
- *   WALK    member phase, a 2-stage pipeline. Stage 1 issues one op per cycle: the
- *           object's header word (from the per-class header register) or one wire member
- *           through the Stream Reader (1/2/4/8-byte unaligned reads); a reference's index
- *           addresses the table's second read port. Stage 2 checks references in wire
- *           order (bad_reference, reference_type, bad_base for a reference to object 0 at
- *           base 0), widens primitives (sign/zero extension, bools to 0/1), relocates
- *           references to base + offset, and hands the bytes to the image writer.
- *   FLUSH   the image writer's last word, and zero words to the end of the image.
+ * Input: a word FIFO (FIFO_WORDS words of IN_WIDTH bits) fed from the input memory one
+ * word per cycle; the consumer sees a window of the next WIN = 2*IN_WIDTH/8 bytes at the
+ * byte position and takes 0..WIN bytes per cycle.
+ *
+ *   COUNT    read n; count_too_large when 4 + 4n exceeds the input; capacity when n is
+ *            more than the object-pointer table holds (2^OBJ_BITS entries).
+ *   TYPES    allocation phase: TPC = IN_WIDTH/32 type ids per cycle, a 6-stage pipeline
+ *              T0 take TPC ids from the window           T1 type id -> class (ROM)
+ *              T2 class -> size, alignment, wire bytes   T3 offsets inside the group for
+ *                 both values of top[2] (sizes are multiples of 4, alignment 4 or 8)
+ *              T4 the only loop: top += delta[top[2]], wire position += group wire bytes
+ *              T5 checks in object order (unknown_type, root_type, image_too_large,
+ *                 capacity), first truncated object, table write (one entry = TPC objects)
+ *   CHECK    members' total length against the input: longer input is trailing_bytes;
+ *            shorter searches the first truncated object's members (TRUNC, one member
+ *            per cycle) for the first member running past the end. 32-bit pointers:
+ *            base + size <= 2^32; 64-bit: base + size does not wrap.
+ *   LOAD     prefetch the first two table entries for the walk.
+ *   WALK     member phase: one STEP per cycle. A step is a precomputed slice of one
+ *            object (hw_og_desc_step, per class and step index): up to WIN wire bytes,
+ *            up to NREF references, up to FRAG = OUT_WIDTH/8 image bytes [lo, lo+len),
+ *            header, padding and zeros included. A 7-stage pipeline:
+ *              M0 the only loop: (class, step, object) -> next, reader take; the step
+ *                 ROM for the next step is looked up for both "same object" and "next
+ *                 object" in parallel, so the loop is ROM -> mux -> register
+ *              M1 reference indexes from the window -> object-table read (block RAM, one
+ *                 copy per reference slot); bad_reference flags; header register
+ *              M2 table data -> referenced object's class and offset
+ *              M3 reference_type / bad_base checks; relocation (base + offset); the
+ *                 step's byte sources (ROM)
+ *              M4 errors in wire order (first slot first); the fragment: each image byte
+ *                 picked from zero / header / reference / window / sign / bool bytes
+ *              M5 the fragment shifted to its lane in a two-word field
+ *              M6 image writer: merge into the accumulator word, write completed words
+ *   FLUSH    the last partial word.
  *
  * Image writer: the image is produced in strictly increasing address order (objects are
- * contiguous in wire order, members in memory order), so the core assembles each output
- * word in an accumulator and writes every word of the image exactly once, whole, zeros
- * included: no separate zeroing pass, no read-modify-write. A gap of untouched words
- * costs one cycle per word (none when OUT_WIDTH/8 >= the object size).
+ * contiguous in wire order; a step writes every byte of its slice), so the core writes
+ * every word of the image exactly once, whole, zeros included: no zeroing pass, no
+ * read-modify-write. Alignment gaps between objects (0 or 4 bytes) read as zeros. The
+ * one case of two completed words in one cycle (a gap before a fragment that fills a
+ * whole word) parks the second word and freezes the member pipeline for one cycle.
  *
  * Error codes (err_code): 0 ok, 1 truncated, 2 count_too_large, 3 unknown_type,
  * 4 bad_reference, 5 reference_type, 6 root_type, 7 trailing_bytes, 8 image_too_large,
@@ -43,7 +64,7 @@
 `default_nettype none
 
 module hw_og_core #(
-    // Input memory word width in bits (the Stream Reader's datapath): 32, 64 or 128.
+    // Input memory word width in bits: 32, 64 or 128 (IN_WIDTH/32 type ids per cycle).
     parameter IN_WIDTH = 64,
     // Input memory word address bits.
     parameter IN_ADDR_WIDTH = 12,
@@ -94,15 +115,44 @@ module hw_og_core #(
 );
 
 // ---------------------------------------------------------------- derived parameters
-// bytes per output word and its log2
-localparam OUT_BYTES = OUT_WIDTH / 8;
-localparam OUT_SHIFT = (OUT_BYTES == 32) ? 5 : (OUT_BYTES == 16) ? 4 : 3;
-// object-pointer table entries
+// input bytes per word and its log2
+localparam IB = IN_WIDTH / 8;
+localparam IB_SH = (IB == 16) ? 4 : (IB == 8) ? 3 : 2;
+// type ids per allocation cycle = objects per table entry, and its log2
+localparam TPC = IB / 4;
+localparam TPC_SH = IB_SH - 2;
+localparam TPC_W = (TPC_SH > 0) ? TPC_SH : 1;
+// wire bytes a member step may take, reference slots per step
+localparam WIN = 2 * IB;
+localparam NREF = WIN / 8;
+// output bytes per word and its log2; image bytes a member step may write
+localparam OB = OUT_WIDTH / 8;
+localparam OUT_SHIFT = (OB == 32) ? 5 : (OB == 16) ? 4 : 3;
+localparam FRAG = OB;
+// fragment byte sources (see hw_og_desc_step) and the width of a source code
+localparam SRC_N = 9 + 8 * NREF + 3 * WIN;
+localparam SEL_BITS = $clog2(SRC_N);
+// object-pointer table: entries of TPC objects (class index + 32-bit image offset)
 localparam OBJ_N = 1 << OBJ_BITS;
-// log2 of the pointer width
-localparam [1:0] PTR_LOG = (PTR_BYTES == 8) ? 2'd3 : 2'd2;
+localparam ENT_BITS = OBJ_BITS - TPC_SH;
+localparam OBJ_W = CLS_BITS + 32;
+localparam ENT_W = TPC * OBJ_W;
+// input word FIFO depth (a window spans up to 3 words)
+localparam FIFO_WORDS = 6;
+// sized constants
+localparam [31:0] IB32 = IB;
+localparam [31:0] TPC32 = TPC;
+localparam [4:0] IB5 = IB32[4:0];
+localparam [7:0] IB8 = IB32[7:0];
+localparam [2:0] TPC3 = TPC32[2:0];
+localparam [TPC_W-1:0] TPC_LAST = TPC32[TPC_W-1:0] - 1'b1;
+localparam [63:0] PTR_MASK = (PTR_BYTES == 8) ? 64'hffffffffffffffff : 64'h00000000ffffffff;
 
 initial begin
+    if (IN_WIDTH != 32 && IN_WIDTH != 64 && IN_WIDTH != 128) begin
+        $error("Error: IN_WIDTH must be 32, 64 or 128 (instance %m)");
+        $finish;
+    end
     if (OUT_WIDTH != 64 && OUT_WIDTH != 128 && OUT_WIDTH != 256) begin
         $error("Error: OUT_WIDTH must be 64, 128 or 256 (instance %m)");
         $finish;
@@ -111,8 +161,8 @@ initial begin
         $error("Error: PTR_BYTES must be 4 or 8 (instance %m)");
         $finish;
     end
-    if (OBJ_BITS < 1 || OBJ_BITS > 30) begin
-        $error("Error: OBJ_BITS must be in 1..30 (instance %m)");
+    if (OBJ_BITS <= TPC_SH || OBJ_BITS > 30) begin
+        $error("Error: OBJ_BITS must be in log2(IN_WIDTH/32)+1..30 (instance %m)");
         $finish;
     end
     if (NCLS < 1 || (1 << CLS_BITS) < NCLS) begin
@@ -123,63 +173,34 @@ initial begin
         $error("Error: OUT_ADDR_WIDTH + log2(OUT_WIDTH/8) must be <= 32 (instance %m)");
         $finish;
     end
+    if (IN_ADDR_WIDTH + IB_SH > 32) begin
+        $error("Error: IN_ADDR_WIDTH + log2(IN_WIDTH/8) must be <= 32 (instance %m)");
+        $finish;
+    end
 end
 
-// ---------------------------------------------------------------- error codes
+// ---------------------------------------------------------------- error codes, states
 localparam [7:0] E_TRUNC = 8'd1, E_COUNT = 8'd2, E_TYPE = 8'd3, E_REF = 8'd4, E_REFTYPE = 8'd5,
                  E_ROOT = 8'd6, E_TRAIL = 8'd7, E_IMAGE = 8'd8, E_BASE = 8'd9, E_CAP = 8'd10;
 
-// ---------------------------------------------------------------- states
-localparam [2:0] S_IDLE = 3'd0, S_COUNT = 3'd1, S_TYPES = 3'd2, S_CHECK = 3'd3, S_LOAD = 3'd4,
-                 S_WALK = 3'd5, S_FLUSH = 3'd6, S_DONE = 3'd7;
+localparam [3:0] S_IDLE = 4'd0, S_COUNT = 4'd1, S_COUNT2 = 4'd2, S_TYPES = 4'd3, S_CHECK = 4'd4,
+                 S_TRUNC = 4'd5, S_LOAD0 = 4'd6, S_LOAD1 = 4'd7, S_LOAD2 = 4'd8, S_WALK = 4'd9,
+                 S_FLUSH = 4'd10, S_DONE = 4'd11;
 
-// member conversions (generated tables)
-// (2 unsigned and 4 bits: the value as read)
-localparam [2:0] C_REF = 3'd0, C_SIGNED = 3'd1, C_BOOL = 3'd3;
+// ---------------------------------------------------------------- control registers
+reg [3:0]            state_reg = S_IDLE;
+reg [31:0]           len_reg = 32'd0;
+reg [63:0]           base_reg = 64'd0;
+reg                  base0_reg = 1'b0;                  // base == 0
+reg [32:0]           maxim_reg = 33'd0;                 // min(max_image, 2^32-1)
+reg [CLS_BITS-1:0]   root_reg = {CLS_BITS{1'b0}};
+reg [31:0]           n_reg = 32'd0;                     // object count
+reg [7:0]            err_reg = 8'd0;
+reg [31:0]           erroff_reg = 32'd0;
+reg [63:0]           cyc_reg = 64'd0;
+reg                  done_reg = 1'b0;
 
-// ---------------------------------------------------------------- registers
-reg [2:0]            state_reg = S_IDLE, state_next;
-reg [31:0]           len_reg = 32'd0, len_next;
-reg [63:0]           base_reg = 64'd0, base_next;
-reg [63:0]           maxim_reg = 64'd0, maxim_next;
-reg [CLS_BITS-1:0]   root_reg = {CLS_BITS{1'b0}}, root_next;
-reg [31:0]           n_reg = 32'd0, n_next;           // object count
-reg [31:0]           i_reg = 32'd0, i_next;           // object index (TYPES, WALK)
-reg [63:0]           top_reg = 64'd0, top_next;       // image bytes allocated
-reg [63:0]           wtot_reg = 64'd0, wtot_next;     // wire bytes the objects need
-reg                  dry_reg = 1'b0, dry_next;        // truncation walk: no checks, no writes
-reg                  hdr_reg = 1'b0, hdr_next;        // stage 1: the current object's header is next
-reg [15:0]           k_reg = 16'd0, k_next;           // stage 1: wire member index
-reg [CLS_BITS-1:0]   c_reg = {CLS_BITS{1'b0}}, c_next; // current object's class
-reg [31:0]           o_reg = 32'd0, o_next;           // current object's image offset
-reg [7:0]            err_reg = 8'd0, err_next;
-reg [31:0]           erroff_reg = 32'd0, erroff_next;
-reg [63:0]           cyc_reg = 64'd0, cyc_next;
-reg                  done_reg = 1'b0, done_next;
-
-// stage 2
-reg                  s2_valid_reg = 1'b0, s2_valid_next;
-reg                  s2_ref_reg = 1'b0, s2_ref_next;      // a reference (else header or primitive)
-reg                  s2_null_reg = 1'b0, s2_null_next;
-reg                  s2_oob_reg = 1'b0, s2_oob_next;      // index >= n
-reg                  s2_zero_reg = 1'b0, s2_zero_next;    // index == 0
-reg [CLS_BITS-1:0]   s2_tgt_reg = {CLS_BITS{1'b0}}, s2_tgt_next;
-reg [31:0]           s2_addr_reg = 32'd0, s2_addr_next;   // image offset of the bytes
-reg [1:0]            s2_szl_reg = 2'd0, s2_szl_next;      // log2 bytes in memory
-reg [63:0]           s2_data_reg = 64'd0, s2_data_next;
-reg [31:0]           s2_woff_reg = 32'd0, s2_woff_next;   // wire offset (error offset)
-reg                  s2_hdr_reg = 1'b0, s2_hdr_next;      // also the object's header word (same output word)
-reg [63:0]           s2_hval_reg = 64'd0, s2_hval_next;
-reg [OUT_SHIFT-1:0]  s2_hlane_reg = {OUT_SHIFT{1'b0}}, s2_hlane_next;
-
-// image writer
-reg [OUT_WIDTH-1:0]  acc_reg = {OUT_WIDTH{1'b0}}, acc_next;
-reg [31:0]           accw_reg = 32'd0, accw_next;         // word index of acc
-reg                  wr_en_reg = 1'b0, wr_en_next;
-reg [31:0]           wr_addr_reg = 32'd0, wr_addr_next;
-reg [OUT_WIDTH-1:0]  wr_data_reg = {OUT_WIDTH{1'b0}}, wr_data_next;
-
-// per-class header registers
+// ---------------------------------------------------------------- per-class header registers
 reg [63:0]           hdr_regs [0:NCLS-1];
 integer hi;
 initial for (hi = 0; hi < NCLS; hi = hi + 1) hdr_regs[hi] = HDR_INIT[64*hi +: 64];
@@ -191,388 +212,786 @@ always @(posedge clk) begin
     end
 end
 
-// ---------------------------------------------------------------- object-pointer table
-// Block RAM style: one write port (allocation phase), two registered read ports (the
-// walk's next object, and reference targets).
-reg [CLS_BITS-1:0]   tcls_mem [0:OBJ_N-1];
-reg [31:0]           toff_mem [0:OBJ_N-1];
-reg                  t_we;
-reg [OBJ_BITS-1:0]   t_wa;
-reg [CLS_BITS-1:0]   t_wcls;
-reg [31:0]           t_woff;
-reg [OBJ_BITS-1:0]   ta_ra;                 // port A: next object
-reg [CLS_BITS-1:0]   ta_cls_q = {CLS_BITS{1'b0}};
-reg [31:0]           ta_off_q = 32'd0;
-reg                  tb_re;
-reg [OBJ_BITS-1:0]   tb_ra;                 // port B: reference target
-reg [CLS_BITS-1:0]   tb_cls_q = {CLS_BITS{1'b0}};
-reg [31:0]           tb_off_q = 32'd0;
-always @(posedge clk) begin
-    if (t_we) begin
-        tcls_mem[t_wa] <= t_wcls;
-        toff_mem[t_wa] <= t_woff;
-    end
-    ta_cls_q <= tcls_mem[ta_ra];
-    ta_off_q <= toff_mem[ta_ra];
-    if (tb_re) begin
-        tb_cls_q <= tcls_mem[tb_ra];
-        tb_off_q <= toff_mem[tb_ra];
-    end
-end
+// ---------------------------------------------------------------- input: word FIFO and window
+reg [FIFO_WORDS*IN_WIDTH-1:0] fq_reg = {FIFO_WORDS*IN_WIDTH{1'b0}};  // word 0 = oldest
+reg [2:0]            occ_reg = 3'd0;      // words in the FIFO
+reg                  land_reg = 1'b0;     // the word requested last cycle lands now
+reg [31:0]           fetch_reg = 32'd0;   // next word to request
+reg [31:0]           nwords_reg = 32'd0;  // words of input
+reg                  rd_on_reg = 1'b0;    // fetching enabled (a decode is running)
+reg [IB_SH-1:0]      bofs_reg = {IB_SH{1'b0}}; // byte position mod IB (offset in word 0)
+reg [7:0]            avail_reg = 8'd0;    // bytes buffered from the byte position
+reg [31:0]           pos_reg = 32'd0;     // byte position in the wire bytes
 
-// ---------------------------------------------------------------- stream reader
-wire         rd_valid;
-wire [1:0]   rd_size;
-wire         rd_ready;
-wire [63:0]  rd_data;
-wire [31:0]  rd_offset;
-wire         rd_past_end;
-hw_stream_reader #(.DATA_WIDTH(IN_WIDTH), .ADDR_WIDTH(IN_ADDR_WIDTH), .WIN_BYTES(16)) reader (
-    .clk(clk), .rst(rst), .start(start), .in_len(in_len),
-    .mem_rd_en(in_rd_en), .mem_addr(in_addr), .mem_rd_data(in_rd_data),
-    .rd_valid(rd_valid), .rd_ready(rd_ready), .rd_skip(1'b0), .rd_size(rd_size), .rd_skip_len(32'd0),
-    .rd_data(rd_data), .rd_offset(rd_offset), .rd_past_end(rd_past_end),
-    /* verilator lint_off PINCONNECTEMPTY */
-    .win_data(), .win_avail(), .win_eof(), .offset(), .rem_bytes(), .at_end(), .past_end()
-    /* verilator lint_on PINCONNECTEMPTY */
-);
+// the window: WIN bytes at the byte position (bytes past `avail` are garbage)
+wire [3*IN_WIDTH-1:0] fq_head = fq_reg[3*IN_WIDTH-1:0];
+wire [3*IN_WIDTH-1:0] fq_shift = fq_head >> {bofs_reg, 3'b000};
+wire [WIN*8-1:0]      window = fq_shift[WIN*8-1:0];
+
+// bytes taken this cycle (0..WIN); the consumer guarantees take <= avail
+reg  [5:0]           take;
+wire [IB_SH+1:0]     take_end = {2'b00, bofs_reg} + take[IB_SH+1:0];
+wire [1:0]           pops = take_end[IB_SH+1:IB_SH];    // whole words consumed (0..2)
+
+wire issue = rd_on_reg && (fetch_reg < nwords_reg) && ({2'b00, occ_reg} + {4'd0, land_reg} + 5'd1 <= FIFO_WORDS);
+assign in_rd_en = issue;
+assign in_addr = fetch_reg[IN_ADDR_WIDTH-1:0];
+
+// FIFO update: drop `pops` words, append the landing word behind the rest
+// (continuous assignments throughout, not always @*: Icarus evaluates those only on a change)
+wire [FIFO_WORDS*IN_WIDTH-1:0] fq_next;
+wire [(FIFO_WORDS+2)*IN_WIDTH-1:0] fq_ext = {{2*IN_WIDTH{1'b0}}, fq_reg};
+wire [2:0] occ_left = occ_reg - {1'b0, pops};
+genvar gk;
+generate
+for (gk = 0; gk < FIFO_WORDS; gk = gk + 1) begin : g_fq
+    localparam [2:0] K = gk;
+    assign fq_next[gk*IN_WIDTH +: IN_WIDTH] = (land_reg && K == occ_left) ? in_rd_data :
+        (pops == 2'd0) ? fq_ext[gk*IN_WIDTH +: IN_WIDTH] :
+        (pops == 2'd1) ? fq_ext[(gk+1)*IN_WIDTH +: IN_WIDTH] : fq_ext[(gk+2)*IN_WIDTH +: IN_WIDTH];
+end
+endgenerate
 
 // ---------------------------------------------------------------- generated tables
-// type id -> class (allocation phase)
-wire                 ty_hit;
-wire [CLS_BITS-1:0]  ty_cls;
-hw_og_desc_type desc_type (.t_id(rd_data[31:0]), .t_hit(ty_hit), .t_cls(ty_cls));
-
-// class rows: the class just read (allocation), the current object (walk), a reference
-// target (stage 2)
-wire [31:0]          ca_size, ca_align, ca_wsize, cw_size, cw_align, cw_wsize, cr_size, cr_align, cr_wsize;
-wire [15:0]          ca_nwire, cw_nwire, cr_nwire;
-wire [NCLS-1:0]      ca_anc, cw_anc, cr_anc;
-hw_og_desc_class desc_ca (.c_idx(ty_cls), .c_size(ca_size), .c_align(ca_align), .c_wsize(ca_wsize), .c_nwire(ca_nwire), .c_anc(ca_anc));
-hw_og_desc_class desc_cw (.c_idx(c_reg), .c_size(cw_size), .c_align(cw_align), .c_wsize(cw_wsize), .c_nwire(cw_nwire), .c_anc(cw_anc));
-hw_og_desc_class desc_cr (.c_idx(tb_cls_q), .c_size(cr_size), .c_align(cr_align), .c_wsize(cr_wsize), .c_nwire(cr_nwire), .c_anc(cr_anc));
-
-// the current object's wire member k
-wire [1:0]           m_wl, m_sl;
-wire [31:0]          m_off;
-wire [2:0]           m_conv;
-wire [CLS_BITS-1:0]  m_tgt;
-hw_og_desc_member desc_m (.m_cls(c_reg), .m_k(k_reg), .m_wl(m_wl), .m_sl(m_sl), .m_off(m_off), .m_conv(m_conv), .m_tgt(m_tgt));
-
-// ---------------------------------------------------------------- combinational helpers
-// widened primitive: sign/zero extension from the wire width, bools to 0/1
-reg [63:0] widened;
-always @* begin
-    case (m_conv)
-        C_SIGNED: case (m_wl)
-            2'd0: widened = {{56{rd_data[7]}}, rd_data[7:0]};
-            2'd1: widened = {{48{rd_data[15]}}, rd_data[15:0]};
-            2'd2: widened = {{32{rd_data[31]}}, rd_data[31:0]};
-            default: widened = rd_data;
-        endcase
-        C_BOOL: widened = {63'd0, rd_data != 64'd0};
-        default: widened = rd_data;
-    endcase
+// allocation: TPC type ids -> classes -> class rows
+wire [TPC-1:0]          ty_hit;
+wire [TPC*CLS_BITS-1:0] ty_cls;
+reg  [TPC*32-1:0]       t1_ids = {TPC*32{1'b0}};
+reg  [TPC*CLS_BITS-1:0] t2_cls = {TPC*CLS_BITS{1'b0}};
+wire [TPC*32-1:0]       ca_size, ca_align, ca_wsize;
+wire [TPC*16-1:0]       ca_nwire;
+wire [TPC*NCLS-1:0]     ca_anc;
+genvar gj;
+generate
+for (gj = 0; gj < TPC; gj = gj + 1) begin : g_tdesc
+    hw_og_desc_type desc_type (.t_id(t1_ids[32*gj +: 32]), .t_hit(ty_hit[gj]), .t_cls(ty_cls[CLS_BITS*gj +: CLS_BITS]));
+    hw_og_desc_class desc_ca (.c_idx(t2_cls[CLS_BITS*gj +: CLS_BITS]), .c_size(ca_size[32*gj +: 32]), .c_align(ca_align[32*gj +: 32]),
+        .c_wsize(ca_wsize[32*gj +: 32]), .c_nwire(ca_nwire[16*gj +: 16]), .c_anc(ca_anc[NCLS*gj +: NCLS]));
 end
+endgenerate
 
-// allocation: align the next object
-wire [63:0] al_mask = {32'd0, ca_align} - 64'd1;
-wire [63:0] al_addr = (top_reg + al_mask) & ~al_mask;
-wire [63:0] al_top  = al_addr + {32'd0, ca_size};
-// output memory capacity in bytes
-wire [63:0] out_cap = 64'd1 << (OUT_ADDR_WIDTH + OUT_SHIFT);
-// image words
-wire [63:0] tot_words64 = (top_reg + {{(63-OUT_SHIFT){1'b0}}, 1'b1, {OUT_SHIFT{1'b0}}} - 64'd1) >> OUT_SHIFT;
-wire [31:0] tot_words = tot_words64[31:0];
+// truncation search: the first truncated object's wire members
+reg  [CLS_BITS-1:0]  tr_cls_reg = {CLS_BITS{1'b0}};
+reg  [15:0]          tr_k_reg = 16'd0;
+wire [1:0]           tr_wl;
+wire [31:0]          tr_size, tr_align, tr_wsize;
+wire [15:0]          tr_nwire;
+wire [NCLS-1:0]      tr_anc;
+hw_og_desc_member desc_m (.m_cls(tr_cls_reg), .m_k(tr_k_reg), .m_wl(tr_wl));
+hw_og_desc_class desc_ct (.c_idx(tr_cls_reg), .c_size(tr_size), .c_align(tr_align), .c_wsize(tr_wsize), .c_nwire(tr_nwire), .c_anc(tr_anc));
 
-// stage 2: the bytes to write, placed in an output word
-wire [OUT_SHIFT-1:0] s2_lane = s2_addr_reg[OUT_SHIFT-1:0];
-wire [31:0]          s2_word = s2_addr_reg >> OUT_SHIFT;
-wire [63:0]          s2_val = s2_ref_reg ? (s2_null_reg ? 64'd0 : base_reg + {32'd0, tb_off_q}) : s2_data_reg;
-reg  [63:0]          s2_bmask;
-always @* begin
-    case (s2_szl_reg)
-        2'd0: s2_bmask = 64'h00000000000000ff;
-        2'd1: s2_bmask = 64'h000000000000ffff;
-        2'd2: s2_bmask = 64'h00000000ffffffff;
-        default: s2_bmask = 64'hffffffffffffffff;
-    endcase
+// ================================================================ allocation pipeline
+wire [NCLS-1:0] ca_anc0 = ca_anc[NCLS-1:0];
+wire t2_rootok = {{32-CLS_BITS{1'b0}}, root_reg} < NCLS && ca_anc0[root_reg];   // object 0's class vs the root
+// T0 -> T1
+reg                  t1_valid = 1'b0;
+reg [TPC-1:0]        t1_mask = {TPC{1'b0}};       // which ids of the group are objects
+reg                  t1_first = 1'b0, t1_lastg = 1'b0;
+reg [31:0]           t1_off = 32'd0;              // wire offset of the group's first id
+reg [ENT_BITS-1:0]   t1_g = {ENT_BITS{1'b0}};     // group (= table entry) index
+reg [31:0]           trem_reg = 32'd0;            // objects not yet issued
+reg [4:0]            ttk_reg = 5'd0;              // bytes the next group takes
+reg                  tfirst_reg = 1'b0;
+reg [ENT_BITS-1:0]   tg_reg = {ENT_BITS{1'b0}};
+// T1 -> T2
+reg                  t2_valid = 1'b0;
+reg [TPC-1:0]        t2_mask = {TPC{1'b0}}, t2_hit = {TPC{1'b0}};
+reg                  t2_first = 1'b0, t2_lastg = 1'b0;
+reg [31:0]           t2_off = 32'd0;
+reg [ENT_BITS-1:0]   t2_g = {ENT_BITS{1'b0}};
+// T2 -> T3
+reg                  t3_valid = 1'b0;
+reg [TPC-1:0]        t3_mask = {TPC{1'b0}}, t3_eu = {TPC{1'b0}}, t3_er = {TPC{1'b0}}, t3_al8 = {TPC{1'b0}};
+reg [TPC*32-1:0]     t3_size = {TPC*32{1'b0}}, t3_wsize = {TPC*32{1'b0}};
+reg [TPC*CLS_BITS-1:0] t3_cls = {TPC*CLS_BITS{1'b0}};
+reg                  t3_lastg = 1'b0;
+reg [31:0]           t3_off = 32'd0;
+reg [ENT_BITS-1:0]   t3_g = {ENT_BITS{1'b0}};
+// T3 -> T4
+reg                  t4_valid = 1'b0;
+reg [TPC-1:0]        t4_mask = {TPC{1'b0}}, t4_eu = {TPC{1'b0}}, t4_er = {TPC{1'b0}};
+reg [TPC*CLS_BITS-1:0] t4_cls = {TPC*CLS_BITS{1'b0}};
+reg [TPC*34-1:0]     t4_rel0 = {TPC*34{1'b0}}, t4_rel1 = {TPC*34{1'b0}};   // object offsets in the group (top[2] = 0 / 1)
+reg [TPC*34-1:0]     t4_end0 = {TPC*34{1'b0}}, t4_end1 = {TPC*34{1'b0}};   // object ends in the group
+reg [33:0]           t4_d0 = 34'd0, t4_d1 = 34'd0;                         // group delta
+reg [TPC*34-1:0]     t4_wpre = {TPC*34{1'b0}}, t4_wend = {TPC*34{1'b0}};   // wire start / end of the members
+reg [33:0]           t4_wsum = 34'd0;
+reg                  t4_lastg = 1'b0;
+reg [31:0]           t4_off = 32'd0;
+reg [ENT_BITS-1:0]   t4_g = {ENT_BITS{1'b0}};
+// T4 (loop) and T4 -> T5
+reg [39:0]           top_reg = 40'd0;     // image bytes allocated
+reg [55:0]           wpos_reg = 56'd0;    // wire bytes the objects so far need
+reg                  t5_valid = 1'b0;
+reg [TPC-1:0]        t5_mask = {TPC{1'b0}}, t5_eu = {TPC{1'b0}}, t5_er = {TPC{1'b0}};
+reg [TPC*CLS_BITS-1:0] t5_cls = {TPC*CLS_BITS{1'b0}};
+reg [TPC*40-1:0]     t5_o = {TPC*40{1'b0}}, t5_e = {TPC*40{1'b0}};
+reg [TPC*56-1:0]     t5_ws = {TPC*56{1'b0}}, t5_we = {TPC*56{1'b0}};
+reg                  t5_lastg = 1'b0;
+reg [31:0]           t5_off = 32'd0;
+reg [ENT_BITS-1:0]   t5_g = {ENT_BITS{1'b0}};
+// first truncated object (its class and wire start)
+reg                  tr_found_reg = 1'b0;
+reg [55:0]           tr_pos_reg = 56'd0;
+
+// T3: offsets inside the group for both values of top[2]
+localparam T3W = 6 * TPC * 34 + 3 * 34;
+function [T3W-1:0] group_offsets;
+    input [TPC-1:0]    mask, al8;
+    input [TPC*32-1:0] size, wsize;
+    reg [TPC*34-1:0] rel0, rel1, end0, end1, wpre, wend;
+    reg [33:0] a0, a1, wa;
+    integer k;
+begin
+    a0 = 34'd0; a1 = 34'd4; wa = 34'd0;
+    rel0 = {TPC*34{1'b0}}; rel1 = {TPC*34{1'b0}}; end0 = {TPC*34{1'b0}}; end1 = {TPC*34{1'b0}};
+    wpre = {TPC*34{1'b0}}; wend = {TPC*34{1'b0}};
+    for (k = 0; k < TPC; k = k + 1) begin
+        if (mask[k] && al8[k] && a0[2]) a0 = a0 + 34'd4;
+        if (mask[k] && al8[k] && a1[2]) a1 = a1 + 34'd4;
+        rel0[34*k +: 34] = a0;
+        rel1[34*k +: 34] = a1 - 34'd4;
+        wpre[34*k +: 34] = wa;
+        if (mask[k]) begin
+            a0 = a0 + {2'b00, size[32*k +: 32]};
+            a1 = a1 + {2'b00, size[32*k +: 32]};
+            wa = wa + {2'b00, wsize[32*k +: 32]};
+        end
+        end0[34*k +: 34] = a0;
+        end1[34*k +: 34] = a1 - 34'd4;
+        wend[34*k +: 34] = wa;
+    end
+    group_offsets = {rel0, rel1, end0, end1, wpre, wend, a0, a1 - 34'd4, wa};
 end
-localparam [63:0] PTR_MASK = (PTR_BYTES == 8) ? 64'hffffffffffffffff : 64'h00000000ffffffff;
-wire [OUT_WIDTH-1:0] s2_hmask = s2_hdr_reg ? ({{OUT_WIDTH-64{1'b0}}, PTR_MASK} << {s2_hlane_reg, 3'b000}) : {OUT_WIDTH{1'b0}};
-wire [OUT_WIDTH-1:0] s2_hdata = s2_hdr_reg ? ({{OUT_WIDTH-64{1'b0}}, s2_hval_reg & PTR_MASK} << {s2_hlane_reg, 3'b000}) : {OUT_WIDTH{1'b0}};
-wire [OUT_WIDTH-1:0] s2_wmask = ({{OUT_WIDTH-64{1'b0}}, s2_bmask} << {s2_lane, 3'b000}) | s2_hmask;
-wire [OUT_WIDTH-1:0] s2_wdata = ({{OUT_WIDTH-64{1'b0}}, s2_val & s2_bmask} << {s2_lane, 3'b000}) | s2_hdata;
-// the current object's header and its first wire member land in the same output word:
-// one stage-1 cycle does both
-wire [31:0] m_addr = o_reg + m_off;
-wire        hdr_merge = hdr_reg && cw_nwire != 16'd0 && (o_reg >> OUT_SHIFT) == (m_addr >> OUT_SHIFT);
-// stage 2 errors, in the CPU engine's order
-wire s2_err_ref  = s2_ref_reg && !s2_null_reg && s2_oob_reg;
-wire s2_err_type = s2_ref_reg && !s2_null_reg && !s2_oob_reg && !(cr_anc[s2_tgt_reg] && s2_tgt_reg < NCLS);
-wire s2_err_base = s2_ref_reg && !s2_null_reg && !s2_oob_reg && s2_zero_reg && base_reg == 64'd0;
-// stage 2 empties this cycle (no error, its bytes go in the accumulator or the next word)
-wire s2_frees = !s2_valid_reg ||
-    (!s2_err_ref && !s2_err_type && !s2_err_base && (s2_word == accw_reg || s2_word == accw_reg + 32'd1));
-// Stream Reader requests (kept out of the next-state block: rd_data depends on rd_size)
-assign rd_valid = (state_reg == S_COUNT) || (state_reg == S_TYPES) || (state_reg == S_WALK && (!hdr_reg || hdr_merge) && s2_frees);
-assign rd_size = (state_reg == S_WALK) ? m_wl : 2'd2;
+endfunction
+wire [TPC*34-1:0]     t3_rel0, t3_rel1, t3_end0, t3_end1, t3_wpre, t3_wend;
+wire [33:0]           t3_d0, t3_d1, t3_ws;
+assign {t3_rel0, t3_rel1, t3_end0, t3_end1, t3_wpre, t3_wend, t3_d0, t3_d1, t3_ws} =
+    group_offsets(t3_mask, t3_al8, t3_size, t3_wsize);
 
-// ---------------------------------------------------------------- next state
-reg s2_free;     // stage 2 is empty after this cycle: stage 1 may issue
-reg last_obj;
+// T5: the first object of the group with an error, and the first truncated one
+localparam [39:0] OUT_CAP = 40'd1 << (OUT_ADDR_WIDTH + OUT_SHIFT);
+// {error, code, offset, truncated found, its class, its wire start}
+localparam T5W = 1 + 8 + 32 + 1 + CLS_BITS + 56;
+function [T5W-1:0] group_checks;
+    input [TPC-1:0]          mask, eu, er;
+    input [TPC*40-1:0]       e;
+    input [TPC*56-1:0]       ws, we;
+    input [TPC*CLS_BITS-1:0] cls;
+    input [31:0]             off, len;
+    input [32:0]             maxim;
+    reg err, trf;
+    reg [7:0] code;
+    reg [31:0] eoff;
+    reg [CLS_BITS-1:0] trc;
+    reg [55:0] trp;
+    integer k;
+begin
+    err = 1'b0; code = 8'd0; eoff = 32'd0; trf = 1'b0; trc = {CLS_BITS{1'b0}}; trp = 56'd0;
+    // highest index first, so the lowest object wins
+    for (k = TPC - 1; k >= 0; k = k - 1) begin
+        if (mask[k]) begin
+            if (eu[k] || er[k] || e[40*k +: 40] > {7'd0, maxim} || e[40*k +: 40] > OUT_CAP) begin
+                err = 1'b1;
+                eoff = off + 32'd4 * k;
+                code = eu[k] ? E_TYPE : er[k] ? E_ROOT : (e[40*k +: 40] > {7'd0, maxim}) ? E_IMAGE : E_CAP;
+            end
+            if (we[56*k +: 56] > {24'd0, len}) begin
+                trf = 1'b1;
+                trc = cls[CLS_BITS*k +: CLS_BITS];
+                trp = ws[56*k +: 56];
+            end
+        end
+    end
+    group_checks = {err, code, eoff, trf, trc, trp};
+end
+endfunction
+wire                 t5_err;
+wire [7:0]           t5_code;
+wire [31:0]          t5_eoff;
+wire                 t5_trf;
+wire [CLS_BITS-1:0]  t5_trc;
+wire [55:0]          t5_trp;
+assign {t5_err, t5_code, t5_eoff, t5_trf, t5_trc, t5_trp} =
+    group_checks(t5_mask, t5_eu, t5_er, t5_e, t5_ws, t5_we, t5_cls, t5_off, len_reg, maxim_reg);
+
+// ================================================================ object-pointer table
+reg                  pend_reg = 1'b0;     // a second completed word is parked: freeze
+wire                 mv = !pend_reg;      // the member pipeline moves this cycle
+
+// One entry per group of TPC objects ({class, image offset} each), written once per
+// allocation cycle. Copies: one for the walk (sequential), one per reference slot; each
+// is a simple dual-port memory (one write port, one registered read port): block RAM.
+reg                  tw_en;
+reg [ENT_BITS-1:0]   tw_addr;
+reg [ENT_W-1:0]      tw_data;
+reg [ENT_BITS-1:0]   wra;                 // walk copy read address
+reg [ENT_W-1:0]      wq = {ENT_W{1'b0}};  // walk copy read data
+reg [ENT_W-1:0]      wmem [0:(1<<ENT_BITS)-1];
+always @(posedge clk) begin
+    if (tw_en) wmem[tw_addr] <= tw_data;
+    wq <= wmem[wra];
+end
+wire [NREF*ENT_BITS-1:0] rra;             // reference copies: read addresses
+wire [NREF*ENT_W-1:0]    rq;              // and registered data
+generate
+for (gj = 0; gj < NREF; gj = gj + 1) begin : g_rmem
+    reg [ENT_W-1:0] rmem [0:(1<<ENT_BITS)-1];
+    reg [ENT_W-1:0] q = {ENT_W{1'b0}};
+    always @(posedge clk) begin
+        if (tw_en) rmem[tw_addr] <= tw_data;
+        // the read register is stage M2's: it holds while the member pipeline is frozen
+        if (mv) q <= rmem[rra[ENT_BITS*gj +: ENT_BITS]];
+    end
+    assign rq[ENT_W*gj +: ENT_W] = q;
+end
+endgenerate
+
+// ================================================================ member pipeline
+
+// M0: walk state (the loop)
+reg                  w_act_reg = 1'b0;    // steps left to issue
+reg [CLS_BITS-1:0]   w_c_reg = {CLS_BITS{1'b0}};   // current object's class
+reg [15:0]           w_s_reg = 16'd0;     // step index in the object
+reg [31:0]           w_o_reg = 32'd0;     // current object's image offset
+reg [31:0]           w_i_reg = 32'd0;     // current object index
+reg                  w_lasto_reg = 1'b0;  // the current object is the last
+reg [5:0]            w_nb_reg = 6'd0;     // step ROM row of (w_c, w_s): wire bytes
+reg                  w_last_reg = 1'b0;   // ... and "last step of the object"
+reg [ENT_W-1:0]      ent_cur = {ENT_W{1'b0}};   // table entry holding the current object
+reg [ENT_W-1:0]      ent_nxt = {ENT_W{1'b0}};   // the entry after it
+wire [TPC_W-1:0]     w_sub = w_i_reg[TPC_W-1:0] & ((1 << TPC_SH) - 1);
+wire [TPC_W-1:0]     w_sub1 = w_sub + 1'b1;
+wire                 w_cross = (TPC_SH == 0) || (w_sub == TPC_LAST);  // next object is in ent_nxt
+wire [OBJ_W-1:0]     nx_obj = w_cross ? ent_nxt[OBJ_W-1:0] : ent_cur[w_sub1*OBJ_W +: OBJ_W];
+wire [CLS_BITS-1:0]  nx_cls = (state_reg == S_LOAD2) ? ent_cur[32 +: CLS_BITS] : nx_obj[32 +: CLS_BITS];
+// step rows: next step of this object (a), first step of the next object (b), this step (m)
+wire [5:0]  sa_nb, sb_nb, sm_nb, s3_nb;
+wire        sa_last, sb_last, sm_last, s3_last;
+wire [31:0] sa_lo, sb_lo, sm_lo, s3_lo;
+wire [5:0]  sa_len, sb_len, sm_len, s3_len;
+wire [NREF-1:0] sa_rv, sb_rv, sm_rv, s3_rv;
+wire [5*NREF-1:0] sa_roff, sb_roff, sm_roff, s3_roff;
+wire [CLS_BITS*NREF-1:0] sa_rtgt, sb_rtgt, sm_rtgt, s3_rtgt;
+wire [SEL_BITS*FRAG-1:0] sa_sel, sb_sel, sm_sel, s3_sel;
+hw_og_desc_step #(.WIN_BYTES(WIN), .FRAG_BYTES(FRAG), .NREF(NREF), .SEL_BITS(SEL_BITS)) desc_sa (
+    .s_cls(w_c_reg), .s_idx(w_s_reg + 16'd1), .s_nb(sa_nb), .s_last(sa_last), .s_lo(sa_lo), .s_len(sa_len),
+    .s_rv(sa_rv), .s_roff(sa_roff), .s_rtgt(sa_rtgt), .s_sel(sa_sel));
+hw_og_desc_step #(.WIN_BYTES(WIN), .FRAG_BYTES(FRAG), .NREF(NREF), .SEL_BITS(SEL_BITS)) desc_sb (
+    .s_cls(nx_cls), .s_idx(16'd0), .s_nb(sb_nb), .s_last(sb_last), .s_lo(sb_lo), .s_len(sb_len),
+    .s_rv(sb_rv), .s_roff(sb_roff), .s_rtgt(sb_rtgt), .s_sel(sb_sel));
+hw_og_desc_step #(.WIN_BYTES(WIN), .FRAG_BYTES(FRAG), .NREF(NREF), .SEL_BITS(SEL_BITS)) desc_sm (
+    .s_cls(w_c_reg), .s_idx(w_s_reg), .s_nb(sm_nb), .s_last(sm_last), .s_lo(sm_lo), .s_len(sm_len),
+    .s_rv(sm_rv), .s_roff(sm_roff), .s_rtgt(sm_rtgt), .s_sel(sm_sel));
+
+wire w_fire = (state_reg == S_WALK) && mv && w_act_reg && (avail_reg >= {2'b00, w_nb_reg});
+
+// M1
+reg                  m1_valid = 1'b0, m1_fin = 1'b0;
+reg [WIN*8-1:0]      m1_win = {WIN*8{1'b0}};
+reg [CLS_BITS-1:0]   m1_c = {CLS_BITS{1'b0}};
+reg [15:0]           m1_s = 16'd0;
+reg [31:0]           m1_a = 32'd0;        // image address of the fragment (o + lo)
+reg [5:0]            m1_len = 6'd0;
+reg [31:0]           m1_pos = 32'd0;      // wire offset of the step
+reg [NREF-1:0]       m1_rv = {NREF{1'b0}};
+reg [5*NREF-1:0]     m1_roff = {5*NREF{1'b0}};
+reg [CLS_BITS*NREF-1:0] m1_rtgt = {CLS_BITS*NREF{1'b0}};
+// M2
+reg                  m2_valid = 1'b0, m2_fin = 1'b0;
+reg [WIN*8-1:0]      m2_win = {WIN*8{1'b0}};
+reg [CLS_BITS-1:0]   m2_c = {CLS_BITS{1'b0}};
+reg [15:0]           m2_s = 16'd0;
+reg [31:0]           m2_a = 32'd0;
+reg [5:0]            m2_len = 6'd0;
+reg [NREF*32-1:0]    m2_eoff = {NREF*32{1'b0}};   // wire offset of each reference
+reg [NREF-1:0]       m2_rv = {NREF{1'b0}}, m2_null = {NREF{1'b0}}, m2_oob = {NREF{1'b0}}, m2_zero = {NREF{1'b0}};
+reg [NREF*TPC_W-1:0] m2_rsub = {NREF*TPC_W{1'b0}};
+reg [CLS_BITS*NREF-1:0] m2_rtgt = {CLS_BITS*NREF{1'b0}};
+reg [63:0]           m2_hval = 64'd0;
+// M3
+reg                  m3_valid = 1'b0, m3_fin = 1'b0;
+reg [WIN*8-1:0]      m3_win = {WIN*8{1'b0}};
+reg [CLS_BITS-1:0]   m3_c = {CLS_BITS{1'b0}};
+reg [15:0]           m3_s = 16'd0;
+reg [31:0]           m3_a = 32'd0;
+reg [5:0]            m3_len = 6'd0;
+reg [NREF*32-1:0]    m3_eoff = {NREF*32{1'b0}};
+reg [NREF-1:0]       m3_rv = {NREF{1'b0}}, m3_null = {NREF{1'b0}}, m3_oob = {NREF{1'b0}}, m3_zero = {NREF{1'b0}};
+reg [CLS_BITS*NREF-1:0] m3_rtgt = {CLS_BITS*NREF{1'b0}};
+reg [CLS_BITS*NREF-1:0] m3_tcls = {CLS_BITS*NREF{1'b0}};   // referenced objects' classes
+reg [32*NREF-1:0]    m3_toff = {32*NREF{1'b0}};            // and image offsets
+reg [63:0]           m3_hval = 64'd0;
+// M4
+reg                  m4_valid = 1'b0, m4_fin = 1'b0;
+reg [WIN*8-1:0]      m4_win = {WIN*8{1'b0}};
+reg [31:0]           m4_a = 32'd0;
+reg [5:0]            m4_len = 6'd0;
+reg [NREF*32-1:0]    m4_eoff = {NREF*32{1'b0}};
+reg [NREF-1:0]       m4_eref = {NREF{1'b0}}, m4_etype = {NREF{1'b0}}, m4_ebase = {NREF{1'b0}};
+reg [64*NREF-1:0]    m4_val = {64*NREF{1'b0}};             // relocated references (0 if null)
+reg [63:0]           m4_hval = 64'd0;
+reg [SEL_BITS*FRAG-1:0] m4_sel = {SEL_BITS*FRAG{1'b0}};
+// M5
+reg                  m5_valid = 1'b0, m5_fin = 1'b0;
+reg [FRAG*8-1:0]     m5_frag = {FRAG*8{1'b0}};
+reg [31:0]           m5_a = 32'd0;
+reg                  m5_cross = 1'b0;                      // the fragment reaches the end of its word
+// M6
+reg                  m6_valid = 1'b0, m6_fin = 1'b0;
+reg [2*OUT_WIDTH-1:0] m6_field = {2*OUT_WIDTH{1'b0}};
+reg                  m6_w0 = 1'b0;                         // bit 0 of the fragment's word index
+reg                  m6_cross = 1'b0;
+// image writer
+reg [OUT_WIDTH-1:0]  acc_reg = {OUT_WIDTH{1'b0}};
+reg [31:0]           accw_reg = 32'd0;
+reg [OUT_WIDTH-1:0]  pend_data = {OUT_WIDTH{1'b0}};
+reg [31:0]           pend_addr = 32'd0;
+reg                  wr_en_reg = 1'b0;
+reg [31:0]           wr_addr_reg = 32'd0;
+reg [OUT_WIDTH-1:0]  wr_data_reg = {OUT_WIDTH{1'b0}};
+
+// M1: reference indexes from the window; their table rows are read now
+wire [NREF*32-1:0]   m1_r;
+generate
+for (gj = 0; gj < NREF; gj = gj + 1) begin : g_rra
+    wire [WIN*8-1:0] sh = m1_win >> {m1_roff[5*gj +: 5], 3'b000};
+    assign m1_r[32*gj +: 32] = sh[31:0];
+    wire unused_sh = &{1'b0, sh[WIN*8-1:32]};
+    assign rra[ENT_BITS*gj +: ENT_BITS] = m1_r[32*gj + TPC_SH +: ENT_BITS];
+end
+endgenerate
+
+// M2: the referenced objects' rows
+wire [CLS_BITS*NREF-1:0] m2_tcls;
+wire [32*NREF-1:0]       m2_toff;
+generate
+for (gj = 0; gj < NREF; gj = gj + 1) begin : g_m2
+    wire [ENT_W-1:0] ent = rq[ENT_W*gj +: ENT_W];
+    wire [OBJ_W-1:0] row = (TPC_SH == 0) ? ent[OBJ_W-1:0] : ent[OBJ_W*m2_rsub[TPC_W*gj +: TPC_W] +: OBJ_W];
+    assign m2_tcls[CLS_BITS*gj +: CLS_BITS] = row[32 +: CLS_BITS];
+    assign m2_toff[32*gj +: 32] = row[31:0];
+end
+endgenerate
+
+// M3: checks and relocation; the step's byte sources
+wire [NCLS*NREF-1:0] m3_anc;
+generate
+for (gj = 0; gj < NREF; gj = gj + 1) begin : g_rdesc
+    wire [31:0] unused_size, unused_align, unused_wsize;
+    wire [15:0] unused_nwire;
+    hw_og_desc_class desc_cr (.c_idx(m3_tcls[CLS_BITS*gj +: CLS_BITS]), .c_size(unused_size), .c_align(unused_align),
+        .c_wsize(unused_wsize), .c_nwire(unused_nwire), .c_anc(m3_anc[NCLS*gj +: NCLS]));
+end
+endgenerate
+hw_og_desc_step #(.WIN_BYTES(WIN), .FRAG_BYTES(FRAG), .NREF(NREF), .SEL_BITS(SEL_BITS)) desc_s3 (
+    .s_cls(m3_c), .s_idx(m3_s), .s_nb(s3_nb), .s_last(s3_last), .s_lo(s3_lo), .s_len(s3_len),
+    .s_rv(s3_rv), .s_roff(s3_roff), .s_rtgt(s3_rtgt), .s_sel(s3_sel));
+wire [NREF-1:0]    m3_eref, m3_etype, m3_ebase;
+wire [64*NREF-1:0] m3_val;
+generate
+for (gj = 0; gj < NREF; gj = gj + 1) begin : g_m3
+    wire [CLS_BITS-1:0] t = m3_rtgt[CLS_BITS*gj +: CLS_BITS];
+    wire [NCLS-1:0] anc = m3_anc[NCLS*gj +: NCLS];
+    wire live = m3_rv[gj] && !m3_null[gj];
+    assign m3_eref[gj] = live && m3_oob[gj];
+    assign m3_etype[gj] = live && !m3_oob[gj] && !({{32-CLS_BITS{1'b0}}, t} < NCLS && anc[t]);
+    assign m3_ebase[gj] = live && !m3_oob[gj] && m3_zero[gj] && base0_reg;
+    assign m3_val[64*gj +: 64] = m3_null[gj] ? 64'd0 : ((base_reg + {32'd0, m3_toff[32*gj +: 32]}) & PTR_MASK);
+end
+endgenerate
+
+// M4: the first error in wire order; the fragment bytes
+function [40:0] first_ref_error;   // {error, code, offset}: the lowest slot wins
+    input [NREF-1:0]    eref, etype, ebase;
+    input [NREF*32-1:0] eoff;
+    reg err;
+    reg [7:0] code;
+    reg [31:0] at;
+    integer k;
+begin
+    err = 1'b0; code = 8'd0; at = 32'd0;
+    for (k = NREF - 1; k >= 0; k = k - 1) begin
+        if (eref[k] || etype[k] || ebase[k]) begin
+            err = 1'b1;
+            code = eref[k] ? E_REF : etype[k] ? E_REFTYPE : E_BASE;
+            at = eoff[32*k +: 32];
+        end
+    end
+    first_ref_error = {err, code, at};
+end
+endfunction
+wire         m4_err;
+wire [7:0]   m4_code;
+wire [31:0]  m4_errat;
+assign {m4_err, m4_code, m4_errat} = first_ref_error(m4_eref, m4_etype, m4_ebase, m4_eoff);
+// byte sources: zero, header bytes, reference bytes, window bytes, sign fills, bools
+wire [8*SRC_N-1:0] m4_src;
+assign m4_src[7:0] = 8'd0;
+assign m4_src[8 +: 64] = m4_hval;
+assign m4_src[72 +: 64*NREF] = m4_val;
+generate
+for (gj = 0; gj < WIN; gj = gj + 1) begin : g_src
+    assign m4_src[8*(9 + 8*NREF + gj) +: 8] = m4_win[8*gj +: 8];
+    assign m4_src[8*(9 + 8*NREF + WIN + gj) +: 8] = {8{m4_win[8*gj + 7]}};
+    assign m4_src[8*(9 + 8*NREF + 2*WIN + gj) +: 8] = {7'd0, |m4_win[8*gj +: 8]};
+end
+endgenerate
+wire [FRAG*8-1:0] m4_frag;
+generate
+for (gj = 0; gj < FRAG; gj = gj + 1) begin : g_frag
+    assign m4_frag[8*gj +: 8] = m4_src[{m4_sel[SEL_BITS*gj +: SEL_BITS], 3'b000} +: 8];
+end
+endgenerate
+wire [OUT_SHIFT:0] m4_endlane = {1'b0, m4_a[OUT_SHIFT-1:0]} + m4_len[OUT_SHIFT:0];
+
+// M5: the fragment at its lane of a two-word field
+wire [2*OUT_WIDTH-1:0] m5_field = {{OUT_WIDTH{1'b0}}, m5_frag} << {m5_a[OUT_SHIFT-1:0], 3'b000};
+
+// ---------------------------------------------------------------- next state (combinational)
+wire cnt_fire = (state_reg == S_COUNT) && (avail_reg >= 8'd4);
+wire t0_fire = (state_reg == S_TYPES) && (trem_reg != 32'd0) && (avail_reg >= {3'd0, ttk_reg});
+wire t5_ok = (state_reg == S_TYPES) && t5_valid && !t5_err;
+wire m4_fail = (state_reg == S_WALK) && mv && m4_valid && m4_err;
+wire m6_go = (state_reg == S_WALK) && !pend_reg && m6_valid;
+wire [55:0] tr_w = 56'd1 << tr_wl;
+reg [3:0]            state_next;
+reg [7:0]            err_next;
+reg [31:0]           erroff_next;
+integer j, jc;
+
 always @* begin
     state_next = state_reg;
-    len_next = len_reg; base_next = base_reg; maxim_next = maxim_reg; root_next = root_reg;
-    n_next = n_reg; i_next = i_reg; top_next = top_reg; wtot_next = wtot_reg; dry_next = dry_reg;
-    hdr_next = hdr_reg; k_next = k_reg; c_next = c_reg; o_next = o_reg;
-    err_next = err_reg; erroff_next = erroff_reg; done_next = done_reg;
-    cyc_next = (state_reg != S_IDLE && state_reg != S_DONE) ? cyc_reg + 64'd1 : cyc_reg;
-    s2_valid_next = s2_valid_reg; s2_ref_next = s2_ref_reg; s2_null_next = s2_null_reg; s2_oob_next = s2_oob_reg;
-    s2_zero_next = s2_zero_reg; s2_tgt_next = s2_tgt_reg; s2_addr_next = s2_addr_reg; s2_szl_next = s2_szl_reg;
-    s2_data_next = s2_data_reg; s2_woff_next = s2_woff_reg;
-    s2_hdr_next = s2_hdr_reg; s2_hval_next = s2_hval_reg; s2_hlane_next = s2_hlane_reg;
-    acc_next = acc_reg; accw_next = accw_reg;
-    wr_en_next = 1'b0; wr_addr_next = wr_addr_reg; wr_data_next = wr_data_reg;
-    t_we = 1'b0; t_wa = i_reg[OBJ_BITS-1:0]; t_wcls = ty_cls; t_woff = al_addr[31:0];
-    tb_re = 1'b0; tb_ra = rd_data[OBJ_BITS-1:0];
-    s2_free = 1'b0;
-    last_obj = (i_reg + 32'd1 == n_reg);
+    err_next = err_reg;
+    erroff_next = erroff_reg;
+    take = 6'd0;
+    tw_en = t5_ok;
+    tw_addr = t5_g;
+    for (jc = 0; jc < TPC; jc = jc + 1) begin
+        tw_data[OBJ_W*jc +: OBJ_W] = {t5_cls[CLS_BITS*jc +: CLS_BITS], t5_o[40*jc +: 32]};
+    end
+    wra = w_i_reg[OBJ_BITS-1:TPC_SH] + {{ENT_BITS-2{1'b0}}, 2'd2};
 
     case (state_reg)
-    S_IDLE, S_DONE: ;
     S_COUNT: begin
-        if (rd_ready) begin
-            n_next = rd_data[31:0];
-            i_next = 32'd0;
-            wtot_next = {30'd0, rd_data[31:0], 2'b00} + 64'd4;
-            if (rd_data[31:0] > ((len_reg - 32'd4) >> 2)) begin
-                err_next = E_COUNT; erroff_next = 32'd0; state_next = S_DONE;
-            end else if (rd_data[31:0] > OBJ_N) begin
-                err_next = E_CAP; erroff_next = 32'd0; state_next = S_DONE;
-            end else if (rd_data[31:0] == 32'd0) begin
-                state_next = S_CHECK;
-            end else begin
-                state_next = S_TYPES;
-            end
+        if (cnt_fire) begin
+            take = 6'd4;
+            state_next = S_COUNT2;
+        end
+    end
+    S_COUNT2: begin
+        if (n_reg > ((len_reg - 32'd4) >> 2)) begin
+            err_next = E_COUNT; erroff_next = 32'd0; state_next = S_DONE;
+        end else if (n_reg > OBJ_N) begin
+            err_next = E_CAP; erroff_next = 32'd0; state_next = S_DONE;
+        end else if (n_reg == 32'd0) begin
+            state_next = S_CHECK;
+        end else begin
+            state_next = S_TYPES;
         end
     end
     S_TYPES: begin
-        if (rd_ready) begin
-            if (!ty_hit) begin
-                err_next = E_TYPE; erroff_next = rd_offset; state_next = S_DONE;
-            end else if (i_reg == 32'd0 && !(ca_anc[root_reg] && root_reg < NCLS)) begin
-                err_next = E_ROOT; erroff_next = rd_offset; state_next = S_DONE;
-            end else if (al_top > maxim_reg) begin
-                err_next = E_IMAGE; erroff_next = rd_offset; state_next = S_DONE;
-            end else if (al_top > out_cap) begin
-                err_next = E_CAP; erroff_next = rd_offset; state_next = S_DONE;
-            end else begin
-                t_we = 1'b1;
-                top_next = al_top;
-                wtot_next = wtot_reg + {32'd0, ca_wsize};
-                i_next = i_reg + 32'd1;
-                if (last_obj) state_next = S_CHECK;
-            end
+        if (t0_fire) take = {1'b0, ttk_reg};
+        if (t5_valid && t5_err) begin
+            err_next = t5_code; erroff_next = t5_eoff; state_next = S_DONE;
+        end else if (t5_ok && t5_lastg) begin
+            state_next = S_CHECK;
         end
     end
     S_CHECK: begin
-        i_next = 32'd0;
-        hdr_next = 1'b1;
-        k_next = 16'd0;
-        if (wtot_reg > {32'd0, len_reg}) begin
-            dry_next = 1'b1;
-            state_next = S_LOAD;
-        end else if (wtot_reg < {32'd0, len_reg}) begin
-            err_next = E_TRAIL; erroff_next = wtot_reg[31:0]; state_next = S_DONE;
-        end else if (PTR_BYTES == 4 && (base_reg[63:32] != 32'd0 || {32'd0, base_reg[31:0]} + top_reg > 64'h100000000)) begin
+        if (wpos_reg > {24'd0, len_reg}) begin
+            state_next = S_TRUNC;
+        end else if (wpos_reg < {24'd0, len_reg}) begin
+            err_next = E_TRAIL; erroff_next = wpos_reg[31:0]; state_next = S_DONE;
+        end else if ((PTR_BYTES == 4 && (base_reg[63:32] != 32'd0 || {24'd0, base_reg[31:0]} + {16'd0, top_reg} > 56'h100000000)) ||
+                     (PTR_BYTES == 8 && {1'b0, base_reg} + {25'd0, top_reg} > 65'h0ffffffffffffffff)) begin
             err_next = E_BASE; erroff_next = 32'd0; state_next = S_DONE;
         end else if (n_reg == 32'd0) begin
             state_next = S_FLUSH;
         end else begin
-            dry_next = 1'b0;
-            state_next = S_LOAD;
+            state_next = S_LOAD0;
         end
     end
-    S_LOAD: begin
-        // port A shows object 0 now
-        c_next = ta_cls_q;
-        o_next = ta_off_q;
+    S_TRUNC: begin
+        if (tr_pos_reg + tr_w > {24'd0, len_reg}) begin
+            err_next = E_TRUNC; erroff_next = tr_pos_reg[31:0]; state_next = S_DONE;
+        end else if (tr_k_reg + 16'd1 >= tr_nwire) begin
+            err_next = E_TRUNC; erroff_next = len_reg; state_next = S_DONE;
+        end
+    end
+    S_LOAD0: begin
+        wra = {ENT_BITS{1'b0}};
+        state_next = S_LOAD1;
+    end
+    S_LOAD1: begin
+        wra = {{ENT_BITS-1{1'b0}}, 1'b1};
+        state_next = S_LOAD2;
+    end
+    S_LOAD2: begin
         state_next = S_WALK;
     end
     S_WALK: begin
-        // ---- stage 2 (older): checks, then the image writer
-        if (s2_valid_reg) begin
-            if (s2_err_ref) begin
-                err_next = E_REF; erroff_next = s2_woff_reg; state_next = S_DONE;
-            end else if (s2_err_type) begin
-                err_next = E_REFTYPE; erroff_next = s2_woff_reg; state_next = S_DONE;
-            end else if (s2_err_base) begin
-                err_next = E_BASE; erroff_next = s2_woff_reg; state_next = S_DONE;
-            end else if (s2_word == accw_reg) begin
-                acc_next = (acc_reg & ~s2_wmask) | s2_wdata;
-                s2_free = 1'b1;
-            end else begin
-                // the bytes are in a later word: write the accumulator out, move on
-                wr_en_next = 1'b1;
-                wr_addr_next = accw_reg;
-                wr_data_next = acc_reg;
-                accw_next = accw_reg + 32'd1;
-                if (s2_word == accw_reg + 32'd1) begin
-                    acc_next = s2_wdata;
-                    s2_free = 1'b1;
-                end else begin
-                    acc_next = {OUT_WIDTH{1'b0}};
-                end
-            end
-        end else begin
-            s2_free = 1'b1;
+        if (w_fire) begin
+            take = w_nb_reg;
+            if (w_last_reg && !w_lasto_reg && w_cross) wra = w_i_reg[OBJ_BITS-1:TPC_SH] + {{ENT_BITS-2{1'b0}}, 2'd3};
         end
-        if (s2_free) s2_valid_next = 1'b0;
-        // ---- stage 1: issue the header or the next member
-        if (state_next == S_WALK && s2_free) begin
-            if (hdr_reg && !hdr_merge) begin
-                s2_valid_next = !dry_reg;
-                s2_hdr_next = 1'b0;
-                s2_ref_next = 1'b0;
-                s2_addr_next = o_reg;
-                s2_szl_next = PTR_LOG;
-                s2_data_next = hdr_regs[c_reg];
-                hdr_next = 1'b0;
-                k_next = 16'd0;
-                if (cw_nwire == 16'd0) begin
-                    // no wire members: next object
-                    hdr_next = 1'b1;
-                    i_next = i_reg + 32'd1;
-                    c_next = ta_cls_q;
-                    o_next = ta_off_q;
-                    if (last_obj) state_next = dry_reg ? S_DONE : S_FLUSH;
-                    if (last_obj && dry_reg) begin
-                        err_next = E_TRUNC; erroff_next = len_reg;
-                    end
-                end
-            end else begin
-                if (rd_ready) begin
-                    if (dry_reg && rd_past_end) begin
-                        err_next = E_TRUNC; erroff_next = rd_offset; state_next = S_DONE;
-                    end else begin
-                        tb_re = (m_conv == C_REF);
-                        s2_valid_next = !dry_reg;
-                        s2_ref_next = (m_conv == C_REF);
-                        s2_null_next = (rd_data[31:0] == 32'hffffffff);
-                        s2_oob_next = (rd_data[31:0] >= n_reg);
-                        s2_zero_next = (rd_data[31:0] == 32'd0);
-                        s2_tgt_next = m_tgt;
-                        s2_addr_next = m_addr;
-                        s2_szl_next = m_sl;
-                        s2_data_next = widened;
-                        s2_woff_next = rd_offset;
-                        s2_hdr_next = hdr_reg;
-                        s2_hval_next = hdr_regs[c_reg];
-                        s2_hlane_next = o_reg[OUT_SHIFT-1:0];
-                        hdr_next = 1'b0;
-                        k_next = k_reg + 16'd1;
-                        if (k_reg + 16'd1 == cw_nwire) begin
-                            hdr_next = 1'b1;
-                            k_next = 16'd0;
-                            i_next = i_reg + 32'd1;
-                            c_next = ta_cls_q;
-                            o_next = ta_off_q;
-                            if (last_obj) state_next = dry_reg ? S_DONE : S_FLUSH;
-                            if (last_obj && dry_reg) begin
-                                err_next = E_TRUNC; erroff_next = len_reg;
-                            end
-                        end
-                    end
-                end
-            end
+        if (m4_fail) begin
+            err_next = m4_code; erroff_next = m4_errat; state_next = S_DONE;
+        end else if (m6_go && m6_fin) begin
+            state_next = S_FLUSH;
         end
     end
     S_FLUSH: begin
-        // drain stage 2 first (it may still hold the last member)
-        if (s2_valid_reg) begin
-            if (s2_err_ref) begin
-                err_next = E_REF; erroff_next = s2_woff_reg; state_next = S_DONE;
-            end else if (s2_err_type) begin
-                err_next = E_REFTYPE; erroff_next = s2_woff_reg; state_next = S_DONE;
-            end else if (s2_err_base) begin
-                err_next = E_BASE; erroff_next = s2_woff_reg; state_next = S_DONE;
-            end else if (s2_word == accw_reg) begin
-                acc_next = (acc_reg & ~s2_wmask) | s2_wdata;
-                s2_valid_next = 1'b0;
-            end else begin
-                wr_en_next = 1'b1;
-                wr_addr_next = accw_reg;
-                wr_data_next = acc_reg;
-                accw_next = accw_reg + 32'd1;
-                if (s2_word == accw_reg + 32'd1) begin
-                    acc_next = s2_wdata;
-                    s2_valid_next = 1'b0;
-                end else begin
-                    acc_next = {OUT_WIDTH{1'b0}};
-                end
-            end
-        end else if (accw_reg < tot_words) begin
-            wr_en_next = 1'b1;
-            wr_addr_next = accw_reg;
-            wr_data_next = acc_reg;
-            accw_next = accw_reg + 32'd1;
-            acc_next = {OUT_WIDTH{1'b0}};
-        end else begin
-            state_next = S_DONE;
-        end
+        if (!pend_reg) state_next = S_DONE;
     end
-    default: state_next = S_IDLE;
+    default: ;
     endcase
-
-    if (state_next == S_DONE && state_reg != S_DONE) done_next = 1'b1;
-
-    if (start) begin
-        state_next = S_COUNT;
-        len_next = in_len; base_next = base; maxim_next = max_image; root_next = root_cls;
-        n_next = 32'd0; i_next = 32'd0; top_next = 64'd0; wtot_next = 64'd0; dry_next = 1'b0;
-        hdr_next = 1'b1; k_next = 16'd0;
-        err_next = 8'd0; erroff_next = 32'd0; cyc_next = 64'd0; done_next = 1'b0;
-        s2_valid_next = 1'b0; acc_next = {OUT_WIDTH{1'b0}}; accw_next = 32'd0;
-        if (base[2:0] != 3'd0) begin
-            err_next = E_BASE; state_next = S_DONE; done_next = 1'b1;
-        end else if (in_len < 32'd4) begin
-            err_next = E_TRUNC; state_next = S_DONE; done_next = 1'b1;
-        end
-    end
-    // port A address: object 0 while loading, else the object after the next current one
-    ta_ra = (state_next == S_LOAD) ? {OBJ_BITS{1'b0}} : i_next[OBJ_BITS-1:0] + {{OBJ_BITS-1{1'b0}}, 1'b1};
 end
 
+wire [32:0] in_words = ({1'b0, in_len} + {1'b0, IB32} - 33'd1) >> IB_SH;   // input words
+
+// ---------------------------------------------------------------- registers
 always @(posedge clk) begin
+    wr_en_reg <= 1'b0;
+    if (state_reg != S_IDLE && state_reg != S_DONE) cyc_reg <= cyc_reg + 64'd1;
+
+    // ---------------- COUNT
+    if (cnt_fire) n_reg <= window[31:0];
+    if (state_reg == S_COUNT2) begin
+        trem_reg <= n_reg;
+        ttk_reg <= (n_reg >= TPC) ? IB5 : {n_reg[2:0], 2'b00};
+        tfirst_reg <= 1'b1;
+        tg_reg <= {ENT_BITS{1'b0}};
+        top_reg <= 40'd0;
+        wpos_reg <= {22'd0, n_reg, 2'b00} + 56'd4;
+        tr_found_reg <= 1'b0;
+    end
+
+    // ---------------- allocation pipeline
+    // T0: issue a group of type ids
+    t1_valid <= t0_fire;
+    if (t0_fire) begin
+        t1_ids <= window[TPC*32-1:0];
+        for (j = 0; j < TPC; j = j + 1) t1_mask[j] <= trem_reg > j;
+        t1_first <= tfirst_reg;
+        t1_lastg <= trem_reg <= TPC;
+        t1_off <= pos_reg;
+        t1_g <= tg_reg;
+        tfirst_reg <= 1'b0;
+        tg_reg <= tg_reg + 1'b1;
+        trem_reg <= (trem_reg > TPC) ? trem_reg - TPC : 32'd0;
+        ttk_reg <= (trem_reg >= 2 * TPC) ? IB5 : (trem_reg > TPC) ? {trem_reg[2:0] - TPC3, 2'b00} : 5'd0;
+    end
+    // T1: type ids -> classes
+    t2_valid <= t1_valid;
+    t2_mask <= t1_mask; t2_hit <= ty_hit; t2_cls <= ty_cls;
+    t2_first <= t1_first; t2_lastg <= t1_lastg; t2_off <= t1_off; t2_g <= t1_g;
+    // T2: class rows
+    t3_valid <= t2_valid;
+    t3_mask <= t2_mask; t3_cls <= t2_cls; t3_lastg <= t2_lastg; t3_off <= t2_off; t3_g <= t2_g;
+    for (j = 0; j < TPC; j = j + 1) begin
+        t3_size[32*j +: 32] <= t2_hit[j] ? ca_size[32*j +: 32] : 32'd0;
+        t3_wsize[32*j +: 32] <= t2_hit[j] ? ca_wsize[32*j +: 32] : 32'd0;
+        t3_al8[j] <= t2_hit[j] && ca_align[32*j + 3];
+        t3_eu[j] <= t2_mask[j] && !t2_hit[j];
+        t3_er[j] <= t2_mask[j] && t2_first && (j == 0) && !t2_rootok;
+    end
+    // T3: offsets inside the group
+    t4_valid <= t3_valid;
+    t4_mask <= t3_mask; t4_eu <= t3_eu; t4_er <= t3_er; t4_cls <= t3_cls;
+    t4_rel0 <= t3_rel0; t4_rel1 <= t3_rel1; t4_end0 <= t3_end0; t4_end1 <= t3_end1;
+    t4_d0 <= t3_d0; t4_d1 <= t3_d1; t4_wpre <= t3_wpre; t4_wend <= t3_wend; t4_wsum <= t3_ws;
+    t4_lastg <= t3_lastg; t4_off <= t3_off; t4_g <= t3_g;
+    // T4: the running image offset and wire position (the allocation loop)
+    t5_valid <= t4_valid;
+    t5_mask <= t4_mask; t5_eu <= t4_eu; t5_er <= t4_er; t5_cls <= t4_cls;
+    t5_lastg <= t4_lastg; t5_off <= t4_off; t5_g <= t4_g;
+    for (j = 0; j < TPC; j = j + 1) begin
+        t5_o[40*j +: 40] <= top_reg + {6'd0, top_reg[2] ? t4_rel1[34*j +: 34] : t4_rel0[34*j +: 34]};
+        t5_e[40*j +: 40] <= top_reg + {6'd0, top_reg[2] ? t4_end1[34*j +: 34] : t4_end0[34*j +: 34]};
+        t5_ws[56*j +: 56] <= wpos_reg + {22'd0, t4_wpre[34*j +: 34]};
+        t5_we[56*j +: 56] <= wpos_reg + {22'd0, t4_wend[34*j +: 34]};
+    end
+    if (t4_valid) begin
+        top_reg <= top_reg + {6'd0, top_reg[2] ? t4_d1 : t4_d0};
+        wpos_reg <= wpos_reg + {22'd0, t4_wsum};
+    end
+    // T5: the first truncated object (the table write is tw_en)
+    if (t5_ok && t5_trf && !tr_found_reg) begin
+        tr_found_reg <= 1'b1;
+        tr_cls_reg <= t5_trc;
+        tr_pos_reg <= t5_trp;
+    end
+
+    // ---------------- TRUNC
+    if (state_reg == S_CHECK) tr_k_reg <= 16'd0;
+    if (state_reg == S_TRUNC) begin
+        tr_pos_reg <= tr_pos_reg + tr_w;
+        tr_k_reg <= tr_k_reg + 16'd1;
+    end
+
+    // ---------------- LOAD: the walk's first entries
+    if (state_reg == S_LOAD1) ent_cur <= wq;
+    if (state_reg == S_LOAD2) begin
+        ent_nxt <= wq;
+        w_act_reg <= 1'b1;
+        w_i_reg <= 32'd0;
+        w_lasto_reg <= (n_reg == 32'd1);
+        w_c_reg <= nx_cls;
+        w_s_reg <= 16'd0;
+        w_o_reg <= ent_cur[31:0];
+        w_nb_reg <= sb_nb;
+        w_last_reg <= sb_last;
+        acc_reg <= {OUT_WIDTH{1'b0}};
+        accw_reg <= 32'd0;
+        pend_reg <= 1'b0;
+    end
+
+    // ---------------- M0: issue a step (the walk loop)
+    if (mv) m1_valid <= w_fire;
+    if (w_fire) begin
+        m1_fin <= w_last_reg && w_lasto_reg;
+        m1_win <= window;
+        m1_c <= w_c_reg;
+        m1_s <= w_s_reg;
+        m1_a <= w_o_reg + sm_lo;
+        m1_len <= sm_len;
+        m1_pos <= pos_reg;
+        m1_rv <= sm_rv;
+        m1_roff <= sm_roff;
+        m1_rtgt <= sm_rtgt;
+        if (w_last_reg) begin
+            if (w_lasto_reg) begin
+                w_act_reg <= 1'b0;
+            end else begin
+                w_i_reg <= w_i_reg + 32'd1;
+                w_lasto_reg <= (w_i_reg + 32'd2 == n_reg);
+                w_c_reg <= nx_cls;
+                w_o_reg <= nx_obj[31:0];
+                w_s_reg <= 16'd0;
+                w_nb_reg <= sb_nb;
+                w_last_reg <= sb_last;
+                if (w_cross) begin
+                    ent_cur <= ent_nxt;
+                    ent_nxt <= wq;
+                end
+            end
+        end else begin
+            w_s_reg <= w_s_reg + 16'd1;
+            w_nb_reg <= sa_nb;
+            w_last_reg <= sa_last;
+        end
+    end
+    if (mv) begin
+        // M1 -> M2
+        m2_valid <= m1_valid; m2_fin <= m1_fin; m2_win <= m1_win; m2_c <= m1_c; m2_s <= m1_s;
+        m2_a <= m1_a; m2_len <= m1_len; m2_rv <= m1_rv; m2_rtgt <= m1_rtgt;
+        m2_hval <= hdr_regs[m1_c];
+        for (j = 0; j < NREF; j = j + 1) begin
+            m2_eoff[32*j +: 32] <= m1_pos + {27'd0, m1_roff[5*j +: 5]};
+            m2_null[j] <= m1_r[32*j +: 32] == 32'hffffffff;
+            m2_oob[j] <= m1_r[32*j +: 32] >= n_reg;
+            m2_zero[j] <= m1_r[32*j +: 32] == 32'd0;
+            m2_rsub[TPC_W*j +: TPC_W] <= m1_r[32*j +: TPC_W];
+        end
+        // M2 -> M3
+        m3_valid <= m2_valid; m3_fin <= m2_fin; m3_win <= m2_win; m3_c <= m2_c; m3_s <= m2_s;
+        m3_a <= m2_a; m3_len <= m2_len; m3_eoff <= m2_eoff; m3_rv <= m2_rv; m3_null <= m2_null;
+        m3_oob <= m2_oob; m3_zero <= m2_zero; m3_rtgt <= m2_rtgt; m3_hval <= m2_hval;
+        m3_tcls <= m2_tcls; m3_toff <= m2_toff;
+        // M3 -> M4
+        m4_valid <= m3_valid; m4_fin <= m3_fin; m4_win <= m3_win; m4_a <= m3_a; m4_len <= m3_len;
+        m4_eoff <= m3_eoff; m4_eref <= m3_eref; m4_etype <= m3_etype; m4_ebase <= m3_ebase;
+        m4_val <= m3_val; m4_hval <= m3_hval & PTR_MASK; m4_sel <= s3_sel;
+        // M4 -> M5 (an error stops the walk here)
+        m5_valid <= m4_valid && !m4_err;
+        m5_fin <= m4_fin;
+        m5_frag <= m4_frag;
+        m5_a <= m4_a;
+        m5_cross <= m4_endlane[OUT_SHIFT];
+        // M5 -> M6
+        m6_valid <= m5_valid; m6_fin <= m5_fin; m6_field <= m5_field;
+        m6_w0 <= m5_a[OUT_SHIFT]; m6_cross <= m5_cross;
+    end
+    // M6: image writer
+    if ((state_reg == S_WALK || state_reg == S_FLUSH) && pend_reg) begin
+        wr_en_reg <= 1'b1; wr_addr_reg <= pend_addr; wr_data_reg <= pend_data;
+        pend_reg <= 1'b0;
+    end else if (m6_go) begin
+        if (m6_w0 == accw_reg[0]) begin
+            if (m6_cross) begin
+                wr_en_reg <= 1'b1; wr_addr_reg <= accw_reg;
+                wr_data_reg <= acc_reg | m6_field[OUT_WIDTH-1:0];
+                acc_reg <= m6_field[2*OUT_WIDTH-1:OUT_WIDTH];
+                accw_reg <= accw_reg + 32'd1;
+            end else begin
+                acc_reg <= acc_reg | m6_field[OUT_WIDTH-1:0];
+            end
+        end else begin
+            // an alignment gap crossed a word boundary: the accumulator's word is complete
+            wr_en_reg <= 1'b1; wr_addr_reg <= accw_reg; wr_data_reg <= acc_reg;
+            if (m6_cross) begin
+                pend_reg <= 1'b1; pend_addr <= accw_reg + 32'd1; pend_data <= m6_field[OUT_WIDTH-1:0];
+                acc_reg <= m6_field[2*OUT_WIDTH-1:OUT_WIDTH];
+                accw_reg <= accw_reg + 32'd2;
+            end else begin
+                acc_reg <= m6_field[OUT_WIDTH-1:0];
+                accw_reg <= accw_reg + 32'd1;
+            end
+        end
+    end else if (state_reg == S_FLUSH && top_reg[OUT_SHIFT-1:0] != {OUT_SHIFT{1'b0}}) begin
+        wr_en_reg <= 1'b1; wr_addr_reg <= accw_reg; wr_data_reg <= acc_reg;
+    end
+
+    // ---------------- reader: take bytes, land words, request words
+    pos_reg <= pos_reg + {26'd0, take};
+    bofs_reg <= take_end[IB_SH-1:0];
+    avail_reg <= avail_reg - {2'b00, take} + (land_reg ? IB8 : 8'd0);
+    occ_reg <= occ_left + {2'b00, land_reg};
+    fq_reg <= fq_next;
+    land_reg <= issue;
+    if (issue) fetch_reg <= fetch_reg + 32'd1;
+    if (state_next == S_DONE) rd_on_reg <= 1'b0;
+
+    if (state_next == S_DONE && state_reg != S_DONE) done_reg <= 1'b1;
+    state_reg <= state_next;
+    err_reg <= err_next;
+    erroff_reg <= erroff_next;
+
+    // ---------------- start
+    if (start) begin
+        len_reg <= in_len; base_reg <= base; base0_reg <= (base == 64'd0); root_reg <= root_cls;
+        maxim_reg <= (max_image > 64'h00000000ffffffff) ? 33'h0ffffffff : max_image[32:0];
+        n_reg <= 32'd0; cyc_reg <= 64'd0; done_reg <= 1'b0;
+        err_reg <= 8'd0; erroff_reg <= 32'd0;
+        top_reg <= 40'd0;
+        pos_reg <= 32'd0; bofs_reg <= {IB_SH{1'b0}}; avail_reg <= 8'd0; occ_reg <= 3'd0;
+        fq_reg <= {FIFO_WORDS*IN_WIDTH{1'b0}};
+        land_reg <= 1'b0; fetch_reg <= 32'd0; rd_on_reg <= 1'b1;
+        nwords_reg <= in_words[31:0];
+        t1_valid <= 1'b0; w_act_reg <= 1'b0; m1_valid <= 1'b0; pend_reg <= 1'b0; w_i_reg <= 32'd0;
+        state_reg <= S_COUNT;
+        if (base[2:0] != 3'd0) begin
+            err_reg <= E_BASE; state_reg <= S_DONE; done_reg <= 1'b1; rd_on_reg <= 1'b0;
+        end else if (in_len < 32'd4) begin
+            err_reg <= E_TRUNC; state_reg <= S_DONE; done_reg <= 1'b1; rd_on_reg <= 1'b0;
+        end
+    end
     if (rst) begin
         state_reg <= S_IDLE;
         done_reg <= 1'b0;
         err_reg <= 8'd0;
         erroff_reg <= 32'd0;
         cyc_reg <= 64'd0;
-        s2_valid_reg <= 1'b0;
+        rd_on_reg <= 1'b0;
+        land_reg <= 1'b0;
+        t1_valid <= 1'b0;
+        w_act_reg <= 1'b0;
+        m1_valid <= 1'b0;
+        pend_reg <= 1'b0;
         wr_en_reg <= 1'b0;
-        top_reg <= 64'd0;
-    end else begin
-        state_reg <= state_next;
-        done_reg <= done_next;
-        err_reg <= err_next;
-        erroff_reg <= erroff_next;
-        cyc_reg <= cyc_next;
-        s2_valid_reg <= s2_valid_next;
-        wr_en_reg <= wr_en_next;
-        top_reg <= top_next;
+        top_reg <= 40'd0;
     end
-    len_reg <= len_next; base_reg <= base_next; maxim_reg <= maxim_next; root_reg <= root_next;
-    n_reg <= n_next; i_reg <= i_next; wtot_reg <= wtot_next; dry_reg <= dry_next;
-    hdr_reg <= hdr_next; k_reg <= k_next; c_reg <= c_next; o_reg <= o_next;
-    s2_ref_reg <= s2_ref_next; s2_null_reg <= s2_null_next; s2_oob_reg <= s2_oob_next; s2_zero_reg <= s2_zero_next;
-    s2_tgt_reg <= s2_tgt_next; s2_addr_reg <= s2_addr_next; s2_szl_reg <= s2_szl_next; s2_data_reg <= s2_data_next;
-    s2_woff_reg <= s2_woff_next;
-    s2_hdr_reg <= s2_hdr_next; s2_hval_reg <= s2_hval_next; s2_hlane_reg <= s2_hlane_next;
-    acc_reg <= acc_next; accw_reg <= accw_next;
-    wr_addr_reg <= wr_addr_next; wr_data_reg <= wr_data_next;
 end
 
 // ---------------------------------------------------------------- outputs
@@ -586,9 +1005,11 @@ assign out_wr_en = wr_en_reg;
 assign out_wr_addr = wr_addr_reg[OUT_ADDR_WIDTH-1:0];
 assign out_wr_data = wr_data_reg;
 
-// unused table outputs (every instance has all ports)
-wire unused_ok = &{1'b0, cw_size, cw_align, cw_wsize, cw_anc, cr_size, cr_align, cr_wsize, cr_nwire, ca_nwire,
-                   tot_words64[63:32], s2_word[31:OUT_ADDR_WIDTH], wr_addr_reg[31:OUT_ADDR_WIDTH]};
+// unused outputs of the table instances (every instance has all ports)
+wire unused_ok = &{1'b0, fq_shift[3*IN_WIDTH-1:WIN*8], ca_nwire, ca_anc, m4_len, tr_size, tr_align, tr_wsize, tr_anc, in_words[32],
+                   sa_lo, sa_len, sa_rv, sa_roff, sa_rtgt, sa_sel, sb_lo, sb_len, sb_rv, sb_roff, sb_rtgt, sb_sel,
+                   sm_nb, sm_last, sm_sel, s3_nb, s3_last, s3_lo, s3_len, s3_rv, s3_roff, s3_rtgt,
+                   wr_addr_reg[31:OUT_ADDR_WIDTH]};
 
 endmodule
 

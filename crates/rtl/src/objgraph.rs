@@ -4,7 +4,8 @@
 //! Generated (`<stem>_og_core.gen.v`): `hw_og_desc_type` (type id → class index),
 //! `hw_og_desc_class` (per class: size, alignment, wire bytes, wire-member count,
 //! ancestor mask for the reference type check), `hw_og_desc_member` (per class and wire
-//! member: wire width, memory size, offset, conversion, target class), and the wrapper
+//! member: wire width, for the truncation search), `hw_og_desc_step` (the member phase's
+//! step schedule per class and step, one table per input/output width), and the wrapper
 //! `heapwire_og_core` with the schema's parameters (pointer width, class count, header
 //! register reset values). See `docs/hardware.md`.
 
@@ -17,10 +18,7 @@ use heapwire_schema::{CompiledSchema, Kind, NONE};
 use crate::{log2_ceil, tool, SimError, SimOutput};
 
 /// Hand-written RTL of the objgraph core: (file name, text).
-pub const OG_CORE_SOURCES: &[(&str, &str)] = &[
-    ("hw_og_core.v", include_str!("../../../rtl/hw_og_core.v")),
-    ("hw_stream_reader.v", include_str!("../../../rtl/hw_stream_reader.v")),
-];
+pub const OG_CORE_SOURCES: &[(&str, &str)] = &[("hw_og_core.v", include_str!("../../../rtl/hw_og_core.v"))];
 
 /// Error codes of the objgraph core's error register (index = code). The names are the
 /// CPU engine's `ObjErrorKind` names; `capacity` is the core's own (memories too small).
@@ -79,15 +77,234 @@ pub fn og_check_supported(schema: &CompiledSchema) -> Result<(), String> {
         if c.members.len() > 0xffff {
             return Err("a class with more than 65535 members".into());
         }
+        // the engine aligns objects by adding 0 or 4 (sizes multiples of 4, alignment 4 or 8)
+        if !(c.align == 4 || c.align == 8) || c.size % c.align != 0 || c.size >= 1 << 24 {
+            return Err(format!("class {}: alignment {} / size {} not supported by the objgraph core", c.cpp_name, c.align, c.size));
+        }
+        let mut end = 0;
+        for m in &c.members {
+            if m.offset < end || m.wire_width > m.size || ![1, 2, 4, 8].contains(&m.size) {
+                return Err(format!("class {}: member layout not supported by the objgraph core", c.cpp_name));
+            }
+            end = m.offset + m.size;
+        }
     }
     Ok(())
+}
+
+/// Geometry of the member-phase step ROM for one (IN_WIDTH, OUT_WIDTH) of the engine:
+/// `win` wire bytes a step may take (two input words), `nref` reference slots per step
+/// (`win / 8`), `frag` image bytes a step may write (one output word). Must match the
+/// derived parameters of `rtl/hw_og_core.v` (WIN, NREF, FRAG, SRC_N, SEL_BITS).
+#[derive(Clone, Copy, Debug)]
+struct StepGeom {
+    win: u32,
+    nref: u32,
+    frag: u32,
+}
+
+impl StepGeom {
+    fn new(in_width: u32, out_width: u32) -> Self {
+        let win = 2 * in_width / 8;
+        StepGeom { win, nref: win / 8, frag: out_width / 8 }
+    }
+    /// Byte sources of a fragment byte: 0 zero, header byte q, reference slot j byte q,
+    /// window byte b, sign fill of window byte b, bool (0/1) of window byte b.
+    fn src_n(&self) -> u32 {
+        9 + 8 * self.nref + 3 * self.win
+    }
+    fn sel_bits(&self) -> u32 {
+        log2_ceil(self.src_n() as u64)
+    }
+    fn hdr(&self, q: u32) -> u32 {
+        1 + q
+    }
+    fn refb(&self, j: u32, q: u32) -> u32 {
+        9 + 8 * j + q
+    }
+    fn wire(&self, b: u32) -> u32 {
+        9 + 8 * self.nref + b
+    }
+    fn sign(&self, b: u32) -> u32 {
+        9 + 8 * self.nref + self.win + b
+    }
+    fn boolb(&self, b: u32) -> u32 {
+        9 + 8 * self.nref + 2 * self.win + b
+    }
+}
+
+/// One member-phase step of a class: the wire bytes it takes (`nb`), whether it ends the
+/// object, the image bytes [lo, lo+len) of the object it writes (every byte: header,
+/// members, padding), its reference slots (window offset, target class) and, per image
+/// byte, the source code (`StepGeom`).
+#[derive(Clone, Debug)]
+struct Step {
+    nb: u32,
+    last: bool,
+    lo: u32,
+    len: u32,
+    refs: Vec<(u32, u64)>,
+    sel: Vec<u32>,
+}
+
+/// The steps of class `ci`: greedy, in memory (= wire) order; a step takes members while
+/// they fit the window, the reference slots and the fragment; the steps tile the object.
+fn class_steps(schema: &CompiledSchema, ci: usize, g: StepGeom, none: u64) -> Vec<Step> {
+    let c = &schema.classes[ci];
+    let ptr = schema.ptr();
+    let mems: Vec<_> = c.members.iter().filter(|m| m.wire_width > 0).collect();
+    let mut steps = Vec::new();
+    let mut lo = 0u32;
+    let mut k = 0usize;
+    loop {
+        let first = steps.is_empty();
+        let mut st = Step { nb: 0, last: false, lo, len: 0, refs: Vec::new(), sel: vec![0; g.frag as usize] };
+        let mut hi = lo;
+        if first {
+            for q in 0..ptr {
+                st.sel[q as usize] = g.hdr(q);
+            }
+            hi = ptr;
+        }
+        while k < mems.len() {
+            let m = mems[k];
+            let f = schema.member_field(m);
+            let conv = conv_code(f.kind);
+            let is_ref = conv == 0;
+            if m.offset + m.size > lo + g.frag || st.nb + m.wire_width > g.win || (is_ref && st.refs.len() as u32 == g.nref) {
+                break;
+            }
+            let wb = st.nb;
+            for q in 0..m.size {
+                let code = if is_ref {
+                    g.refb(st.refs.len() as u32, q)
+                } else if conv == 3 {
+                    if q == 0 { g.boolb(wb) } else { 0 }
+                } else if q < m.wire_width {
+                    g.wire(wb + q)
+                } else if conv == 1 {
+                    g.sign(wb + m.wire_width - 1)
+                } else {
+                    0
+                };
+                st.sel[(m.offset + q - lo) as usize] = code;
+            }
+            if is_ref {
+                let tgt = schema.class_of(f.sub as usize).map(|x| x as u64).unwrap_or(none);
+                st.refs.push((wb, tgt));
+            }
+            st.nb += m.wire_width;
+            hi = m.offset + m.size;
+            k += 1;
+        }
+        if k == mems.len() {
+            hi = hi.max(c.size.min(lo + g.frag));
+        } else {
+            hi = hi.max(mems[k].offset.min(lo + g.frag));
+        }
+        st.len = hi - lo;
+        st.last = k == mems.len() && hi == c.size;
+        let last = st.last;
+        steps.push(st);
+        lo = hi;
+        if last {
+            return steps;
+        }
+    }
+}
+
+/// `hw_og_desc_step`: the step ROM, one table per (WIN_BYTES, FRAG_BYTES) the engine can
+/// be built with; row = {nb[5:0], last, lo[31:0], len[5:0], rv[NREF], roff[5*NREF],
+/// rtgt[CLS_BITS*NREF], sel[SEL_BITS*FRAG]} (slot j / byte b at the low end).
+fn write_step_rom(v: &mut String, schema: &CompiledSchema, cb: u32) {
+    let none = (1u64 << cb) - 1;
+    let _ = write!(v, "// per (class, step): the member phase's step schedule (rtl/hw_og_core.v, docs/hardware.md):
+// wire bytes taken, last step of the object, image bytes [lo, lo+len) of the object written,
+// reference slots (valid, window offset, target class), and per image byte its source
+// (0 zero, 1+q header byte q, 9+8j+q reference slot j byte q, then window byte b, the sign
+// fill of window byte b, the bool of window byte b). One table per (WIN_BYTES, FRAG_BYTES).
+module hw_og_desc_step #(
+    parameter WIN_BYTES = 16,   // wire bytes a step may take (2 * IN_WIDTH/8)
+    parameter FRAG_BYTES = 32,  // image bytes a step may write (OUT_WIDTH/8)
+    parameter NREF = WIN_BYTES / 8,
+    parameter SEL_BITS = $clog2(9 + 8 * NREF + 3 * WIN_BYTES)
+) (
+    input  wire [{cbm}:0] s_cls,
+    input  wire [15:0] s_idx,
+    output wire [5:0]  s_nb,
+    output wire        s_last,
+    output wire [31:0] s_lo,
+    output wire [5:0]  s_len,
+    output wire [NREF-1:0] s_rv,
+    output wire [5*NREF-1:0] s_roff,
+    output wire [{cb}*NREF-1:0] s_rtgt,
+    output wire [SEL_BITS*FRAG_BYTES-1:0] s_sel
+);
+localparam ROW = 45 + NREF * (6 + {cb}) + SEL_BITS * FRAG_BYTES;
+wire [ROW-1:0] row;
+assign {{s_nb, s_last, s_lo, s_len, s_rv, s_roff, s_rtgt, s_sel}} = row;
+generate
+", cbm = cb - 1);
+    let mut first = true;
+    for in_w in [32u32, 64, 128] {
+        for out_w in [64u32, 128, 256] {
+            let g = StepGeom::new(in_w, out_w);
+            let sb = g.sel_bits();
+            let row_bits = 45 + g.nref * (6 + cb) + sb * g.frag;
+            let _ = writeln!(v, "{}if (WIN_BYTES == {} && FRAG_BYTES == {}) begin : g_w{}_f{}", if first { "" } else { "end else " }, g.win, g.frag, g.win, g.frag);
+            first = false;
+            let _ = writeln!(v, "    reg [{}:0] r;\n    always @* begin\n        case ({{s_cls, s_idx}})", row_bits - 1);
+            for (ci, c) in schema.classes.iter().enumerate() {
+                for (si, st) in class_steps(schema, ci, g, none).iter().enumerate() {
+                    // bits, least significant first
+                    let mut bits: Vec<bool> = Vec::with_capacity(row_bits as usize);
+                    let mut put = |val: u64, w: u32| {
+                        for i in 0..w {
+                            bits.push((val >> i) & 1 == 1);
+                        }
+                    };
+                    for b in 0..g.frag as usize {
+                        put(st.sel[b] as u64, sb);
+                    }
+                    for j in 0..g.nref as usize {
+                        put(st.refs.get(j).map(|r| r.1).unwrap_or(0), cb);
+                    }
+                    for j in 0..g.nref as usize {
+                        put(st.refs.get(j).map(|r| r.0 as u64).unwrap_or(0), 5);
+                    }
+                    for j in 0..g.nref as usize {
+                        put((j < st.refs.len()) as u64, 1);
+                    }
+                    put(st.len as u64, 6);
+                    put(st.lo as u64, 32);
+                    put(st.last as u64, 1);
+                    put(st.nb as u64, 6);
+                    let mut hex = String::new();
+                    let nd = (row_bits as usize).div_ceil(4);
+                    for d in (0..nd).rev() {
+                        let mut x = 0;
+                        for i in 0..4 {
+                            if bits.get(4 * d + i).copied().unwrap_or(false) {
+                                x |= 1 << i;
+                            }
+                        }
+                        hex.push(char::from_digit(x, 16).unwrap());
+                    }
+                    let key = ((ci as u64) << 16) | si as u64;
+                    let _ = writeln!(v, "        {}'d{key}: r = {row_bits}'h{hex}; // {} step {si}", cb + 16, schema.messages[c.message as usize].full_name);
+                }
+            }
+            let _ = writeln!(v, "        default: r = {{{row_bits}{{1'b0}}}};\n        endcase\n    end\n    assign row = r;");
+        }
+    }
+    v.push_str("end else begin : g_none\n    assign row = {ROW{1'b0}};\nend\nendgenerate\nendmodule\n\n");
 }
 
 /// The generated Verilog for the classes of `schema`.
 pub fn generate_og(schema: &CompiledSchema, name: &str) -> String {
     let nc = schema.classes.len().max(1);
     let cb = cls_bits(schema);
-    let none = (1u64 << cb) - 1;
+
     let mut v = String::new();
     let _ = writeln!(v, "// {name}_og_core.gen.v -- GENERATED by heapwire (crates/rtl/src/objgraph.rs) from the compiled schema; do not edit.");
     let _ = writeln!(v, "// Class tables for the generic objgraph engine rtl/hw_og_core.v, and its wrapper heapwire_og_core.");
@@ -122,19 +339,19 @@ pub fn generate_og(schema: &CompiledSchema, name: &str) -> String {
     }
     let _ = write!(v, "    default: rom = {{32'd0, 32'd8, 32'd0, 16'd0, {nc}'d0}};\n    endcase\nend\nendfunction\nendmodule\n\n");
 
-    // ---- members
-    let _ = write!(v, "// per (class, wire member k): log2 wire width, log2 memory size, offset,\n// conversion (0 reference, 1 signed, 2 unsigned, 3 bool, 4 bits), target class of a reference\nmodule hw_og_desc_member (\n    input  wire [{cbm}:0] m_cls,\n    input  wire [15:0] m_k,\n    output wire [1:0]  m_wl,\n    output wire [1:0]  m_sl,\n    output wire [31:0] m_off,\n    output wire [2:0]  m_conv,\n    output wire [{cbm}:0] m_tgt\n);\nassign {{m_wl, m_sl, m_off, m_conv, m_tgt}} = rom(m_cls, m_k);\nfunction [2+2+32+3+{cbm}:0] rom;\n    input [{cbm}:0] m_cls;\n    input [15:0] m_k;\nbegin\n    case ({{m_cls, m_k}})\n", cbm = cb - 1);
+    // ---- members (the truncation search only needs the wire widths)
+    let _ = write!(v, "// per (class, wire member k): log2 wire width (the truncation search)\nmodule hw_og_desc_member (\n    input  wire [{cbm}:0] m_cls,\n    input  wire [15:0] m_k,\n    output wire [1:0]  m_wl\n);\nassign m_wl = rom(m_cls, m_k);\nfunction [1:0] rom;\n    input [{cbm}:0] m_cls;\n    input [15:0] m_k;\nbegin\n    case ({{m_cls, m_k}})\n", cbm = cb - 1);
     for (ci, c) in schema.classes.iter().enumerate() {
         for (k, m) in c.members.iter().filter(|m| m.wire_width > 0).enumerate() {
             let f = schema.member_field(m);
-            let conv = conv_code(f.kind);
-            let tgt = if conv == 0 { schema.class_of(f.sub as usize).map(|x| x as u64).unwrap_or(none) } else { 0 };
             let key = ((ci as u64) << 16) | k as u64;
-            let _ = writeln!(v, "    {}'d{key}: rom = {{2'd{}, 2'd{}, 32'd{}, 3'd{conv}, {cb}'d{tgt}}}; // {}.{}", cb + 16,
-                log2_small(m.wire_width), log2_small(m.size), m.offset, schema.messages[c.message as usize].full_name, f.name);
+            let _ = writeln!(v, "    {}'d{key}: rom = 2'd{}; // {}.{}", cb + 16, log2_small(m.wire_width), schema.messages[c.message as usize].full_name, f.name);
         }
     }
-    let _ = write!(v, "    default: rom = {{2'd0, 2'd0, 32'd0, 3'd2, {cb}'d0}};\n    endcase\nend\nendfunction\nendmodule\n\n");
+    let _ = write!(v, "    default: rom = 2'd0;\n    endcase\nend\nendfunction\nendmodule\n\n");
+
+    // ---- steps
+    write_step_rom(&mut v, schema, cb);
 
     // ---- wrapper
     let mut init = String::new();
@@ -208,13 +425,15 @@ pub struct OgSimOptions {
     pub max_image_bytes: u64,
     /// Output memory word width in bits (64, 128, 256).
     pub out_width: u32,
+    /// Input memory word width in bits (32, 64, 128): IN_WIDTH/32 type ids per cycle.
+    pub in_width: u32,
     /// Cycle budget (0 = derived from the input size).
     pub max_cycles: u64,
 }
 
 impl Default for OgSimOptions {
     fn default() -> Self {
-        OgSimOptions { base: 0, type_words: Vec::new(), max_image_bytes: 1 << 30, out_width: 256, max_cycles: 0 }
+        OgSimOptions { base: 0, type_words: Vec::new(), max_image_bytes: 1 << 30, out_width: 256, in_width: 64, max_cycles: 0 }
     }
 }
 
@@ -224,6 +443,7 @@ struct OgSizes {
     out_aw: u32,
     obj_bits: u32,
     out_width: u32,
+    in_width: u32,
 }
 
 fn og_testbench(schema: &CompiledSchema, sz: &OgSizes) -> String {
@@ -236,6 +456,7 @@ module tb;
 localparam IN_AW = {in_aw};
 localparam OUT_AW = {out_aw};
 localparam OW = {ow};
+localparam IW = {iw};
 localparam NCLS = {nc};
 reg clk = 1'b0;
 reg rst = 1'b1;
@@ -254,8 +475,8 @@ wire [7:0] err_code;
 wire [31:0] err_offset, image_size;
 wire [63:0] cycles;
 wire in_rd_en;
-wire [IN_AW-1:0] in_addr;
-reg [63:0] in_rd_data = 0;
+wire [IN_AW:0] in_addr;
+reg [IW-1:0] in_rd_data = 0;
 wire out_wr_en;
 wire [OUT_AW-1:0] out_wr_addr;
 wire [OW-1:0] out_wr_data;
@@ -264,7 +485,7 @@ reg [OW-1:0] omem [0:(1<<OUT_AW)-1];
 reg [63:0] regs [0:NCLS-1];
 integer i, fd;
 reg [1023:0] fin, fout, freg;
-heapwire_og_core #(.IN_WIDTH(64), .IN_ADDR_WIDTH(IN_AW), .OUT_WIDTH(OW), .OUT_ADDR_WIDTH(OUT_AW), .OBJ_BITS({ob})) dut (
+heapwire_og_core #(.IN_WIDTH(IW), .IN_ADDR_WIDTH(IN_AW + 1), .OUT_WIDTH(OW), .OUT_ADDR_WIDTH(OUT_AW), .OBJ_BITS({ob})) dut (
     .clk(clk), .rst(rst), .start(start), .in_len(in_len), .root_cls(root), .base(base), .max_image(max_image),
     .busy(busy), .done(done), .err_code(err_code), .err_offset(err_offset), .image_size(image_size), .cycles(cycles),
     .hdr_wr_en(hdr_wr_en), .hdr_wr_idx(hdr_wr_idx), .hdr_wr_data(hdr_wr_data),
@@ -272,7 +493,12 @@ heapwire_og_core #(.IN_WIDTH(64), .IN_ADDR_WIDTH(IN_AW), .OUT_WIDTH(OW), .OUT_AD
     .out_wr_en(out_wr_en), .out_wr_addr(out_wr_addr), .out_wr_data(out_wr_data));
 always #5 clk = ~clk;
 always @(posedge clk) begin
-    if (in_rd_en) in_rd_data <= imem[in_addr];
+    // the input file holds 64-bit words
+    if (in_rd_en) begin
+        if (IW == 128) in_rd_data <= {{imem[{{in_addr[IN_AW-2:0], 1'b1}}], imem[{{in_addr[IN_AW-2:0], 1'b0}}]}};
+        else if (IW == 64) in_rd_data <= imem[in_addr[IN_AW-1:0]];
+        else in_rd_data <= in_addr[0] ? imem[in_addr[IN_AW:1]][63:32] : imem[in_addr[IN_AW:1]][31:0];
+    end
     if (out_wr_en) omem[out_wr_addr] <= out_wr_data;
 end
 initial begin
@@ -327,6 +553,7 @@ endmodule
         in_aw = sz.in_aw,
         out_aw = sz.out_aw,
         ow = sz.out_width,
+        iw = sz.in_width,
         ob = sz.obj_bits,
         nc = schema.classes.len().max(1),
         cbm = cb - 1,
@@ -353,6 +580,9 @@ pub fn simulate_objgraph(schema: &CompiledSchema, root: usize, input: &[u8], opt
     if ![64, 128, 256].contains(&opts.out_width) {
         return Err(SimError::Tool("out_width must be 64, 128 or 256".into()));
     }
+    if ![32, 64, 128].contains(&opts.in_width) {
+        return Err(SimError::Tool("in_width must be 32, 64 or 128".into()));
+    }
     // Sizes that never overflow for this input: at most (len-4)/4 objects, each at most
     // the largest class (plus alignment); powers of two with floors so small inputs
     // share one simulator build.
@@ -365,6 +595,7 @@ pub fn simulate_objgraph(schema: &CompiledSchema, root: usize, input: &[u8], opt
         out_aw: log2_ceil(img.div_ceil(ob)).max(10),
         obj_bits: log2_ceil(n_max.max(1)).max(8),
         out_width: opts.out_width,
+        in_width: opts.in_width,
     };
     let vvp = og_build(schema, &sz)?;
     let run = crate::prepare_run("og-", input)?;

@@ -200,12 +200,12 @@ struct Stats {
 
 /// One case through both engines; panics on any difference.
 #[allow(clippy::too_many_arguments)]
-fn check(s: &CompiledSchema, root: usize, w: &[u8], base: u64, regs: &[u64], out_width: u32, what: &str, st: &mut Stats) -> u64 {
+fn check(s: &CompiledSchema, root: usize, w: &[u8], base: u64, regs: &[u64], (in_width, out_width): (u32, u32), what: &str, st: &mut Stats) -> u64 {
     let opts = DecodeOptions { base, type_words: regs.to_vec(), ..Default::default() };
     let mut d = ObjDecoder::new(s);
     let mut img = Vec::new();
     let cpu = d.decode(root, w, &opts, &mut img);
-    let so = OgSimOptions { base, type_words: regs.to_vec(), out_width, ..Default::default() };
+    let so = OgSimOptions { base, type_words: regs.to_vec(), out_width, in_width, ..Default::default() };
     let hw = simulate_objgraph(s, root, w, &so);
     match (cpu, hw) {
         (Ok(()), Ok(h)) => {
@@ -237,11 +237,12 @@ fn expression_tree_matches_cpu() {
             let w = chain(n);
             let base = 8 * (1 + r.below(1 << 20));
             let ow = [64, 128, 256][r.below(3) as usize];
-            check(&s, node, &w, base, &[], ow, &format!("expr {pw:?} n={n}"), &mut st);
+            let iw = [32, 64, 128][r.below(3) as usize];
+            check(&s, node, &w, base, &[], (iw, ow), &format!("expr {pw:?} n={n} in {iw} out {ow}"), &mut st);
         }
         // registers through the register port, base 0 (no reference to object 0 here)
         let regs: Vec<u64> = (0..s.messages.len() as u64).map(|i| 0x4000_1000 + 0x40 * i).collect();
-        check(&s, node, &chain(5), 0, &regs, 256, "expr regs", &mut st);
+        check(&s, node, &chain(5), 0, &regs, (64, 256), "expr regs", &mut st);
     }
     assert!(st.ok >= 2 * maxn);
     eprintln!("expression tree: {} identical images, {} identical rejections", st.ok, st.rejected);
@@ -265,9 +266,10 @@ fn random_graphs_and_mutations_match_cpu() {
             let base = if r.chance(10) { 0 } else { 8 * r.below(1 << 24) };
             let regs: Vec<u64> = if r.chance(30) { (0..s.messages.len()).map(|_| r.next()).collect() } else { Vec::new() };
             let ow = [64, 128, 256][r.below(3) as usize];
-            check(s, root, &w, base, &regs, ow, &format!("{rootname} case {case}"), &mut st);
+            let iw = [32, 64, 128][r.below(3) as usize];
+            check(s, root, &w, base, &regs, (iw, ow), &format!("{rootname} case {case} in {iw} out {ow}"), &mut st);
             let m = mutate(&w, &mut r);
-            check(s, root, &m, base, &regs, ow, &format!("{rootname} mutated case {case}"), &mut st);
+            check(s, root, &m, base, &regs, (iw, ow), &format!("{rootname} mutated case {case} in {iw} out {ow}"), &mut st);
         }
     }
     eprintln!("random graphs: {} identical images, {} identical rejections", st.ok, st.rejected);
@@ -312,8 +314,8 @@ fn corner_cases_match_cpu() {
     ut[8..12].copy_from_slice(&5u32.to_le_bytes());
     cases.push((node, ut, 8, "unknown type"));
     for (root, w, base, what) in &cases {
-        for ow in [64, 256] {
-            check(&s32, *root, w, *base, &[], ow, what, &mut st);
+        for iwow in [(64, 64), (64, 256), (32, 128), (128, 64)] {
+            check(&s32, *root, w, *base, &[], iwow, what, &mut st);
         }
     }
     // image_too_large: a tiny limit through both engines
@@ -341,9 +343,9 @@ fn corner_cases_match_cpu() {
     zw.push(200);
     zw.extend_from_slice(&(-9i64).to_le_bytes());
     zw.extend_from_slice(&u32::MAX.to_le_bytes());
-    check(&z, animal, &zw, 64, &[], 256, "zoo reference_type", &mut st);
+    check(&z, animal, &zw, 64, &[], (64, 256), "zoo reference_type", &mut st);
     zw[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
-    check(&z, animal, &zw, 64, &[], 128, "zoo ok", &mut st);
+    check(&z, animal, &zw, 64, &[], (128, 128), "zoo ok", &mut st);
     eprintln!("corner cases: {} identical images, {} identical rejections", st.ok, st.rejected);
 }
 
