@@ -455,7 +455,10 @@ PARSE_TEXTS = (
         {"anyMap": {"k": {"@type": "x/google.protobuf.Timestamp", "value": "2000-01-01T00:00:00Z"}}},
         {"anyMap": {"k": None}},
     ]]
-    + ["[]", '""', "null", '{"ts": "1970-01-01T00:00:00Z", "ts": "1970-01-01T00:00:01Z"}']
+    + ["[]", '""', "null", '{"ts": "1970-01-01T00:00:00Z", "ts": "1970-01-01T00:00:01Z"}',
+       # a JSON integer -0 is Python's int 0: +0.0 as a Value or double, -0.0 is kept
+       '{"val": -0}', '{"vals": [-0, -0.0, -0e0, 0]}', '{"dbl": -0}', '{"flt": -0}', '{"st": {"a": -0}}',
+       '{"val": 1' + '0' * 308 + '}', '{"val": 1' + '0' * 309 + '}', '{"val": 1e400}', '{"val": -1e400}']
 )
 
 
