@@ -229,6 +229,12 @@ reg [31:0] err_off_reg = 32'd0, err_off_next;
 // dropped map entry when some check was skipped, so the first error is the CPU's)
 reg        u8skip_reg = 1'b0, u8skip_next;
 reg        strict_reg = 1'b0, strict_next;
+// write pass: the UTF-8 verdict of the string whose copy ended last cycle is pending; the
+// first invalid string's offset (reported at the end of the pass, or instead of a capacity
+// error found later)
+reg        u8pend_reg = 1'b0, u8pend_next;
+reg        u8f_reg = 1'b0, u8f_next;
+reg [31:0] u8f_off_reg = 32'd0, u8f_off_next;
 reg [63:0] cycles_reg = 64'd0;
 reg [31:0] in_len_reg = 32'd0;
 reg [15:0] root_reg = 16'd0;
@@ -265,6 +271,9 @@ reg imw_we; reg [31:0] imw_wa; reg [39:0] im_off_wd; reg [31:0] im_start_wd;
 reg        o_we; reg [39:0] o_wa; reg [63:0] o_wd; reg [7:0] o_wbe;
 // a zero write of o_wz_n bytes from o_wa, within one output word (o_wd/o_wbe unused)
 reg        o_wz; reg [OB_SHIFT:0] o_wz_n;
+// a pair write: two pointer-width words ({ptr,len} or {ptr,count}) from o_wa, in o_w2d,
+// within one output word (pair_fits)
+reg        o_w2; reg [127:0] o_w2d;
 reg        o_re; reg [39:0] o_ra;
 reg        o_we_reg = 1'b0; reg [OUT_ADDR_WIDTH-1:0] o_wa_reg = 0; reg [OUT_WIDTH-1:0] o_wd_reg = 0;
 reg [OUT_WIDTH/8-1:0] o_wbe_reg = 0;
@@ -501,6 +510,52 @@ task img_wr;
     end
 endtask
 
+// a pointer-width pair {lo, hi} at addr fits one output word
+/* verilator lint_off UNUSEDSIGNAL */
+function pair_fits;
+    input [39:0] addr;
+    begin
+        pair_fits = {{(32-OB_SHIFT){1'b0}}, addr[OB_SHIFT-1:0]} + 2 * PW <= OB_32;
+    end
+endfunction
+/* verilator lint_on UNUSEDSIGNAL */
+
+task img_wr2;
+    input [39:0] addr;
+    input [63:0] lo;
+    input [63:0] hi;
+    begin
+        o_we = 1'b1;
+        o_wa = addr;
+        o_w2 = 1'b1;
+        o_w2d = (PTR_BYTES == 8) ? {hi, lo} : {64'd0, hi[31:0], lo[31:0]};
+    end
+endtask
+
+// write pass: a string of len bytes whose {ptr,len} slot is at at: pointer and length
+// (one pair write, else the length in S_STR5), then the copy (UTF-8 checked on the way,
+// verdict pending a cycle later). at_tag: offset for a capacity error.
+task str_start;
+    input [39:0] at;
+    input [31:0] len;
+    input [31:0] at_tag;
+    begin
+        s_dst_next = top_reg;
+        u8_clear = 1'b1;
+        if (pair_fits(at)) img_wr2(at, (len == 32'd0) ? 64'd0 : base_reg + {24'd0, top_reg}, {32'd0, len});
+        else img_wr(at, (len == 32'd0) ? 64'd0 : base_reg + {24'd0, top_reg}, PW4);
+        if (len == 32'd0) begin
+            state_next = pair_fits(at) ? S_TAG : S_STR5;
+        end else if (top_reg + align8({8'd0, len}) > OUT_BYTES) begin
+            fail(E_CAPACITY, at_tag);
+        end else begin
+            top_next = top_reg + align8({8'd0, len});
+            cdst_next = top_reg;
+            cons(C_COPYS, len, pair_fits(at) ? S_TAG : S_STR5);
+        end
+    end
+endtask
+
 task fail;
     input [7:0] code;
     input [31:0] at;
@@ -581,6 +636,11 @@ always @* begin
     ebuf_next = ebuf_reg; ni_k_next = ni_k_reg; req_id_next = req_id_reg; req_w_next = req_w_reg;
     err_code_next = err_code_reg; err_off_next = err_off_reg;
     u8skip_next = u8skip_reg; strict_next = strict_reg;
+    u8pend_next = 1'b0; u8f_next = u8f_reg; u8f_off_next = u8f_off_reg;
+    if (u8pend_reg && (u8_bad || u8_mid) && !u8f_reg) begin
+        u8f_next = 1'b1;
+        u8f_off_next = s_p_reg;
+    end
     fr_start_next = fr_start_reg; fr_pslot_next = fr_pslot_reg; ndrop_next = ndrop_reg; drop_lim_next = drop_lim_reg;
     dr_start_next = dr_start_reg; dr_end_next = dr_end_reg; dr_pslot_next = dr_pslot_reg;
     dr_inst_next = dr_inst_reg; dr_cb_next = dr_cb_reg; dr_sb_next = dr_sb_reg;
@@ -594,6 +654,7 @@ always @* begin
     im_we = 1'b0; im_wa = 32'd0; im_msg_wd = 16'd0; im_cb_wd = 32'd0; im_sb_wd = 32'd0;
     imw_we = 1'b0; imw_wa = 32'd0; im_off_wd = 40'd0; im_start_wd = 32'd0;
     o_we = 1'b0; o_wa = 40'd0; o_wd = 64'd0; o_wbe = 8'd0; o_wz = 1'b0; o_wz_n = 0;
+    o_w2 = 1'b0; o_w2d = 128'd0;
     o_re = 1'b0; o_ra = 40'd0;
     sk_en = 1'b0; sk_len = 32'd0;
     u8_clear = 1'b0; u8_valid = 1'b0; u8_count = 5'd0;
@@ -654,11 +715,10 @@ always @* begin
             end
             ni_k_next = 32'd0;
             state_next = S_NI_INIT;
-            if (mb_nc == 8'd1 && mb_ns == 8'd0) begin
+            if ((pass_reg || mb_nc == 8'd1) && mb_ns == 8'd0) begin
                 // (both passes number instances alike, so nextc/nexts are its bases)
                 if (!pass_reg) begin
                     cnt_we = 1'b1; cnt_wa = nextc_reg; cnt_wd = 32'd0;
-                end else begin
                     fil_we = 1'b1; fil_wa = nextc_reg; filn_wd = 32'd0; fila_wd = 40'd0;
                 end
                 enter(ninst_reg, nextc_reg, nexts_reg);
@@ -666,11 +726,10 @@ always @* begin
         end
     end
     S_NI_INIT: begin
-        // counts (pre-pass) / fill counts (write pass) to 0, state slots to NONE / 0
+        // counts and fill counts to 0 (pre-pass), state slots to NONE / 0 (both passes)
         if (ni_k_reg < {24'd0, mb_nc}) begin
             if (!pass_reg) begin
                 cnt_we = 1'b1; cnt_wa = im_cb_q + ni_k_reg; cnt_wd = 32'd0;
-            end else begin
                 fil_we = 1'b1; fil_wa = im_cb_q + ni_k_reg; filn_wd = 32'd0; fila_wd = 40'd0;
             end
         end
@@ -679,7 +738,7 @@ always @* begin
             st_wd = (ni_k_reg < {24'd0, mb_nms}) ? 32'hFFFFFFFF : 32'd0;
         end
         ni_k_next = ni_k_reg + 32'd1;
-        if (ni_k_reg + 32'd1 >= {24'd0, mb_nc} && ni_k_reg + 32'd1 >= {24'd0, mb_ns})
+        if ((pass_reg || ni_k_reg + 32'd1 >= {24'd0, mb_nc}) && ni_k_reg + 32'd1 >= {24'd0, mb_ns})
             state_next = S_ENTER;
     end
     S_ENTER: begin
@@ -760,7 +819,7 @@ always @* begin
                         sret_next = S_STR4;
                         state_next = S_NE0;
                     end else if (f_pres == 2'd0) begin
-                        state_next = S_STR4;
+                        str_start(fat, v2_val[31:0], pos);
                     end else begin
                         sret_next = S_STR4;
                         state_next = S_SP0;
@@ -946,28 +1005,13 @@ always @* begin
         end
     end
     S_STR4: begin
-        // write pass: pointer into the slot at elem_reg; copy the bytes (UTF-8 checked
-        // on the way when the pre-pass skipped the check)
-        s_dst_next = top_reg;
-        u8_clear = 1'b1;
-        img_wr(elem_reg, (s_len_reg == 32'd0) ? 64'd0 : base_reg + {24'd0, top_reg}, PW4);
-        if (s_len_reg == 32'd0) begin
-            state_next = S_STR5;
-        end else if (top_reg + align8({8'd0, s_len_reg}) > OUT_BYTES) begin
-            fail(E_CAPACITY, t_pos_reg);
-        end else begin
-            top_next = top_reg + align8({8'd0, s_len_reg});
-            cdst_next = top_reg;
-            cons(C_COPYS, s_len_reg, S_STR5);
-        end
+        // write pass: string slot at elem_reg
+        str_start(elem_reg, s_len_reg, t_pos_reg);
     end
     S_STR5: begin
-        if (f_utf8 && (u8_bad || u8_mid)) begin
-            fail(E_INVALID_UTF8, s_p_reg);
-        end else begin
-            img_wr(elem_reg + {8'd0, PW}, {32'd0, s_len_reg}, PW4);
-            state_next = S_TAG;
-        end
+        // the length, when the pair did not fit one output word
+        img_wr(elem_reg + {8'd0, PW}, {32'd0, s_len_reg}, PW4);
+        state_next = S_TAG;
     end
 
     // ------------------------------------------------------------ scalars
@@ -1161,12 +1205,33 @@ always @* begin
             end else begin
                 ne_arr_next = top_reg;
                 top_next = top_reg + tmp40;
-                img_wr(ne_at_reg, base_reg + {24'd0, top_reg}, PW4);
-                zero(top_reg, tmp40, S_NE1);
+                if (pair_fits(ne_at_reg)) begin
+                    // {ptr, count 1} at once; element 0 after the zeroing
+                    img_wr2(ne_at_reg, base_reg + {24'd0, top_reg}, 64'd1);
+                    fil_we = 1'b1; fil_wa = ne_a_reg; filn_wd = 32'd1; fila_wd = top_reg;
+                    elem_next = top_reg;
+                    if (sret_reg == S_MSG3 && HEADER_WORDS == 0) begin
+                        c_off_next = top_reg;
+                        zero(top_reg, tmp40, S_NI);
+                    end else begin
+                        zero(top_reg, tmp40, sret_reg);
+                    end
+                end else begin
+                    img_wr(ne_at_reg, base_reg + {24'd0, top_reg}, PW4);
+                    zero(top_reg, tmp40, S_NE1);
+                end
             end
         end else begin
-            ne_arr_next = fila_q;
-            state_next = S_NE1;
+            // a later element: S_NE1 at once
+            tmp40 = fila_q + {8'd0, filn_q} * {8'd0, ne_stride_reg};
+            fil_we = 1'b1; fil_wa = ne_a_reg; filn_wd = filn_q + 32'd1; fila_wd = fila_q;
+            img_wr(ne_at_reg + {8'd0, PW}, {32'd0, filn_q + 32'd1}, PW4);
+            elem_next = tmp40;
+            state_next = sret_reg;
+            if (sret_reg == S_MSG3 && HEADER_WORDS == 0) begin
+                c_off_next = tmp40;
+                state_next = S_NI;
+            end
         end
     end
     S_NE1: begin
@@ -1275,6 +1340,7 @@ always @* begin
                 if (crem_reg < {28'd0, chunk}) chunk = crem_reg[3:0];
                 if (wav32 >= {28'd0, chunk}) begin
                     sk_en = 1'b1; sk_len = {28'd0, chunk};
+                    if (crem_reg == {28'd0, chunk} && cmode_reg == C_COPYS) u8pend_next = f_utf8;
                     if (cmode_reg == C_UTF8) begin
                         u8_valid = 1'b1; u8_count = {1'b0, chunk};
                     end else if (cmode_reg == C_COPYS) begin
@@ -1294,7 +1360,9 @@ always @* begin
 
     // ------------------------------------------------------------ end of a pass
     S_PASS_END: begin
-        if (!pass_reg) begin
+        if (pass_reg && u8f_reg) begin
+            fail(E_INVALID_UTF8, u8f_off_reg);
+        end else if (!pass_reg) begin
             pass_next = 1'b1;
             drop_lim_next = ndrop_reg;
             state_next = S_START;
@@ -1349,6 +1417,11 @@ always @* begin
     default: state_next = S_IDLE;
     endcase
 
+    // write pass: an invalid string comes before whatever failed later
+    if (state_next == S_ERR && pass_reg && (u8f_reg || (u8pend_reg && (u8_bad || u8_mid)))) begin
+        err_code_next = E_INVALID_UTF8;
+        err_off_next = u8f_reg ? u8f_off_reg : s_p_reg;
+    end
     // a pre-pass error after a skipped UTF-8 check: an earlier string may be invalid
     if (state_next == S_ERR && !pass_reg && u8skip_reg && !strict_reg) begin
         err_code_next = err_code_reg;
@@ -1360,6 +1433,7 @@ always @* begin
         pass_next = 1'b0;
         u8skip_next = 1'b0;
         strict_next = 1'b0;
+        u8f_next = 1'b0;
         err_code_next = 8'd0;
         err_off_next = 32'd0;
         top_next = 40'd0;
@@ -1391,6 +1465,12 @@ endgenerate
 wire [OB:0] o_wz_ones = ({{OB{1'b0}}, 1'b1} << o_wz_n) - {{OB{1'b0}}, 1'b1};
 /* verilator lint_on UNUSEDSIGNAL */
 wire [OUT_WIDTH/8-1:0] o_wz_mask = o_wz_ones[OB-1:0] << o_wa[OB_SHIFT-1:0];
+// pair writes: 2*PTR_BYTES bytes from the byte lane of o_wa
+localparam [15:0] PAIR_MASK = (PTR_BYTES == 8) ? 16'hFFFF : 16'h00FF;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [OUT_WIDTH+127:0] o_w2_sh = {{OUT_WIDTH{1'b0}}, o_w2d} << (8 * o_wa[OB_SHIFT-1:0]);
+wire [OB+15:0] o_w2_msk = {{OB{1'b0}}, PAIR_MASK} << o_wa[OB_SHIFT-1:0];
+/* verilator lint_on UNUSEDSIGNAL */
 integer k;
 initial begin
     for (k = 0; k < NUM_MSGS; k = k + 1) treg[k] = {32'd0, k};
@@ -1404,6 +1484,8 @@ always @(posedge clk) begin
         err_off_reg <= 32'd0;
         u8skip_reg <= 1'b0;
         strict_reg <= 1'b0;
+        u8pend_reg <= 1'b0;
+        u8f_reg <= 1'b0;
         cycles_reg <= 64'd0;
         o_we_reg <= 1'b0;
         o_re_reg <= 1'b0;
@@ -1416,6 +1498,8 @@ always @(posedge clk) begin
         top_reg <= top_next;
         u8skip_reg <= u8skip_next;
         strict_reg <= strict_next;
+        u8pend_reg <= u8pend_next;
+        u8f_reg <= u8f_next;
         if (start) cycles_reg <= 64'd0;
         else if (state_reg != S_IDLE && state_reg != S_DONE && state_reg != S_ERR) cycles_reg <= cycles_reg + 64'd1;
         // image port (one cycle behind the state machine, reads and writes alike)
@@ -1442,11 +1526,12 @@ always @(posedge clk) begin
     fr_start_reg <= fr_start_next; fr_pslot_reg <= fr_pslot_next; ndrop_reg <= ndrop_next;
     drop_lim_reg <= drop_lim_next; dr_start_reg <= dr_start_next; dr_end_reg <= dr_end_next;
     dr_pslot_reg <= dr_pslot_next; dr_inst_reg <= dr_inst_next; dr_cb_reg <= dr_cb_next; dr_sb_reg <= dr_sb_next;
+    u8f_off_reg <= u8f_off_next;
     ebuf_reg <= ebuf_next; ni_k_reg <= ni_k_next; req_id_reg <= req_id_next; req_w_reg <= req_w_next;
 
     o_wa_reg <= o_wa[OB_SHIFT +: OUT_ADDR_WIDTH];
-    o_wd_reg <= o_wz ? {OUT_WIDTH{1'b0}} : o_wd_ext << (64 * {29'd0, o_wa_lane});
-    o_wbe_reg <= o_wz ? o_wz_mask : o_wbe_ext << (8 * {29'd0, o_wa_lane});
+    o_wd_reg <= o_wz ? {OUT_WIDTH{1'b0}} : o_w2 ? o_w2_sh[OUT_WIDTH-1:0] : o_wd_ext << (64 * {29'd0, o_wa_lane});
+    o_wbe_reg <= o_wz ? o_wz_mask : o_w2 ? o_w2_msk[OB-1:0] : o_wbe_ext << (8 * {29'd0, o_wa_lane});
     o_ra_reg <= o_ra[OB_SHIFT +: OUT_ADDR_WIDTH];
     o_rlane_reg <= o_ra[OB_SHIFT-1:0];
     o_rlane_q <= o_rlane_reg;
