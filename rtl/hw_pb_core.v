@@ -91,6 +91,8 @@ module hw_pb_core #(
 localparam OB = OUT_WIDTH / 8;
 localparam OB_SHIFT = (OB == 32) ? 5 : (OB == 16) ? 4 : 3;
 localparam [31:0] OB_32 = OB;
+// byte mask of a pointer-width pair
+localparam [15:0] PAIR_MASK = (PTR_BYTES == 8) ? 16'hFFFF : 16'h00FF;
 // output memory capacity in bytes
 localparam [39:0] OUT_BYTES = (40'd1 << (OUT_ADDR_WIDTH + OB_SHIFT));
 // frame stack entries (frames below the current one)
@@ -141,7 +143,7 @@ end
 
 // ---------------------------------------------------------------- states
 localparam [6:0]
-    S_IDLE = 7'd0, S_START = 7'd1, S_ROOT = 7'd2, S_ROOT2 = 7'd3, S_TAG = 7'd4,
+    S_IDLE = 7'd0, S_START = 7'd1, S_ROOT2 = 7'd3, S_TAG = 7'd4,
     S_MSG = 7'd5, S_MSG2 = 7'd6, S_MSG3 = 7'd7, S_MSG4 = 7'd8, S_MSG5 = 7'd9,
     S_NI = 7'd10, S_NI_INIT = 7'd11, S_ENTER = 7'd12,
     S_STR = 7'd13, S_STR2 = 7'd14, S_STR3 = 7'd15, S_STR4 = 7'd16, S_STR5 = 7'd17,
@@ -233,6 +235,10 @@ reg        strict_reg = 1'b0, strict_next;
 // first invalid string's offset (reported at the end of the pass, or instead of a capacity
 // error found later)
 reg        u8pend_reg = 1'b0, u8pend_next;
+reg        cu8_reg = 1'b0, cu8_next;                // the string being copied is checked
+// the root struct [0, rs8) is zeroed during the pre-pass (its image port is idle), up to bz_a
+reg [31:0] rs8_reg = 32'd0, rs8_next;
+reg [39:0] bz_a_reg = 40'd0, bz_a_next;
 reg        u8f_reg = 1'b0, u8f_next;
 reg [31:0] u8f_off_reg = 32'd0, u8f_off_next;
 reg [63:0] cycles_reg = 64'd0;
@@ -273,7 +279,7 @@ reg        o_we; reg [39:0] o_wa; reg [63:0] o_wd; reg [7:0] o_wbe;
 reg        o_wz; reg [OB_SHIFT:0] o_wz_n;
 // a pair write: two pointer-width words ({ptr,len} or {ptr,count}) from o_wa, in o_w2d,
 // within one output word (pair_fits)
-reg        o_w2; reg [127:0] o_w2d;
+reg        o_w2; reg [127:0] o_w2d; reg [15:0] o_w2m;
 reg        o_re; reg [39:0] o_ra;
 reg        o_we_reg = 1'b0; reg [OUT_ADDR_WIDTH-1:0] o_wa_reg = 0; reg [OUT_WIDTH-1:0] o_wd_reg = 0;
 reg [OUT_WIDTH/8-1:0] o_wbe_reg = 0;
@@ -303,7 +309,8 @@ hw_stream_reader #(.DATA_WIDTH(IN_WIDTH), .ADDR_WIDTH(IN_ADDR_WIDTH), .WIN_BYTES
     .win_data(win), .win_avail(win_avail), .win_eof(rdr_eof), .offset(pos),
     .rem_bytes(rdr_rem), .at_end(rdr_at_end), .past_end(rdr_past_sticky)
 );
-assign rdr_start = (state_reg == S_START);
+reg         rdr_restart;                 // the reader restarts (a pass begins outside S_START)
+assign rdr_start = (state_reg == S_START) || rdr_restart;
 
 /* verilator lint_on UNUSEDSIGNAL */
 // ---------------------------------------------------------------- varint on the window
@@ -487,8 +494,14 @@ wire [63:0] rd_lane = out_rd_data[64 * rd_lane_idx +: 64];
 reg         u8_clear, u8_valid;
 reg  [4:0]  u8_count;
 wire        u8_bad, u8_mid;
-hw_utf8_check #(.LANES(8)) u8 (.clk(clk), .rst(rst), .clear(u8_clear), .in_valid(u8_valid),
-    .in_data(win[63:0]), .in_count(u8_count), .bad(u8_bad), .mid(u8_mid));
+hw_utf8_check #(.LANES(16)) u8 (.clk(clk), .rst(rst), .clear(u8_clear), .in_valid(u8_valid),
+    .in_data(win[127:0]), .in_count(u8_count), .bad(u8_bad), .mid(u8_mid));
+
+// write pass: the string whose copy ended last cycle is invalid; some string was invalid
+// (the first one's offset)
+wire        u8_bad_now = u8pend_reg && (u8_bad || u8_mid);
+wire        u8f_any = u8f_reg || u8_bad_now;
+wire [31:0] u8f_at = u8f_reg ? u8f_off_reg : s_p_reg;
 
 // ---------------------------------------------------------------- next-state logic
 reg [39:0] tmp40;
@@ -529,6 +542,7 @@ task img_wr2;
         o_wa = addr;
         o_w2 = 1'b1;
         o_w2d = (PTR_BYTES == 8) ? {hi, lo} : {64'd0, hi[31:0], lo[31:0]};
+        o_w2m = PAIR_MASK;
     end
 endtask
 
@@ -542,6 +556,7 @@ task str_start;
     begin
         s_dst_next = top_reg;
         u8_clear = 1'b1;
+        cu8_next = f_utf8;
         if (pair_fits(at)) img_wr2(at, (len == 32'd0) ? 64'd0 : base_reg + {24'd0, top_reg}, {32'd0, len});
         else img_wr(at, (len == 32'd0) ? 64'd0 : base_reg + {24'd0, top_reg}, PW4);
         if (len == 32'd0) begin
@@ -552,6 +567,67 @@ task str_start;
             top_next = top_reg + align8({8'd0, len});
             cdst_next = top_reg;
             cons(C_COPYS, len, pair_fits(at) ? S_TAG : S_STR5);
+        end
+    end
+endtask
+
+// the field handled in this S_TAG cycle (len bytes from pos) ends the frame: leave it now
+// (a nested frame that is not a group, and in the pre-pass not a map entry to drop)
+task pop_after;
+    input [31:0] len;
+    begin
+        if (pos + len >= fr_end_reg && fr_grp_reg == 32'd0 && depth_reg > 32'd1
+                && !(!pass_reg && ma_map && cnt_q_u != 32'd0)) begin
+            {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next,
+             fr_start_next, fr_pslot_next} = stk_q;
+            depth_next = depth_reg - 32'd1;
+        end
+    end
+endtask
+
+// a pass begins (the reader restarts this cycle): the root; in the write pass the root
+// struct (size from the pre-pass, zeroed then as far as bz_a). wp: the write pass.
+task start_pass;
+    input wp;
+    begin
+            depth_next = 32'd0;
+            ninst_next = 32'd0; nextc_next = 32'd0; nexts_next = 32'd0; ndrop_next = 32'd0;
+            c_msg_next = root_reg; c_end_next = in_len_reg; c_grp_next = 32'd0;
+            c_off_next = 40'd0; c_root_next = 1'b1; c_new_next = 1'b1;
+            t_pos_next = 32'd0;
+            state_next = S_NI;
+            if (wp) begin
+                // the root struct (size from the pre-pass), zeroed then as far as bz_a
+                if ({8'd0, rs8_reg} > OUT_BYTES) begin
+                    fail(E_CAPACITY, 32'd0);
+                end else begin
+                    top_next = {8'd0, rs8_reg};
+                    if (bz_a_reg < {8'd0, rs8_reg}) zero(bz_a_reg, {8'd0, rs8_reg} - bz_a_reg, S_AFTER_STRUCT);
+                    else state_next = S_AFTER_STRUCT;
+                end
+            end
+    end
+endtask
+
+// the root's bytes are done: the pre-pass hands over to the write pass (the reader
+// restarts now), the write pass ends with the checks
+task pass_end;
+    begin
+        if (pass_reg && u8f_any) begin
+            fail(E_INVALID_UTF8, u8f_at);
+        end else if (!pass_reg) begin
+            pass_next = 1'b1;
+            drop_lim_next = ndrop_reg;
+            rdr_restart = 1'b1;
+            start_pass(1'b1);
+        end else if (PTR_BYTES == 4 && ({24'd0, base_reg[39:0]} + {24'd0, top_reg} > 64'h1_0000_0000
+                                        || base_reg[63:40] != 24'd0)) begin
+            fail(E_BAD_BASE, 32'd0);
+        end else if (HAS_REQUIRED != 0) begin
+            req_id_next = 32'd0;
+            state_next = S_REQ0;
+        end else begin
+            state_next = S_DONE;
         end
     end
 endtask
@@ -637,7 +713,8 @@ always @* begin
     err_code_next = err_code_reg; err_off_next = err_off_reg;
     u8skip_next = u8skip_reg; strict_next = strict_reg;
     u8pend_next = 1'b0; u8f_next = u8f_reg; u8f_off_next = u8f_off_reg;
-    if (u8pend_reg && (u8_bad || u8_mid) && !u8f_reg) begin
+    cu8_next = cu8_reg; rs8_next = rs8_reg; bz_a_next = bz_a_reg;
+    if (u8_bad_now && !u8f_reg) begin
         u8f_next = 1'b1;
         u8f_off_next = s_p_reg;
     end
@@ -654,9 +731,9 @@ always @* begin
     im_we = 1'b0; im_wa = 32'd0; im_msg_wd = 16'd0; im_cb_wd = 32'd0; im_sb_wd = 32'd0;
     imw_we = 1'b0; imw_wa = 32'd0; im_off_wd = 40'd0; im_start_wd = 32'd0;
     o_we = 1'b0; o_wa = 40'd0; o_wd = 64'd0; o_wbe = 8'd0; o_wz = 1'b0; o_wz_n = 0;
-    o_w2 = 1'b0; o_w2d = 128'd0;
+    o_w2 = 1'b0; o_w2d = 128'd0; o_w2m = 16'd0;
     o_re = 1'b0; o_ra = 40'd0;
-    sk_en = 1'b0; sk_len = 32'd0;
+    sk_en = 1'b0; sk_len = 32'd0; rdr_restart = 1'b0;
     u8_clear = 1'b0; u8_valid = 1'b0; u8_count = 5'd0;
     tmp40 = 40'd0; tmp32 = 32'd0; tmp64 = 64'd0; chunk = 4'd0;
 
@@ -664,24 +741,7 @@ always @* begin
     S_IDLE: ;
     S_START: begin
         // reader restarts this cycle; set up the root
-        depth_next = 32'd0;
-        ninst_next = 32'd0; nextc_next = 32'd0; nexts_next = 32'd0; ndrop_next = 32'd0;
-        c_msg_next = root_reg; c_end_next = in_len_reg; c_grp_next = 32'd0;
-        c_off_next = 40'd0; c_root_next = 1'b1; c_new_next = 1'b1;
-        t_pos_next = 32'd0;
-        state_next = S_ROOT;
-    end
-    S_ROOT: begin
-        if (!pass_reg) begin
-            state_next = S_NI;
-        end else begin
-            if ({8'd0, mb_size8} > OUT_BYTES) begin
-                fail(E_CAPACITY, 32'd0);
-            end else begin
-                top_next = {8'd0, mb_size8};
-                zero(40'd0, {8'd0, mb_size8}, S_AFTER_STRUCT);
-            end
-        end
+        start_pass(pass_reg);
     end
     S_ROOT2: begin
         sret_next = S_NI;
@@ -700,6 +760,7 @@ always @* begin
             fail(E_CAPACITY, t_pos_reg);
         end else begin
             c_id_next = ninst_reg;
+            if (!pass_reg && c_root_reg) rs8_next = mb_size8;
             if (!pass_reg) begin
                 im_we = 1'b1; im_wa = ninst_reg; im_msg_wd = c_msg_reg;
                 im_cb_wd = nextc_reg; im_sb_wd = nexts_reg;
@@ -752,7 +813,7 @@ always @* begin
             if (fr_grp_reg != 32'd0) begin
                 fail(E_TRUNCATED, pos);
             end else if (depth_reg <= 32'd1) begin
-                state_next = S_PASS_END;
+                pass_end;
             end else begin
                 // upb's rule: a map entry holding unknown fields is not a map entry; the
                 // pre-pass rolls it back and sends it whole (tag to end) to the parent's
@@ -804,9 +865,12 @@ always @* begin
                     if (f_utf8 && v2_val != 64'd0) u8skip_next = 1'b1;
                     if (f_rep) begin
                         cnt_we = 1'b1; cnt_wa = cslot; cnt_wd = cnt_q_c + 32'd1;
-                    end else if (f_pres == 2'd2) begin
+                    end
+                    if (!f_rep && f_pres == 2'd2) begin
                         sret_next = S_TAG;
                         state_next = S_SP0;
+                    end else begin
+                        pop_after(hdr2 + v2_val[31:0]);
                     end
                 end else if (fp_str) begin
                     // write pass string: to the copy
@@ -820,6 +884,7 @@ always @* begin
                         state_next = S_NE0;
                     end else if (f_pres == 2'd0) begin
                         str_start(fat, v2_val[31:0], pos);
+                        pop_after(hdr2 + v2_val[31:0]);
                     end else begin
                         sret_next = S_STR4;
                         state_next = S_SP0;
@@ -831,6 +896,7 @@ always @* begin
                     end else if (f_rep) begin
                         cnt_we = 1'b1; cnt_wa = cslot; cnt_wd = cnt_q_c + 32'd1;
                     end
+                    pop_after(vd_len32 + fp_slen);
                 end else if (fp_msg) begin
                     // sub-message with its length in the window (S_MSG and S_MSG2 at once)
                     sk_len = hdr2;
@@ -1334,18 +1400,32 @@ always @* begin
                 crem_next = crem_reg - {28'd0, chunk};
                 if (crem_reg == {28'd0, chunk}) state_next = cret_reg;
             end
+            C_COPYS: begin
+                // string bytes to an 8-aligned destination: 16 bytes a cycle when the window
+                // has them and they fit one output word, else 8
+                tmp32 = (OB >= 16 && {{(32-OB_SHIFT){1'b0}}, cdst_reg[OB_SHIFT-1:0]} + 32'd16 <= OB_32) ? 32'd16 : 32'd8;
+                if (crem_reg < tmp32) tmp32 = crem_reg;
+                if (wav32 < tmp32 && tmp32 > 32'd8 && wav32 >= 32'd8) tmp32 = 32'd8;
+                if (wav32 >= tmp32) begin
+                    sk_en = 1'b1; sk_len = tmp32;
+                    o_we = 1'b1; o_wa = cdst_reg; o_w2 = 1'b1;
+                    o_w2d = win & ((tmp32 >= 32'd16) ? {128{1'b1}} : ((128'd1 << (8 * tmp32[3:0])) - 128'd1));
+                    o_w2m = (tmp32 > 32'd8) ? 16'hFFFF : 16'h00FF;
+                    u8_valid = cu8_reg; u8_count = tmp32[4:0];
+                    if (crem_reg == tmp32) u8pend_next = cu8_reg;
+                    cdst_next = cdst_reg + {8'd0, tmp32};
+                    crem_next = crem_reg - tmp32;
+                    if (crem_reg == tmp32) state_next = cret_reg;
+                end
+            end
             default: begin
                 // copy / check from the window
                 chunk = (cmode_reg == C_COPYU) ? (4'd8 - {1'b0, cdst_reg[2:0]}) : 4'd8;
                 if (crem_reg < {28'd0, chunk}) chunk = crem_reg[3:0];
                 if (wav32 >= {28'd0, chunk}) begin
                     sk_en = 1'b1; sk_len = {28'd0, chunk};
-                    if (crem_reg == {28'd0, chunk} && cmode_reg == C_COPYS) u8pend_next = f_utf8;
                     if (cmode_reg == C_UTF8) begin
                         u8_valid = 1'b1; u8_count = {1'b0, chunk};
-                    end else if (cmode_reg == C_COPYS) begin
-                        img_wr(cdst_reg, lowbytes(win[63:0], chunk), 4'd8);
-                        u8_valid = f_utf8; u8_count = {1'b0, chunk};
                     end else begin
                         img_wr(cdst_reg, win[63:0], chunk);
                     end
@@ -1360,21 +1440,7 @@ always @* begin
 
     // ------------------------------------------------------------ end of a pass
     S_PASS_END: begin
-        if (pass_reg && u8f_reg) begin
-            fail(E_INVALID_UTF8, u8f_off_reg);
-        end else if (!pass_reg) begin
-            pass_next = 1'b1;
-            drop_lim_next = ndrop_reg;
-            state_next = S_START;
-        end else if (PTR_BYTES == 4 && ({24'd0, base_reg[39:0]} + {24'd0, top_reg} > 64'h1_0000_0000
-                                        || base_reg[63:40] != 24'd0)) begin
-            fail(E_BAD_BASE, 32'd0);
-        end else if (HAS_REQUIRED != 0) begin
-            req_id_next = 32'd0;
-            state_next = S_REQ0;
-        end else begin
-            state_next = S_DONE;
-        end
+        pass_end;
     end
     S_REQ0: begin
         if (req_id_reg >= ninst_reg) begin
@@ -1417,10 +1483,19 @@ always @* begin
     default: state_next = S_IDLE;
     endcase
 
+    // pre-pass: zero the root struct while the image port is idle
+    if (!pass_reg && !o_we && state_reg != S_IDLE && state_reg != S_DONE && state_reg != S_ERR
+            && bz_a_reg < {8'd0, rs8_reg}) begin
+        tmp40 = {8'd0, rs8_reg} - bz_a_reg;
+        tmp32 = OB_32 - {{(32-OB_SHIFT){1'b0}}, bz_a_reg[OB_SHIFT-1:0]};
+        if (tmp40 < {8'd0, tmp32}) tmp32 = tmp40[31:0];
+        o_we = 1'b1; o_wa = bz_a_reg; o_wz = 1'b1; o_wz_n = tmp32[OB_SHIFT:0];
+        bz_a_next = bz_a_reg + {8'd0, tmp32};
+    end
     // write pass: an invalid string comes before whatever failed later
-    if (state_next == S_ERR && pass_reg && (u8f_reg || (u8pend_reg && (u8_bad || u8_mid)))) begin
+    if (state_next == S_ERR && pass_reg && u8f_any) begin
         err_code_next = E_INVALID_UTF8;
-        err_off_next = u8f_reg ? u8f_off_reg : s_p_reg;
+        err_off_next = u8f_at;
     end
     // a pre-pass error after a skipped UTF-8 check: an earlier string may be invalid
     if (state_next == S_ERR && !pass_reg && u8skip_reg && !strict_reg) begin
@@ -1434,6 +1509,8 @@ always @* begin
         u8skip_next = 1'b0;
         strict_next = 1'b0;
         u8f_next = 1'b0;
+        rs8_next = 32'd0;
+        bz_a_next = 40'd0;
         err_code_next = 8'd0;
         err_off_next = 32'd0;
         top_next = 40'd0;
@@ -1465,11 +1542,10 @@ endgenerate
 wire [OB:0] o_wz_ones = ({{OB{1'b0}}, 1'b1} << o_wz_n) - {{OB{1'b0}}, 1'b1};
 /* verilator lint_on UNUSEDSIGNAL */
 wire [OUT_WIDTH/8-1:0] o_wz_mask = o_wz_ones[OB-1:0] << o_wa[OB_SHIFT-1:0];
-// pair writes: 2*PTR_BYTES bytes from the byte lane of o_wa
-localparam [15:0] PAIR_MASK = (PTR_BYTES == 8) ? 16'hFFFF : 16'h00FF;
+// pair writes and copies: up to 16 bytes (mask o_w2m) from the byte lane of o_wa
 /* verilator lint_off UNUSEDSIGNAL */
 wire [OUT_WIDTH+127:0] o_w2_sh = {{OUT_WIDTH{1'b0}}, o_w2d} << (8 * o_wa[OB_SHIFT-1:0]);
-wire [OB+15:0] o_w2_msk = {{OB{1'b0}}, PAIR_MASK} << o_wa[OB_SHIFT-1:0];
+wire [OB+15:0] o_w2_msk = {{OB{1'b0}}, o_w2m} << o_wa[OB_SHIFT-1:0];
 /* verilator lint_on UNUSEDSIGNAL */
 integer k;
 initial begin
@@ -1527,6 +1603,7 @@ always @(posedge clk) begin
     drop_lim_reg <= drop_lim_next; dr_start_reg <= dr_start_next; dr_end_reg <= dr_end_next;
     dr_pslot_reg <= dr_pslot_next; dr_inst_reg <= dr_inst_next; dr_cb_reg <= dr_cb_next; dr_sb_reg <= dr_sb_next;
     u8f_off_reg <= u8f_off_next;
+    cu8_reg <= cu8_next; rs8_reg <= rs8_next; bz_a_reg <= bz_a_next;
     ebuf_reg <= ebuf_next; ni_k_reg <= ni_k_next; req_id_reg <= req_id_next; req_w_reg <= req_w_next;
 
     o_wa_reg <= o_wa[OB_SHIFT +: OUT_ADDR_WIDTH];
