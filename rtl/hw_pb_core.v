@@ -49,7 +49,12 @@ module hw_pb_core #(
     // number of message types
     parameter NUM_MSGS = 1,
     // 1 = some message has a proto2 required field (enables the required check)
-    parameter HAS_REQUIRED = 0
+    parameter HAS_REQUIRED = 0,
+    // 1 = try one pass first (docs/hardware.md): the write pass alone, each instance's
+    // counts from a scan of its remaining bytes when first needed; a merge, a map entry or
+    // group needing counts, anything the scan does not handle, or any error falls back to
+    // the two passes from the start. 0 = always two passes.
+    parameter ONE_PASS = 1
 ) (
     input  wire                      clk,
     input  wire                      rst,
@@ -91,6 +96,10 @@ module hw_pb_core #(
 localparam OB = OUT_WIDTH / 8;
 localparam OB_SHIFT = (OB == 32) ? 5 : (OB == 16) ? 4 : 3;
 localparam [31:0] OB_32 = OB;
+// one pass: output words of the root struct zeroed lazily (the rest at once), and log2
+localparam RZW = 16;
+localparam RZB = 4;
+localparam [31:0] RZ_BYTES = RZW * OB;
 // byte mask of a pointer-width pair
 localparam [15:0] PAIR_MASK = (PTR_BYTES == 8) ? 16'hFFFF : 16'h00FF;
 // output memory capacity in bytes
@@ -107,8 +116,8 @@ localparam [31:0] CNT_N_32 = CNT_N;
 localparam [31:0] ST_N_32 = ST_N;
 localparam [31:0] PW = PTR_BYTES;
 localparam [3:0] PW4 = PTR_BYTES;
-// frame record: msg16, inst32, off32, end32, grp32, cb32, sb32, start32, pslot32
-localparam FRW = 16 + 32 * 8;
+// frame record: msg16, inst32, off32, end32, grp32, cb32, sb32, start32, pslot32, scanned1
+localparam FRW = 16 + 32 * 8 + 1;
 localparam DROP_N = 1 << DROP_BITS;
 localparam [31:0] DROP_N_32 = DROP_N;
 
@@ -155,7 +164,8 @@ localparam [6:0]
     S_ZERO = 7'd40, S_CONS = 7'd41, S_STR_U = 7'd42,
     S_PASS_END = 7'd43, S_REQ0 = 7'd44, S_REQ1 = 7'd45, S_REQ_W1 = 7'd46, S_REQ_W2 = 7'd47,
     S_DONE = 7'd49, S_ERR = 7'd50, S_HDR = 7'd51,
-    S_EMIT_END2 = 7'd53, S_DROP1 = 7'd54, S_DROP2 = 7'd55, S_RESTRICT = 7'd56;
+    S_EMIT_END2 = 7'd53, S_DROP1 = 7'd54, S_DROP2 = 7'd55, S_RESTRICT = 7'd56,
+    S_FROOT = 7'd57, S_SCAN = 7'd58, S_SCANPK = 7'd59, S_SEEK2 = 7'd61, S_BAIL = 7'd62;
 
 // consume modes
 localparam [2:0] C_SKIP = 3'd0, C_COPYU = 3'd1, C_COPYS = 3'd2, C_UTF8 = 3'd3, C_EMIT = 3'd4;
@@ -172,6 +182,9 @@ reg [31:0] fr_cb_reg = 32'd0, fr_cb_next;
 reg [31:0] fr_sb_reg = 32'd0, fr_sb_next;
 reg [31:0] fr_start_reg = 32'd0, fr_start_next;    // map entries: where the entry's tag starts
 reg [31:0] fr_pslot_reg = 32'd0, fr_pslot_next;    // map entries: the parent's count slot
+reg        fr_scan_reg = 1'b0, fr_scan_next;        // one pass: the instance's counts are scanned
+reg        fast_reg = 1'b0, fast_next;              // one pass (ONE_PASS) under way
+reg [31:0] scan_pos_reg = 32'd0, scan_pos_next;    // one pass: where the scan began (the tag to redo)
 reg [31:0] ndrop_reg = 32'd0, ndrop_next;
 reg [31:0] drop_lim_reg = 32'd0, drop_lim_next;        // entries the pre-pass dropped          // dropped map entries (pre-pass) / consumed (write pass)
 reg [31:0] dr_start_reg = 32'd0, dr_start_next;    // the entry being dropped: start, end, parent slot,
@@ -236,6 +249,11 @@ reg        strict_reg = 1'b0, strict_next;
 // error found later)
 reg        u8pend_reg = 1'b0, u8pend_next;
 reg        cu8_reg = 1'b0, cu8_next;                // the string being copied is checked
+// one pass: the root struct's first RZW output words are zeroed lazily: a set bit of rz_need
+// = that word's root bytes (below rz_lim) are still to be zeroed, by the first write to the
+// word (its byte enables widened, its data is zero there) or in a cycle the port is idle
+reg [RZW-1:0] rz_need_reg = {RZW{1'b0}}, rz_need_next;
+reg [31:0] rz_lim_reg = 32'd0, rz_lim_next;
 // the root struct [0, rs8) is zeroed during the pre-pass (its image port is idle), up to bz_a
 reg [31:0] rs8_reg = 32'd0, rs8_next;
 reg [39:0] bz_a_reg = 40'd0, bz_a_next;
@@ -367,7 +385,7 @@ wire        mb_req, mb_map;
 hw_pb_desc_msg dmb (.m_idx(mb_idx), .m_size(mb_size), .m_size8(mb_size8), .m_hasoff(mb_hasoff),
     .m_unkoff(mb_unkoff), .m_nc(mb_nc), .m_ns(mb_ns), .m_nms(mb_nms), .m_req(mb_req), .m_hwords(mb_hwords), .m_map(mb_map));
 // field lookup
-wire [31:0] f_num = (state_reg == S_TAG) ? tag_num : t_num_reg;
+wire [31:0] f_num = (state_reg == S_TAG || state_reg == S_SCAN) ? tag_num : t_num_reg;
 wire        f_hit, f_rep, f_closed, f_utf8, f_packable, f_map;
 wire [4:0]  f_kind;
 wire [2:0]  f_kwt;
@@ -406,6 +424,20 @@ wire        fp_scal = is_scal_kind && tag_wt != 3'd2 && !f_closed
                       && ((tag_wt == 3'd0) ? v2_ok : (av >= vd_len32 + fp_slen))
                       && (pass_reg ? (!f_rep && f_pres == 2'd0) : (f_rep || f_pres != 2'd2));
 wire        fp_msg = f_kind == K_MESSAGE && tag_wt == 3'd2 && v2_ok && v2_fits;
+// the scan: bytes of the value after the tag, when in the window
+wire        sc_ok = (tag_wt == 3'd0) ? v2_ok : (tag_wt == 3'd2) ? (v2_ok && v2_fits) : (av >= vd_len32 + fp_slen);
+wire [31:0] sc_vlen = (tag_wt == 3'd2) ? v2_len32 + v2_val[31:0] : fp_slen;
+// bytes with bit 7 clear among the first n of a window (varints ending there)
+function [4:0] ends_in;
+    input [127:0] w;
+    input [4:0] n;
+    integer b;
+    begin
+        ends_in = 5'd0;
+        for (b = 0; b < 16; b = b + 1)
+            if (b < n && !w[8 * b + 7]) ends_in = ends_in + 5'd1;
+    end
+endfunction
 wire [63:0] fp_raw = (tag_wt == 3'd0) ? v2_val : (tag_wt == 3'd5) ? {32'd0, win2[31:0]} : win2[63:0];
 
 // ---------------------------------------------------------------- helpers
@@ -504,6 +536,9 @@ wire        u8f_any = u8f_reg || u8_bad_now;
 wire [31:0] u8f_at = u8f_reg ? u8f_off_reg : s_p_reg;
 
 // ---------------------------------------------------------------- next-state logic
+reg        rz_hit;                     // this cycle's write also zeroes root word rz_idx
+reg [RZB-1:0] rz_idx;
+integer    k2, k3;
 reg [39:0] tmp40;
 reg [31:0] tmp32;
 /* verilator lint_off UNUSEDSIGNAL */
@@ -579,7 +614,7 @@ task pop_after;
         if (pos + len >= fr_end_reg && fr_grp_reg == 32'd0 && depth_reg > 32'd1
                 && !(!pass_reg && ma_map && cnt_q_u != 32'd0)) begin
             {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next,
-             fr_start_next, fr_pslot_next} = stk_q;
+             fr_start_next, fr_pslot_next, fr_scan_next} = stk_q;
             depth_next = depth_reg - 32'd1;
         end
     end
@@ -590,22 +625,24 @@ endtask
 task start_pass;
     input wp;
     begin
-            depth_next = 32'd0;
-            ninst_next = 32'd0; nextc_next = 32'd0; nexts_next = 32'd0; ndrop_next = 32'd0;
-            c_msg_next = root_reg; c_end_next = in_len_reg; c_grp_next = 32'd0;
-            c_off_next = 40'd0; c_root_next = 1'b1; c_new_next = 1'b1;
-            t_pos_next = 32'd0;
-            state_next = S_NI;
-            if (wp) begin
-                // the root struct (size from the pre-pass), zeroed then as far as bz_a
-                if ({8'd0, rs8_reg} > OUT_BYTES) begin
-                    fail(E_CAPACITY, 32'd0);
-                end else begin
-                    top_next = {8'd0, rs8_reg};
-                    if (bz_a_reg < {8'd0, rs8_reg}) zero(bz_a_reg, {8'd0, rs8_reg} - bz_a_reg, S_AFTER_STRUCT);
-                    else state_next = S_AFTER_STRUCT;
-                end
+        depth_next = 32'd0;
+        ninst_next = 32'd0; nextc_next = 32'd0; nexts_next = 32'd0; ndrop_next = 32'd0;
+        c_msg_next = root_reg; c_end_next = in_len_reg; c_grp_next = 32'd0;
+        c_off_next = 40'd0; c_root_next = 1'b1; c_new_next = 1'b1;
+        t_pos_next = 32'd0;
+        state_next = S_NI;
+        if (wp && fast_reg) begin
+            state_next = S_FROOT;
+        end else if (wp) begin
+            // the root struct (size from the pre-pass), zeroed then as far as bz_a
+            if ({8'd0, rs8_reg} > OUT_BYTES) begin
+                fail(E_CAPACITY, 32'd0);
+            end else begin
+                top_next = {8'd0, rs8_reg};
+                if (bz_a_reg < {8'd0, rs8_reg}) zero(bz_a_reg, {8'd0, rs8_reg} - bz_a_reg, S_AFTER_STRUCT);
+                else state_next = S_AFTER_STRUCT;
             end
+        end
     end
 endtask
 
@@ -613,7 +650,9 @@ endtask
 // restarts now), the write pass ends with the checks
 task pass_end;
     begin
-        if (pass_reg && u8f_any) begin
+        if (pass_reg && rz_need_reg != {RZW{1'b0}}) begin
+            state_next = S_PASS_END;     // (the root words still to be zeroed, first)
+        end else if (pass_reg && u8f_any) begin
             fail(E_INVALID_UTF8, u8f_at);
         end else if (!pass_reg) begin
             pass_next = 1'b1;
@@ -683,12 +722,12 @@ task enter;
         if (!c_root_reg) begin
             stk_we = 1'b1; stk_wa = depth_reg[STK_BITS-1:0] - 1;
             stk_wd = {fr_msg_reg, fr_inst_reg, fr_off_reg, fr_end_reg, fr_grp_reg, fr_cb_reg, fr_sb_reg,
-                      fr_start_reg, fr_pslot_reg};
+                      fr_start_reg, fr_pslot_reg, fr_scan_reg};
         end
         depth_next = depth_reg + 32'd1;
         fr_msg_next = c_msg_reg; fr_inst_next = id; fr_off_next = c_off_reg[31:0];
         fr_end_next = c_end_reg; fr_grp_next = c_grp_reg; fr_cb_next = cb; fr_sb_next = sb;
-        fr_start_next = t_pos_reg; fr_pslot_next = cslot;
+        fr_start_next = t_pos_reg; fr_pslot_next = cslot; fr_scan_next = 1'b0;
         c_root_next = 1'b0;
         state_next = S_TAG;
     end
@@ -714,11 +753,13 @@ always @* begin
     u8skip_next = u8skip_reg; strict_next = strict_reg;
     u8pend_next = 1'b0; u8f_next = u8f_reg; u8f_off_next = u8f_off_reg;
     cu8_next = cu8_reg; rs8_next = rs8_reg; bz_a_next = bz_a_reg;
+    rz_need_next = rz_need_reg; rz_lim_next = rz_lim_reg;
     if (u8_bad_now && !u8f_reg) begin
         u8f_next = 1'b1;
         u8f_off_next = s_p_reg;
     end
-    fr_start_next = fr_start_reg; fr_pslot_next = fr_pslot_reg; ndrop_next = ndrop_reg; drop_lim_next = drop_lim_reg;
+    fr_start_next = fr_start_reg; fr_pslot_next = fr_pslot_reg;
+    fr_scan_next = fr_scan_reg; fast_next = fast_reg; scan_pos_next = scan_pos_reg; ndrop_next = ndrop_reg; drop_lim_next = drop_lim_reg;
     dr_start_next = dr_start_reg; dr_end_next = dr_end_reg; dr_pslot_next = dr_pslot_reg;
     dr_inst_next = dr_inst_reg; dr_cb_next = dr_cb_reg; dr_sb_next = dr_sb_reg;
 
@@ -755,16 +796,17 @@ always @* begin
 
     // ------------------------------------------------------------ new instance
     S_NI: begin
-        if (!pass_reg && (ninst_reg >= INST_N_32 || nextc_reg + {24'd0, mb_nc} > CNT_N_32
+        if ((!pass_reg || fast_reg) && (ninst_reg >= INST_N_32 || nextc_reg + {24'd0, mb_nc} > CNT_N_32
                 || nexts_reg + {24'd0, mb_ns} > ST_N_32)) begin
             fail(E_CAPACITY, t_pos_reg);
         end else begin
             c_id_next = ninst_reg;
             if (!pass_reg && c_root_reg) rs8_next = mb_size8;
-            if (!pass_reg) begin
+            if (!pass_reg || fast_reg) begin
                 im_we = 1'b1; im_wa = ninst_reg; im_msg_wd = c_msg_reg;
                 im_cb_wd = nextc_reg; im_sb_wd = nexts_reg;
-            end else begin
+            end
+            if (pass_reg) begin
                 imw_we = 1'b1; imw_wa = ninst_reg; im_off_wd = c_off_reg; im_start_wd = t_pos_reg;
             end
             ninst_next = ninst_reg + 32'd1;
@@ -776,9 +818,9 @@ always @* begin
             end
             ni_k_next = 32'd0;
             state_next = S_NI_INIT;
-            if ((pass_reg || mb_nc == 8'd1) && mb_ns == 8'd0) begin
+            if (((pass_reg && !fast_reg) || mb_nc == 8'd1) && mb_ns == 8'd0) begin
                 // (both passes number instances alike, so nextc/nexts are its bases)
-                if (!pass_reg) begin
+                if (!pass_reg || fast_reg) begin
                     cnt_we = 1'b1; cnt_wa = nextc_reg; cnt_wd = 32'd0;
                     fil_we = 1'b1; fil_wa = nextc_reg; filn_wd = 32'd0; fila_wd = 40'd0;
                 end
@@ -789,7 +831,7 @@ always @* begin
     S_NI_INIT: begin
         // counts and fill counts to 0 (pre-pass), state slots to NONE / 0 (both passes)
         if (ni_k_reg < {24'd0, mb_nc}) begin
-            if (!pass_reg) begin
+            if (!pass_reg || fast_reg) begin
                 cnt_we = 1'b1; cnt_wa = im_cb_q + ni_k_reg; cnt_wd = 32'd0;
                 fil_we = 1'b1; fil_wa = im_cb_q + ni_k_reg; filn_wd = 32'd0; fila_wd = 40'd0;
             end
@@ -799,7 +841,7 @@ always @* begin
             st_wd = (ni_k_reg < {24'd0, mb_nms}) ? 32'hFFFFFFFF : 32'd0;
         end
         ni_k_next = ni_k_reg + 32'd1;
-        if ((pass_reg || ni_k_reg + 32'd1 >= {24'd0, mb_nc}) && ni_k_reg + 32'd1 >= {24'd0, mb_ns})
+        if (((pass_reg && !fast_reg) || ni_k_reg + 32'd1 >= {24'd0, mb_nc}) && ni_k_reg + 32'd1 >= {24'd0, mb_ns})
             state_next = S_ENTER;
     end
     S_ENTER: begin
@@ -826,7 +868,7 @@ always @* begin
                     state_next = (u8skip_reg && !strict_reg) ? S_RESTRICT : S_DROP1;
                 end
                 {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next,
-                 fr_start_next, fr_pslot_next} = stk_q;
+                 fr_start_next, fr_pslot_next, fr_scan_next} = stk_q;
                 depth_next = depth_reg - 32'd1;
             end
         end else if (decisive || (tag_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd4 && f_hit
@@ -848,7 +890,7 @@ always @* begin
                         state_next = S_PASS_END;   // (cannot happen: the root has no group)
                     end else begin
                         {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next,
-                 fr_start_next, fr_pslot_next} = stk_q;
+                 fr_start_next, fr_pslot_next, fr_scan_next} = stk_q;
                         depth_next = depth_reg - 32'd1;
                     end
                 end else begin
@@ -856,6 +898,15 @@ always @* begin
                 end
             end else if (tag_wt > 3'd5) begin
                 fail(E_INVALID_WIRE_TYPE, pos);
+            end else if (fast_reg && !fr_scan_reg && !(f_hit && tag_wt == f_kwt && !f_rep && !f_closed)) begin
+                // one pass: this instance's counts are needed now; a map entry (the drop
+                // rule) or a group (no end to scan to) falls back to the two passes
+                if (ma_map || fr_grp_reg != 32'd0) begin
+                    state_next = S_BAIL;
+                end else begin
+                    scan_pos_next = pos;
+                    state_next = S_SCAN;
+                end
             end else if (f_hit && (tag_wt == f_kwt || (tag_wt == 3'd2 && f_rep && f_packable))
                          && !is_dropped) begin
                 sk_en = 1'b1; sk_len = vd_len32;
@@ -995,7 +1046,10 @@ always @* begin
         state_next = S_HDR;
     end
     S_MSG4: begin
-        if (st_q_s != 32'hFFFFFFFF && !sw_reg) begin
+        if (st_q_s != 32'hFFFFFFFF && !sw_reg && fast_reg) begin
+            // one pass: a merge (the instance's bytes are not contiguous)
+            state_next = S_BAIL;
+        end else if (st_q_s != 32'hFFFFFFFF && !sw_reg) begin
             // merge into the existing instance
             c_id_next = st_q_s;
             c_new_next = 1'b0;
@@ -1264,7 +1318,9 @@ always @* begin
     // allocates the array on the first element. Result in elem_reg.
     S_NE0: begin
         ne_n_next = filn_q;
-        if (filn_q == 32'd0) begin
+        if (fast_reg && filn_q >= cnt_q_ne) begin
+            state_next = S_BAIL;     // (an element the scan did not count: cannot happen)
+        end else if (filn_q == 32'd0) begin
             tmp40 = align8({8'd0, cnt_q_ne} * {8'd0, ne_stride_reg});
             if (top_reg + tmp40 > OUT_BYTES) begin
                 fail(E_CAPACITY, t_pos_reg);
@@ -1363,6 +1419,8 @@ always @* begin
     S_SP_W2: begin
         tmp40 = soff40 + {8'd0, ma_hasoff} + {27'd0, f_pidx[15:5], 2'b00} + {37'd0, f_pidx[4:3]};
         tmp64 = rd_lane >> (8 * tmp40[2:0]);
+        // (a root word still to be zeroed reads as zero)
+        if (tmp40[39:OB_SHIFT] < RZW && rz_need_reg[tmp40[OB_SHIFT +: RZB]]) tmp64 = 64'd0;
         img_wr(tmp40, {56'd0, tmp64[7:0] | (8'd1 << f_pidx[2:0])}, 4'd1);
         state_next = sret_reg;
     end
@@ -1473,6 +1531,86 @@ always @* begin
             state_next = S_REQ1;
         end
     end
+    // ------------------------------------------------------------ one pass (ONE_PASS)
+    S_FROOT: begin
+        // the root struct: its first RZW output words zeroed lazily, the rest now
+        rs8_next = mb_size8;
+        if ({8'd0, mb_size8} > OUT_BYTES) begin
+            fail(E_CAPACITY, 32'd0);
+        end else begin
+            top_next = {8'd0, mb_size8};
+            rz_lim_next = mb_size8;
+            for (k3 = 0; k3 < RZW; k3 = k3 + 1) rz_need_next[k3] = k3 * OB < mb_size8;
+            if (mb_size8 > RZ_BYTES) zero({8'd0, RZ_BYTES}, {8'd0, mb_size8 - RZ_BYTES}, S_AFTER_STRUCT);
+            else state_next = S_AFTER_STRUCT;
+        end
+    end
+    S_SCAN: begin
+        // count the instance's repeated elements and unknown bytes from here to its end,
+        // one field a cycle (classified as S_TAG does); anything else falls back
+        if (pos >= fr_end_reg) begin
+            // back to the tag the scan began at: restart the reader now, skip to it next
+            rdr_restart = 1'b1;
+            state_next = S_SEEK2;
+        end else if (tag_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd3 && tag_wt != 3'd4 && sc_ok) begin
+            t_num_next = tag_num;
+            sk_en = 1'b1; sk_len = vd_len32 + sc_vlen;
+            if (f_hit && tag_wt == f_kwt) begin
+                if (f_closed || f_kind == K_GROUP) state_next = S_BAIL;
+                else if (f_rep) begin
+                    cnt_we = 1'b1; cnt_wa = cslot; cnt_wd = cnt_q_c + 32'd1;
+                end
+            end else if (f_hit && tag_wt == 3'd2 && f_rep && f_packable) begin
+                if (f_closed) begin
+                    state_next = S_BAIL;
+                end else if (f_kwt == 3'd0) begin
+                    sk_len = hdr2;
+                    vend_next = pos + hdr2 + v2_val[31:0];
+                    state_next = S_SCANPK;
+                end else begin
+                    // (a length that is not a multiple fails in the write pass)
+                    cnt_we = 1'b1; cnt_wa = cslot;
+                    cnt_wd = cnt_q_c + ((f_kwt == 3'd5) ? v2_val[33:2] : v2_val[34:3]);
+                end
+            end else begin
+                cnt_we = 1'b1; cnt_wa = uslot; cnt_wd = cnt_q_u + vd_len32 + sc_vlen;
+            end
+        end else if (wav32 >= 32'd16 || wav32 >= brem) begin
+            state_next = S_BAIL;
+        end
+    end
+    S_SCANPK: begin
+        // a packed varint run: its elements are its bytes with bit 7 clear
+        tmp32 = vend_reg - pos;
+        if (tmp32 == 32'd0) begin
+            state_next = S_SCAN;
+        end else if (wav32 != 32'd0) begin
+            if (wav32 < tmp32) tmp32 = wav32;
+            if (tmp32 == vend_reg - pos && win[8 * tmp32[4:0] - 1]) begin
+                state_next = S_BAIL;   // the run ends inside a varint (the write pass fails)
+            end else begin
+                sk_en = 1'b1; sk_len = tmp32;
+                cnt_we = 1'b1; cnt_wa = cslot; cnt_wd = cnt_q_c + {27'd0, ends_in(win, tmp32[4:0])};
+                if (tmp32 == vend_reg - pos) state_next = S_SCAN;
+            end
+        end
+    end
+    S_SEEK2: begin
+        // (the reader restarted last cycle) skip to the tag the scan began at
+        sk_en = 1'b1; sk_len = scan_pos_reg;
+        fr_scan_next = 1'b1;
+        state_next = S_TAG;
+    end
+    S_BAIL: begin
+        // one pass given up: the two passes from the start
+        fast_next = 1'b0;
+        pass_next = 1'b0;
+        err_code_next = 8'd0; err_off_next = 32'd0;
+        u8f_next = 1'b0; rs8_next = 32'd0; bz_a_next = 40'd0; drop_lim_next = 32'd0;
+        rz_need_next = {RZW{1'b0}};
+        top_next = 40'd0;
+        state_next = S_START;
+    end
     S_RESTRICT: begin
         // rerun the pre-pass with every UTF-8 check in it
         strict_next = 1'b1;
@@ -1493,28 +1631,51 @@ always @* begin
         bz_a_next = bz_a_reg + {8'd0, tmp32};
     end
     // write pass: an invalid string comes before whatever failed later
-    if (state_next == S_ERR && pass_reg && u8f_any) begin
+    if (state_next == S_ERR && state_reg != S_ERR && pass_reg && u8f_any) begin
         err_code_next = E_INVALID_UTF8;
         err_off_next = u8f_at;
     end
     // a pre-pass error after a skipped UTF-8 check: an earlier string may be invalid
-    if (state_next == S_ERR && !pass_reg && u8skip_reg && !strict_reg) begin
+    if (state_next == S_ERR && state_reg != S_ERR && !pass_reg && u8skip_reg && !strict_reg) begin
         err_code_next = err_code_reg;
         err_off_next = err_off_reg;
         state_next = S_RESTRICT;
     end
 
+    // one pass: zero a root word in a cycle the image port is idle (not between a
+    // presence-word read and its write)
+    rz_hit = 1'b0; rz_idx = {RZB{1'b0}};
+    if (rz_need_reg != {RZW{1'b0}} && !o_we && !o_re && state_reg != S_SP_W1 && state_reg != S_SP_W2) begin
+        for (k3 = RZW - 1; k3 >= 0; k3 = k3 - 1) if (rz_need_reg[k3]) rz_idx = k3[RZB-1:0];
+        o_we = 1'b1; o_wa = {{(40-RZB-OB_SHIFT){1'b0}}, rz_idx, {OB_SHIFT{1'b0}}}; o_wz = 1'b1; o_wz_n = 0;
+    end
+    // a write to a root word still to be zeroed zeroes its root bytes too
+    if (o_we && o_wa[39:OB_SHIFT] < RZW && rz_need_reg[o_wa[OB_SHIFT +: RZB]]) begin
+        rz_hit = 1'b1;
+        rz_idx = o_wa[OB_SHIFT +: RZB];
+        rz_need_next[rz_idx] = 1'b0;
+    end
+
+    // one pass: any error falls back to the two passes (their verdict is the CPU's)
+    if (state_next == S_ERR && state_reg != S_ERR && fast_reg) begin
+        state_next = S_BAIL;
+    end
+
     if (start) begin
-        pass_next = 1'b0;
+        pass_next = ONE_PASS != 0;
+        fast_next = ONE_PASS != 0;
+        drop_lim_next = 32'd0;
         u8skip_next = 1'b0;
         strict_next = 1'b0;
         u8f_next = 1'b0;
         rs8_next = 32'd0;
         bz_a_next = 40'd0;
+        rz_need_next = {RZW{1'b0}};
         err_code_next = 8'd0;
         err_off_next = 32'd0;
         top_next = 40'd0;
         if (base[2:0] != 3'd0) begin
+            fast_next = 1'b0;
             err_code_next = E_BAD_BASE;
             state_next = S_ERR;
         end else begin
@@ -1537,6 +1698,11 @@ generate
         assign o_wbe_ext = {{(OUT_WIDTH/8-8){1'b0}}, o_wbe};
     end
 endgenerate
+// the root bytes (below rz_lim) of root word rz_idx
+reg  [OB-1:0] rz_mask;
+always @* begin
+    for (k2 = 0; k2 < OB; k2 = k2 + 1) rz_mask[k2] = {{(32-RZB){1'b0}}, rz_idx} * OB_32 + k2 < rz_lim_reg;
+end
 // zero writes: o_wz_n bytes from the byte lane of o_wa
 /* verilator lint_off UNUSEDSIGNAL */
 wire [OB:0] o_wz_ones = ({{OB{1'b0}}, 1'b1} << o_wz_n) - {{OB{1'b0}}, 1'b1};
@@ -1560,6 +1726,7 @@ always @(posedge clk) begin
         err_off_reg <= 32'd0;
         u8skip_reg <= 1'b0;
         strict_reg <= 1'b0;
+        fast_reg <= 1'b0;
         u8pend_reg <= 1'b0;
         u8f_reg <= 1'b0;
         cycles_reg <= 64'd0;
@@ -1574,6 +1741,7 @@ always @(posedge clk) begin
         top_reg <= top_next;
         u8skip_reg <= u8skip_next;
         strict_reg <= strict_next;
+        fast_reg <= fast_next;
         u8pend_reg <= u8pend_next;
         u8f_reg <= u8f_next;
         if (start) cycles_reg <= 64'd0;
@@ -1599,16 +1767,19 @@ always @(posedge clk) begin
     s_dst_reg <= s_dst_next; u_start_reg <= u_start_next; c_msg_reg <= c_msg_next; c_off_reg <= c_off_next;
     c_end_reg <= c_end_next; c_grp_reg <= c_grp_next; c_id_reg <= c_id_next; c_new_reg <= c_new_next;
     c_root_reg <= c_root_next; sw_reg <= sw_next; gdepth_reg <= gdepth_next; sk_wt_reg <= sk_wt_next;
-    fr_start_reg <= fr_start_next; fr_pslot_reg <= fr_pslot_next; ndrop_reg <= ndrop_next;
+    fr_start_reg <= fr_start_next; fr_pslot_reg <= fr_pslot_next;
+    fr_scan_reg <= fr_scan_next; scan_pos_reg <= scan_pos_next; ndrop_reg <= ndrop_next;
     drop_lim_reg <= drop_lim_next; dr_start_reg <= dr_start_next; dr_end_reg <= dr_end_next;
     dr_pslot_reg <= dr_pslot_next; dr_inst_reg <= dr_inst_next; dr_cb_reg <= dr_cb_next; dr_sb_reg <= dr_sb_next;
     u8f_off_reg <= u8f_off_next;
     cu8_reg <= cu8_next; rs8_reg <= rs8_next; bz_a_reg <= bz_a_next;
+    rz_need_reg <= rz_need_next; rz_lim_reg <= rz_lim_next;
     ebuf_reg <= ebuf_next; ni_k_reg <= ni_k_next; req_id_reg <= req_id_next; req_w_reg <= req_w_next;
 
     o_wa_reg <= o_wa[OB_SHIFT +: OUT_ADDR_WIDTH];
     o_wd_reg <= o_wz ? {OUT_WIDTH{1'b0}} : o_w2 ? o_w2_sh[OUT_WIDTH-1:0] : o_wd_ext << (64 * {29'd0, o_wa_lane});
-    o_wbe_reg <= o_wz ? o_wz_mask : o_w2 ? o_w2_msk[OB-1:0] : o_wbe_ext << (8 * {29'd0, o_wa_lane});
+    o_wbe_reg <= (o_wz ? o_wz_mask : o_w2 ? o_w2_msk[OB-1:0] : o_wbe_ext << (8 * {29'd0, o_wa_lane}))
+                 | (rz_hit ? rz_mask : {OB{1'b0}});
     o_ra_reg <= o_ra[OB_SHIFT +: OUT_ADDR_WIDTH];
     o_rlane_reg <= o_ra[OB_SHIFT-1:0];
     o_rlane_q <= o_rlane_reg;
