@@ -138,7 +138,7 @@ localparam ENT_BITS = OBJ_BITS - TPC_SH;
 localparam OBJ_W = CLS_BITS + 32;
 localparam ENT_W = TPC * OBJ_W;
 // input word FIFO depth (a window spans up to 3 words)
-localparam FIFO_WORDS = 6;
+localparam FIFO_WORDS = 8;
 // sized constants
 localparam [31:0] IB32 = IB;
 localparam [31:0] TPC32 = TPC;
@@ -183,18 +183,22 @@ end
 localparam [7:0] E_TRUNC = 8'd1, E_COUNT = 8'd2, E_TYPE = 8'd3, E_REF = 8'd4, E_REFTYPE = 8'd5,
                  E_ROOT = 8'd6, E_TRAIL = 8'd7, E_IMAGE = 8'd8, E_BASE = 8'd9, E_CAP = 8'd10;
 
-localparam [3:0] S_IDLE = 4'd0, S_COUNT = 4'd1, S_COUNT2 = 4'd2, S_TYPES = 4'd3, S_CHECK = 4'd4,
-                 S_TRUNC = 4'd5, S_LOAD0 = 4'd6, S_LOAD1 = 4'd7, S_LOAD2 = 4'd8, S_WALK = 4'd9,
-                 S_FLUSH = 4'd10, S_DONE = 4'd11;
+// (every decision is taken on registered flags: COUNT2, CHECK0 and TRUNC0..2 wait for them)
+localparam [4:0] S_IDLE = 5'd0, S_COUNT = 5'd1, S_COUNT2 = 5'd2, S_COUNT3 = 5'd3, S_TYPES = 5'd4,
+                 S_CHECK0 = 5'd5, S_CHECK = 5'd6, S_TRUNC0 = 5'd7, S_TRUNC1 = 5'd8, S_TRUNC2 = 5'd9,
+                 S_TRUNC3 = 5'd10, S_LOAD0 = 5'd11, S_LOAD1 = 5'd12, S_LOAD2 = 5'd13, S_WALK = 5'd14,
+                 S_FLUSH = 5'd15, S_DONE = 5'd16;
 
 // ---------------------------------------------------------------- control registers
-reg [3:0]            state_reg = S_IDLE;
+reg [4:0]            state_reg = S_IDLE;
 reg [31:0]           len_reg = 32'd0;
 reg [63:0]           base_reg = 64'd0;
 reg                  base0_reg = 1'b0;                  // base == 0
 reg [32:0]           maxim_reg = 33'd0;                 // min(max_image, 2^32-1)
 reg [CLS_BITS-1:0]   root_reg = {CLS_BITS{1'b0}};
 reg [31:0]           n_reg = 32'd0;                     // object count
+reg [31:0]           lenq_reg = 32'd0;                  // (in_len - 4) / 4: most objects the input can hold
+reg                  n_big_reg = 1'b0, n_cap_reg = 1'b0, n_zero_reg = 1'b0;   // n's checks, registered
 reg [7:0]            err_reg = 8'd0;
 reg [31:0]           erroff_reg = 32'd0;
 reg [63:0]           cyc_reg = 64'd0;
@@ -214,7 +218,8 @@ end
 
 // ---------------------------------------------------------------- input: word FIFO and window
 reg [FIFO_WORDS*IN_WIDTH-1:0] fq_reg = {FIFO_WORDS*IN_WIDTH{1'b0}};  // word 0 = oldest
-reg [2:0]            occ_reg = 3'd0;      // words in the FIFO
+reg [3:0]            occ_reg = 4'd0;      // words in the FIFO
+reg [1:0]            pp_reg = 2'd0;       // words the last take used up: dropped this cycle
 reg                  land_reg = 1'b0;     // the word requested last cycle lands now
 reg [31:0]           fetch_reg = 32'd0;   // next word to request
 reg [31:0]           nwords_reg = 32'd0;  // words of input
@@ -224,8 +229,10 @@ reg [7:0]            avail_reg = 8'd0;    // bytes buffered from the byte positi
 reg [31:0]           pos_reg = 32'd0;     // byte position in the wire bytes
 
 // the window: WIN bytes at the byte position (bytes past `avail` are garbage)
-wire [3*IN_WIDTH-1:0] fq_head = fq_reg[3*IN_WIDTH-1:0];
-wire [3*IN_WIDTH-1:0] fq_shift = fq_head >> {bofs_reg, 3'b000};
+// (the words a take uses up leave the FIFO a cycle later, so the FIFO's multiplexers are
+// driven by registers only; the window skips them meanwhile)
+wire [5*IN_WIDTH-1:0] fq_head = fq_reg[5*IN_WIDTH-1:0];
+wire [5*IN_WIDTH-1:0] fq_shift = fq_head >> {pp_reg, bofs_reg, 3'b000};
 wire [WIN*8-1:0]      window = fq_shift[WIN*8-1:0];
 
 // bytes taken this cycle (0..WIN); the consumer guarantees take <= avail
@@ -233,22 +240,22 @@ reg  [5:0]           take;
 wire [IB_SH+1:0]     take_end = {2'b00, bofs_reg} + take[IB_SH+1:0];
 wire [1:0]           pops = take_end[IB_SH+1:IB_SH];    // whole words consumed (0..2)
 
-wire issue = rd_on_reg && (fetch_reg < nwords_reg) && ({2'b00, occ_reg} + {4'd0, land_reg} + 5'd1 <= FIFO_WORDS);
+wire issue = rd_on_reg && (fetch_reg < nwords_reg) && ({1'b0, occ_reg} + {4'd0, land_reg} + 5'd1 <= FIFO_WORDS);
 assign in_rd_en = issue;
 assign in_addr = fetch_reg[IN_ADDR_WIDTH-1:0];
 
-// FIFO update: drop `pops` words, append the landing word behind the rest
+// FIFO update: drop the pp_reg words used up last cycle, append the landing word behind the rest
 // (continuous assignments throughout, not always @*: Icarus evaluates those only on a change)
 wire [FIFO_WORDS*IN_WIDTH-1:0] fq_next;
 wire [(FIFO_WORDS+2)*IN_WIDTH-1:0] fq_ext = {{2*IN_WIDTH{1'b0}}, fq_reg};
-wire [2:0] occ_left = occ_reg - {1'b0, pops};
+wire [3:0] occ_left = occ_reg - {2'b00, pp_reg};
 genvar gk;
 generate
 for (gk = 0; gk < FIFO_WORDS; gk = gk + 1) begin : g_fq
-    localparam [2:0] K = gk;
+    localparam [3:0] K = gk;
     assign fq_next[gk*IN_WIDTH +: IN_WIDTH] = (land_reg && K == occ_left) ? in_rd_data :
-        (pops == 2'd0) ? fq_ext[gk*IN_WIDTH +: IN_WIDTH] :
-        (pops == 2'd1) ? fq_ext[(gk+1)*IN_WIDTH +: IN_WIDTH] : fq_ext[(gk+2)*IN_WIDTH +: IN_WIDTH];
+        (pp_reg == 2'd0) ? fq_ext[gk*IN_WIDTH +: IN_WIDTH] :
+        (pp_reg == 2'd1) ? fq_ext[(gk+1)*IN_WIDTH +: IN_WIDTH] : fq_ext[(gk+2)*IN_WIDTH +: IN_WIDTH];
 end
 endgenerate
 
@@ -330,9 +337,25 @@ reg [TPC*56-1:0]     t5_ws = {TPC*56{1'b0}}, t5_we = {TPC*56{1'b0}};
 reg                  t5_lastg = 1'b0;
 reg [31:0]           t5_off = 32'd0;
 reg [ENT_BITS-1:0]   t5_g = {ENT_BITS{1'b0}};
-// first truncated object (its class and wire start)
+// T5 -> T6: the comparisons, registered
+reg                  t6_valid = 1'b0;
+reg [TPC-1:0]        t6_mask = {TPC{1'b0}}, t6_eu = {TPC{1'b0}}, t6_er = {TPC{1'b0}};
+reg [TPC-1:0]        t6_eimg = {TPC{1'b0}}, t6_ecap = {TPC{1'b0}}, t6_tr = {TPC{1'b0}};
+reg [TPC*CLS_BITS-1:0] t6_cls = {TPC*CLS_BITS{1'b0}};
+reg [TPC*32-1:0]     t6_o = {TPC*32{1'b0}};
+reg [TPC*32-1:0]     t6_eo = {TPC*32{1'b0}};                 // wire offset of each type id
+reg [TPC*34-1:0]     t6_ws = {TPC*34{1'b0}};
+reg                  t6_lastg = 1'b0;
+reg [ENT_BITS-1:0]   t6_g = {ENT_BITS{1'b0}};
+// first truncated object (its class and wire start; the start is <= the input length)
 reg                  tr_found_reg = 1'b0;
-reg [55:0]           tr_pos_reg = 56'd0;
+reg [33:0]           tr_pos_reg = 34'd0;
+reg [33:0]           tr_end_reg = 34'd0;
+reg                  tr_past_reg = 1'b0, tr_lastm_reg = 1'b0;
+reg [1:0]            tr_wl_reg = 2'd0;
+reg [15:0]           tr_nwire_reg = 16'd0;
+// CHECK's comparisons, registered every cycle (CHECK0 waits for them)
+reg                  ck_long_reg = 1'b0, ck_short_reg = 1'b0, ck_base_reg = 1'b0;
 
 // T3: offsets inside the group for both values of top[2]
 localparam T3W = 6 * TPC * 34 + 3 * 34;
@@ -371,49 +394,48 @@ assign {t3_rel0, t3_rel1, t3_end0, t3_end1, t3_wpre, t3_wend, t3_d0, t3_d1, t3_w
 
 // T5: the first object of the group with an error, and the first truncated one
 localparam [39:0] OUT_CAP = 40'd1 << (OUT_ADDR_WIDTH + OUT_SHIFT);
+// T6: the first object of the group with an error, and the first truncated one
 // {error, code, offset, truncated found, its class, its wire start}
-localparam T5W = 1 + 8 + 32 + 1 + CLS_BITS + 56;
-function [T5W-1:0] group_checks;
-    input [TPC-1:0]          mask, eu, er;
-    input [TPC*40-1:0]       e;
-    input [TPC*56-1:0]       ws, we;
+localparam T6W = 1 + 8 + 32 + 1 + CLS_BITS + 34;
+function [T6W-1:0] group_checks;
+    input [TPC-1:0]          mask, eu, er, eimg, ecap, tr;
+    input [TPC*34-1:0]       ws;
     input [TPC*CLS_BITS-1:0] cls;
-    input [31:0]             off, len;
-    input [32:0]             maxim;
+    input [TPC*32-1:0]       eo;
     reg err, trf;
     reg [7:0] code;
     reg [31:0] eoff;
     reg [CLS_BITS-1:0] trc;
-    reg [55:0] trp;
+    reg [33:0] trp;
     integer k;
 begin
-    err = 1'b0; code = 8'd0; eoff = 32'd0; trf = 1'b0; trc = {CLS_BITS{1'b0}}; trp = 56'd0;
+    err = 1'b0; code = 8'd0; eoff = 32'd0; trf = 1'b0; trc = {CLS_BITS{1'b0}}; trp = 34'd0;
     // highest index first, so the lowest object wins
     for (k = TPC - 1; k >= 0; k = k - 1) begin
         if (mask[k]) begin
-            if (eu[k] || er[k] || e[40*k +: 40] > {7'd0, maxim} || e[40*k +: 40] > OUT_CAP) begin
+            if (eu[k] || er[k] || eimg[k] || ecap[k]) begin
                 err = 1'b1;
-                eoff = off + 32'd4 * k;
-                code = eu[k] ? E_TYPE : er[k] ? E_ROOT : (e[40*k +: 40] > {7'd0, maxim}) ? E_IMAGE : E_CAP;
+                eoff = eo[32*k +: 32];
+                code = eu[k] ? E_TYPE : er[k] ? E_ROOT : eimg[k] ? E_IMAGE : E_CAP;
             end
-            if (we[56*k +: 56] > {24'd0, len}) begin
+            if (tr[k]) begin
                 trf = 1'b1;
                 trc = cls[CLS_BITS*k +: CLS_BITS];
-                trp = ws[56*k +: 56];
+                trp = ws[34*k +: 34];
             end
         end
     end
     group_checks = {err, code, eoff, trf, trc, trp};
 end
 endfunction
-wire                 t5_err;
-wire [7:0]           t5_code;
-wire [31:0]          t5_eoff;
-wire                 t5_trf;
-wire [CLS_BITS-1:0]  t5_trc;
-wire [55:0]          t5_trp;
-assign {t5_err, t5_code, t5_eoff, t5_trf, t5_trc, t5_trp} =
-    group_checks(t5_mask, t5_eu, t5_er, t5_e, t5_ws, t5_we, t5_cls, t5_off, len_reg, maxim_reg);
+wire                 t6_err;
+wire [7:0]           t6_code;
+wire [31:0]          t6_eoff;
+wire                 t6_trf;
+wire [CLS_BITS-1:0]  t6_trc;
+wire [33:0]          t6_trp;
+assign {t6_err, t6_code, t6_eoff, t6_trf, t6_trc, t6_trp} =
+    group_checks(t6_mask, t6_eu, t6_er, t6_eimg, t6_ecap, t6_tr, t6_ws, t6_cls, t6_eo);
 
 // ================================================================ object-pointer table
 reg                  pend_reg = 1'b0;     // a second completed word is parked: freeze
@@ -497,6 +519,18 @@ reg [31:0]           m1_pos = 32'd0;      // wire offset of the step
 reg [NREF-1:0]       m1_rv = {NREF{1'b0}};
 reg [5*NREF-1:0]     m1_roff = {5*NREF{1'b0}};
 reg [CLS_BITS*NREF-1:0] m1_rtgt = {CLS_BITS*NREF{1'b0}};
+// M1b (the reference indexes, registered)
+reg                  m1b_valid = 1'b0, m1b_fin = 1'b0;
+reg [WIN*8-1:0]      m1b_win = {WIN*8{1'b0}};
+reg [CLS_BITS-1:0]   m1b_c = {CLS_BITS{1'b0}};
+reg [15:0]           m1b_s = 16'd0;
+reg [31:0]           m1b_a = 32'd0;
+reg [5:0]            m1b_len = 6'd0;
+reg [31:0]           m1b_pos = 32'd0;
+reg [NREF-1:0]       m1b_rv = {NREF{1'b0}};
+reg [5*NREF-1:0]     m1b_roff = {5*NREF{1'b0}};
+reg [CLS_BITS*NREF-1:0] m1b_rtgt = {CLS_BITS*NREF{1'b0}};
+reg [NREF*32-1:0]    m1b_r = {NREF*32{1'b0}};
 // M2
 reg                  m2_valid = 1'b0, m2_fin = 1'b0;
 reg [WIN*8-1:0]      m2_win = {WIN*8{1'b0}};
@@ -558,7 +592,7 @@ for (gj = 0; gj < NREF; gj = gj + 1) begin : g_rra
     wire [WIN*8-1:0] sh = m1_win >> {m1_roff[5*gj +: 5], 3'b000};
     assign m1_r[32*gj +: 32] = sh[31:0];
     wire unused_sh = &{1'b0, sh[WIN*8-1:32]};
-    assign rra[ENT_BITS*gj +: ENT_BITS] = m1_r[32*gj + TPC_SH +: ENT_BITS];
+    assign rra[ENT_BITS*gj +: ENT_BITS] = m1b_r[32*gj + TPC_SH +: ENT_BITS];
 end
 endgenerate
 
@@ -651,11 +685,10 @@ wire [2*OUT_WIDTH-1:0] m5_field = {{OUT_WIDTH{1'b0}}, m5_frag} << {m5_a[OUT_SHIF
 // ---------------------------------------------------------------- next state (combinational)
 wire cnt_fire = (state_reg == S_COUNT) && (avail_reg >= 8'd4);
 wire t0_fire = (state_reg == S_TYPES) && (trem_reg != 32'd0) && (avail_reg >= {3'd0, ttk_reg});
-wire t5_ok = (state_reg == S_TYPES) && t5_valid && !t5_err;
+wire t6_ok = (state_reg == S_TYPES) && t6_valid && !t6_err;
 wire m4_fail = (state_reg == S_WALK) && mv && m4_valid && m4_err;
 wire m6_go = (state_reg == S_WALK) && !pend_reg && m6_valid;
-wire [55:0] tr_w = 56'd1 << tr_wl;
-reg [3:0]            state_next;
+reg [4:0]            state_next;
 reg [7:0]            err_next;
 reg [31:0]           erroff_next;
 integer j, jc;
@@ -665,10 +698,10 @@ always @* begin
     err_next = err_reg;
     erroff_next = erroff_reg;
     take = 6'd0;
-    tw_en = t5_ok;
-    tw_addr = t5_g;
+    tw_en = t6_ok;
+    tw_addr = t6_g;
     for (jc = 0; jc < TPC; jc = jc + 1) begin
-        tw_data[OBJ_W*jc +: OBJ_W] = {t5_cls[CLS_BITS*jc +: CLS_BITS], t5_o[40*jc +: 32]};
+        tw_data[OBJ_W*jc +: OBJ_W] = {t6_cls[CLS_BITS*jc +: CLS_BITS], t6_o[32*jc +: 32]};
     end
     wra = w_i_reg[OBJ_BITS-1:TPC_SH] + {{ENT_BITS-2{1'b0}}, 2'd2};
 
@@ -679,32 +712,33 @@ always @* begin
             state_next = S_COUNT2;
         end
     end
-    S_COUNT2: begin
-        if (n_reg > ((len_reg - 32'd4) >> 2)) begin
+    S_COUNT2: state_next = S_COUNT3;
+    S_COUNT3: begin
+        if (n_big_reg) begin
             err_next = E_COUNT; erroff_next = 32'd0; state_next = S_DONE;
-        end else if (n_reg > OBJ_N) begin
+        end else if (n_cap_reg) begin
             err_next = E_CAP; erroff_next = 32'd0; state_next = S_DONE;
-        end else if (n_reg == 32'd0) begin
-            state_next = S_CHECK;
+        end else if (n_zero_reg) begin
+            state_next = S_CHECK0;
         end else begin
             state_next = S_TYPES;
         end
     end
     S_TYPES: begin
         if (t0_fire) take = {1'b0, ttk_reg};
-        if (t5_valid && t5_err) begin
-            err_next = t5_code; erroff_next = t5_eoff; state_next = S_DONE;
-        end else if (t5_ok && t5_lastg) begin
-            state_next = S_CHECK;
+        if (t6_valid && t6_err) begin
+            err_next = t6_code; erroff_next = t6_eoff; state_next = S_DONE;
+        end else if (t6_ok && t6_lastg) begin
+            state_next = S_CHECK0;
         end
     end
+    S_CHECK0: state_next = S_CHECK;
     S_CHECK: begin
-        if (wpos_reg > {24'd0, len_reg}) begin
-            state_next = S_TRUNC;
-        end else if (wpos_reg < {24'd0, len_reg}) begin
+        if (ck_long_reg) begin
+            state_next = S_TRUNC0;
+        end else if (ck_short_reg) begin
             err_next = E_TRAIL; erroff_next = wpos_reg[31:0]; state_next = S_DONE;
-        end else if ((PTR_BYTES == 4 && (base_reg[63:32] != 32'd0 || {24'd0, base_reg[31:0]} + {16'd0, top_reg} > 56'h100000000)) ||
-                     (PTR_BYTES == 8 && {1'b0, base_reg} + {25'd0, top_reg} > 65'h0ffffffffffffffff)) begin
+        end else if (ck_base_reg) begin
             err_next = E_BASE; erroff_next = 32'd0; state_next = S_DONE;
         end else if (n_reg == 32'd0) begin
             state_next = S_FLUSH;
@@ -712,11 +746,17 @@ always @* begin
             state_next = S_LOAD0;
         end
     end
-    S_TRUNC: begin
-        if (tr_pos_reg + tr_w > {24'd0, len_reg}) begin
+    // TRUNC0: member k's wire width; TRUNC1: its end; TRUNC2: past the input end?
+    S_TRUNC0: state_next = S_TRUNC1;
+    S_TRUNC1: state_next = S_TRUNC2;
+    S_TRUNC2: state_next = S_TRUNC3;
+    S_TRUNC3: begin
+        if (tr_past_reg) begin
             err_next = E_TRUNC; erroff_next = tr_pos_reg[31:0]; state_next = S_DONE;
-        end else if (tr_k_reg + 16'd1 >= tr_nwire) begin
+        end else if (tr_lastm_reg) begin
             err_next = E_TRUNC; erroff_next = len_reg; state_next = S_DONE;
+        end else begin
+            state_next = S_TRUNC0;
         end
     end
     S_LOAD0: begin
@@ -757,7 +797,11 @@ always @(posedge clk) begin
 
     // ---------------- COUNT
     if (cnt_fire) n_reg <= window[31:0];
-    if (state_reg == S_COUNT2) begin
+    lenq_reg <= (len_reg - 32'd4) >> 2;
+    n_big_reg <= n_reg > lenq_reg;
+    n_cap_reg <= n_reg > OBJ_N;
+    n_zero_reg <= n_reg == 32'd0;
+    if (state_reg == S_COUNT3) begin
         trem_reg <= n_reg;
         ttk_reg <= (n_reg >= TPC) ? IB5 : {n_reg[2:0], 2'b00};
         tfirst_reg <= 1'b1;
@@ -806,6 +850,18 @@ always @(posedge clk) begin
     t5_valid <= t4_valid;
     t5_mask <= t4_mask; t5_eu <= t4_eu; t5_er <= t4_er; t5_cls <= t4_cls;
     t5_lastg <= t4_lastg; t5_off <= t4_off; t5_g <= t4_g;
+    // T5: the comparisons
+    t6_valid <= t5_valid;
+    t6_mask <= t5_mask; t6_eu <= t5_eu; t6_er <= t5_er; t6_cls <= t5_cls;
+    t6_lastg <= t5_lastg; t6_g <= t5_g;
+    for (j = 0; j < TPC; j = j + 1) begin
+        t6_eimg[j] <= t5_e[40*j +: 40] > {7'd0, maxim_reg};
+        t6_ecap[j] <= t5_e[40*j +: 40] > OUT_CAP;
+        t6_tr[j] <= t5_we[56*j +: 56] > {24'd0, len_reg};
+        t6_o[32*j +: 32] <= t5_o[40*j +: 32];
+        t6_eo[32*j +: 32] <= t5_off + 32'd4 * j;
+        t6_ws[34*j +: 34] <= t5_ws[56*j +: 34];
+    end
     for (j = 0; j < TPC; j = j + 1) begin
         t5_o[40*j +: 40] <= top_reg + {6'd0, top_reg[2] ? t4_rel1[34*j +: 34] : t4_rel0[34*j +: 34]};
         t5_e[40*j +: 40] <= top_reg + {6'd0, top_reg[2] ? t4_end1[34*j +: 34] : t4_end0[34*j +: 34]};
@@ -817,16 +873,31 @@ always @(posedge clk) begin
         wpos_reg <= wpos_reg + {22'd0, t4_wsum};
     end
     // T5: the first truncated object (the table write is tw_en)
-    if (t5_ok && t5_trf && !tr_found_reg) begin
+    // T6: the first truncated object (the table write is tw_en)
+    if (t6_ok && t6_trf && !tr_found_reg) begin
         tr_found_reg <= 1'b1;
-        tr_cls_reg <= t5_trc;
-        tr_pos_reg <= t5_trp;
+        tr_cls_reg <= t6_trc;
+        tr_pos_reg <= t6_trp;
     end
+    // CHECK's comparisons (wpos and top are final a cycle before CHECK0)
+    ck_long_reg <= wpos_reg > {24'd0, len_reg};
+    ck_short_reg <= wpos_reg < {24'd0, len_reg};
+    ck_base_reg <= (PTR_BYTES == 4 && (base_reg[63:32] != 32'd0 || {24'd0, base_reg[31:0]} + {16'd0, top_reg} > 56'h100000000)) ||
+                   (PTR_BYTES == 8 && {1'b0, base_reg} + {25'd0, top_reg} > 65'h0ffffffffffffffff);
 
     // ---------------- TRUNC
     if (state_reg == S_CHECK) tr_k_reg <= 16'd0;
-    if (state_reg == S_TRUNC) begin
-        tr_pos_reg <= tr_pos_reg + tr_w;
+    if (state_reg == S_TRUNC0) begin
+        tr_wl_reg <= tr_wl;
+        tr_nwire_reg <= tr_nwire;
+    end
+    if (state_reg == S_TRUNC1) tr_end_reg <= tr_pos_reg + (34'd1 << tr_wl_reg);
+    if (state_reg == S_TRUNC2) begin
+        tr_past_reg <= tr_end_reg > {2'b00, len_reg};
+        tr_lastm_reg <= tr_k_reg + 16'd1 >= tr_nwire_reg;
+    end
+    if (state_reg == S_TRUNC3) begin
+        tr_pos_reg <= tr_end_reg;
         tr_k_reg <= tr_k_reg + 16'd1;
     end
 
@@ -883,16 +954,20 @@ always @(posedge clk) begin
         end
     end
     if (mv) begin
-        // M1 -> M2
-        m2_valid <= m1_valid; m2_fin <= m1_fin; m2_win <= m1_win; m2_c <= m1_c; m2_s <= m1_s;
-        m2_a <= m1_a; m2_len <= m1_len; m2_rv <= m1_rv; m2_rtgt <= m1_rtgt;
-        m2_hval <= hdr_regs[m1_c];
+        // M1 -> M1b
+        m1b_valid <= m1_valid; m1b_fin <= m1_fin; m1b_win <= m1_win; m1b_c <= m1_c; m1b_s <= m1_s;
+        m1b_a <= m1_a; m1b_len <= m1_len; m1b_pos <= m1_pos; m1b_rv <= m1_rv; m1b_roff <= m1_roff;
+        m1b_rtgt <= m1_rtgt; m1b_r <= m1_r;
+        // M1b -> M2 (the table copies are read now)
+        m2_valid <= m1b_valid; m2_fin <= m1b_fin; m2_win <= m1b_win; m2_c <= m1b_c; m2_s <= m1b_s;
+        m2_a <= m1b_a; m2_len <= m1b_len; m2_rv <= m1b_rv; m2_rtgt <= m1b_rtgt;
+        m2_hval <= hdr_regs[m1b_c];
         for (j = 0; j < NREF; j = j + 1) begin
-            m2_eoff[32*j +: 32] <= m1_pos + {27'd0, m1_roff[5*j +: 5]};
-            m2_null[j] <= m1_r[32*j +: 32] == 32'hffffffff;
-            m2_oob[j] <= m1_r[32*j +: 32] >= n_reg;
-            m2_zero[j] <= m1_r[32*j +: 32] == 32'd0;
-            m2_rsub[TPC_W*j +: TPC_W] <= m1_r[32*j +: TPC_W];
+            m2_eoff[32*j +: 32] <= m1b_pos + {27'd0, m1b_roff[5*j +: 5]};
+            m2_null[j] <= m1b_r[32*j +: 32] == 32'hffffffff;
+            m2_oob[j] <= m1b_r[32*j +: 32] >= n_reg;
+            m2_zero[j] <= m1b_r[32*j +: 32] == 32'd0;
+            m2_rsub[TPC_W*j +: TPC_W] <= m1b_r[32*j +: TPC_W];
         end
         // M2 -> M3
         m3_valid <= m2_valid; m3_fin <= m2_fin; m3_win <= m2_win; m3_c <= m2_c; m3_s <= m2_s;
@@ -947,7 +1022,8 @@ always @(posedge clk) begin
     pos_reg <= pos_reg + {26'd0, take};
     bofs_reg <= take_end[IB_SH-1:0];
     avail_reg <= avail_reg - {2'b00, take} + (land_reg ? IB8 : 8'd0);
-    occ_reg <= occ_left + {2'b00, land_reg};
+    occ_reg <= occ_left + {3'b000, land_reg};
+    pp_reg <= pops;
     fq_reg <= fq_next;
     land_reg <= issue;
     if (issue) fetch_reg <= fetch_reg + 32'd1;
@@ -965,11 +1041,15 @@ always @(posedge clk) begin
         n_reg <= 32'd0; cyc_reg <= 64'd0; done_reg <= 1'b0;
         err_reg <= 8'd0; erroff_reg <= 32'd0;
         top_reg <= 40'd0;
-        pos_reg <= 32'd0; bofs_reg <= {IB_SH{1'b0}}; avail_reg <= 8'd0; occ_reg <= 3'd0;
+        pos_reg <= 32'd0; bofs_reg <= {IB_SH{1'b0}}; avail_reg <= 8'd0; occ_reg <= 4'd0; pp_reg <= 2'd0;
         fq_reg <= {FIFO_WORDS*IN_WIDTH{1'b0}};
         land_reg <= 1'b0; fetch_reg <= 32'd0; rd_on_reg <= 1'b1;
         nwords_reg <= in_words[31:0];
-        t1_valid <= 1'b0; w_act_reg <= 1'b0; m1_valid <= 1'b0; pend_reg <= 1'b0; w_i_reg <= 32'd0;
+        // (stale pipeline contents of an aborted decode are dropped)
+        t1_valid <= 1'b0; t2_valid <= 1'b0; t3_valid <= 1'b0; t4_valid <= 1'b0; t5_valid <= 1'b0; t6_valid <= 1'b0;
+        m1_valid <= 1'b0; m1b_valid <= 1'b0; m2_valid <= 1'b0; m3_valid <= 1'b0; m4_valid <= 1'b0;
+        m5_valid <= 1'b0; m6_valid <= 1'b0;
+        w_act_reg <= 1'b0; pend_reg <= 1'b0; w_i_reg <= 32'd0;
         state_reg <= S_COUNT;
         if (base[2:0] != 3'd0) begin
             err_reg <= E_BASE; state_reg <= S_DONE; done_reg <= 1'b1; rd_on_reg <= 1'b0;
@@ -1006,7 +1086,7 @@ assign out_wr_addr = wr_addr_reg[OUT_ADDR_WIDTH-1:0];
 assign out_wr_data = wr_data_reg;
 
 // unused outputs of the table instances (every instance has all ports)
-wire unused_ok = &{1'b0, fq_shift[3*IN_WIDTH-1:WIN*8], ca_nwire, ca_anc, m4_len, tr_size, tr_align, tr_wsize, tr_anc, in_words[32],
+wire unused_ok = &{1'b0, fq_shift[5*IN_WIDTH-1:WIN*8], ca_nwire, ca_anc, m4_len, tr_size, tr_align, tr_wsize, tr_anc, in_words[32],
                    sa_lo, sa_len, sa_rv, sa_roff, sa_rtgt, sa_sel, sb_lo, sb_len, sb_rv, sb_roff, sb_rtgt, sb_sel,
                    sm_nb, sm_last, sm_sel, s3_nb, s3_last, s3_lo, s3_len, s3_rv, s3_roff, s3_rtgt,
                    wr_addr_reg[31:OUT_ADDR_WIDTH]};

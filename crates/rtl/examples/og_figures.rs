@@ -1,7 +1,8 @@
 //! Bytes per cycle of the objgraph core on the MSR expression tree (the paper's scaled
-//! tree: n Operations, 2n+1 objects, 21n+12 wire bytes), both layouts, 256-bit output
-//! memory, cycles from start to done (allocation and member phases included). Every
-//! image is checked against the CPU engine before its cycles are reported.
+//! tree: n Operations, 2n+1 objects, 21n+12 wire bytes), both layouts, 64- and 128-bit
+//! input memory, 256-bit output memory, cycles from start to done (allocation and member
+//! phases included). Every image is checked against the CPU engine before its cycles are
+//! reported.
 //!   cargo run --release -p heapwire-rtl --example og_figures [-- n...]
 
 use std::path::Path;
@@ -38,18 +39,26 @@ fn main() {
     let ns: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let ns = if ns.is_empty() { vec![1, 8, 32, 127, 1000] } else { ns };
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/expression_tree/expr.proto");
-    println!("| n | wire bytes | layout | cycles | bytes/cycle |");
-    println!("|---|---|---|---|---|");
+    let schemas: Vec<_> = [PointerWidth::P32, PointerWidth::P64]
+        .into_iter()
+        .map(|pw| compile_files(std::slice::from_ref(&p), &[], LayoutOptions { pointer_width: pw, header_words: false }).unwrap())
+        .collect();
+    println!("| n | wire bytes | IN_WIDTH | cycles (32-bit layout) | cycles (64-bit layout) | bytes/cycle (32-bit / 64-bit) |");
+    println!("|---|---|---|---|---|---|");
     for &n in &ns {
-        for pw in [PointerWidth::P32, PointerWidth::P64] {
-            let s = compile_files(std::slice::from_ref(&p), &[], LayoutOptions { pointer_width: pw, header_words: false }).unwrap();
-            let root = s.message_index("expr.Node").unwrap();
-            let w = chain(n);
-            let mut img = Vec::new();
-            ObjDecoder::new(&s).decode(root, &w, &DecodeOptions { base: 0x1000, ..Default::default() }, &mut img).unwrap();
-            let o = simulate_objgraph(&s, root, &w, &OgSimOptions { base: 0x1000, ..Default::default() }).unwrap();
-            assert_eq!(o.image, img, "n={n}: image differs from the CPU engine");
-            println!("| {n} | {} | {}-bit | {} | {:.2} |", w.len(), 8 * s.ptr(), o.cycles, w.len() as f64 / o.cycles as f64);
+        let w = chain(n);
+        for in_width in [64, 128] {
+            let mut cyc = Vec::new();
+            for s in &schemas {
+                let root = s.message_index("expr.Node").unwrap();
+                let mut img = Vec::new();
+                ObjDecoder::new(s).decode(root, &w, &DecodeOptions { base: 0x1000, ..Default::default() }, &mut img).unwrap();
+                let o = simulate_objgraph(s, root, &w, &OgSimOptions { base: 0x1000, in_width, ..Default::default() }).unwrap();
+                assert_eq!(o.image, img, "n={n}: image differs from the CPU engine");
+                cyc.push(o.cycles);
+            }
+            let bpc = |c: u64| w.len() as f64 / c as f64;
+            println!("| {n} | {} | {in_width} | {} | {} | {:.2} / {:.2} |", w.len(), cyc[0], cyc[1], bpc(cyc[0]), bpc(cyc[1]));
         }
     }
 }
