@@ -4,9 +4,13 @@
 #      (must be warning-free); hw_pb_core is linted inside the committed example core
 #      rtl/gen/unit_core.gen.v (top heapwire_core) with the modules it instantiates, hw_og_core
 #      inside rtl/gen/expr_og_core.gen.v (top heapwire_og_core);
-#   2. python3 -m pytest -q rtl/tb  (cocotb 2.x testbenches on Icarus Verilog).
+#   2. python3 -m pytest -q rtl/tb  (cocotb 2.x testbenches on Icarus Verilog: the building
+#      blocks, the protobuf core's descriptor ROMs (hw_pb_dispatch) and both cores against the
+#      CPU engine and a Python model; the core testbenches generate their cores with the
+#      heapwire CLI, built here first).
 # Exits non-zero on any failure. Extra arguments are passed to pytest.
-# HW_TB_SEED=<n> changes the seed of the randomized tests (default 12345).
+# HW_TB_SEED=<n> changes the seed of the randomized tests (default 12345);
+# HW_TB_THOROUGH=1 runs several times more random vectors in the core testbenches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,6 +58,12 @@ for f in "${files[@]}"; do
 done
 ((fail == 0)) && echo "test_rtl: lint clean (${#files[@]} files)"
 
+# the core testbenches run `heapwire compile --rtl` and `heapwire decode` (the CPU engine)
+if ! cargo build --release -q -p heapwire-cli; then
+  echo "test_rtl: cargo build -p heapwire-cli FAILED" >&2
+  exit 1
+fi
+export HEAPWIRE_BIN="${HEAPWIRE_BIN:-$PWD/target/release/heapwire}"
 if ! python3 -m pytest -q rtl/tb "$@"; then
   fail=1
 fi

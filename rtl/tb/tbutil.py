@@ -12,6 +12,7 @@
 import os
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 TB_ROOT = Path(__file__).resolve().parent
@@ -151,6 +152,16 @@ class CoreHost:
         self.byte_enables = hasattr(dut, "out_wr_be")
         self.read_port = hasattr(dut, "out_rd_en")
 
+    async def setup(self, inputs):
+        """Starts the clock, sets the control inputs (names) and memory data to 0, resets."""
+        from cocotb.clock import Clock
+
+        Clock(self.dut.clk, 10, unit="ns").start()
+        names = ["start", "in_len", "base", "in_rd_data"] + (["out_rd_data"] if self.read_port else []) + list(inputs)
+        for n in names:
+            getattr(self.dut, n).value = 0
+        await self.reset()
+
     async def reset(self, cycles=3):
         from cocotb.triggers import RisingEdge
 
@@ -181,7 +192,10 @@ class CoreHost:
         while True:
             await RisingEdge(d.clk)
             cyc += 1
-            assert cyc < max_cycles, f"core did not finish within {max_cycles} cycles"
+            if cyc >= max_cycles:
+                path = save_failing(f"hang-{len(wire)}-{zlib.crc32(wire):08x}", wire)
+                raise AssertionError(f"core did not finish within {max_cycles} cycles "
+                                     f"({len(wire)}-byte input {wire[:40].hex()}, saved as {path}; controls {controls})")
             if pending is not None and pending * iw < len(padded):
                 d.in_rd_data.value = int.from_bytes(padded[pending * iw:(pending + 1) * iw], "little")
             else:

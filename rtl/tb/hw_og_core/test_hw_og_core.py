@@ -32,6 +32,7 @@ Knobs: HW_TB_SEED, HW_TB_THOROUGH=1 (about 5x more random vectors).
 
 import os
 import random
+import sys
 from collections import Counter
 import struct
 from pathlib import Path
@@ -39,9 +40,9 @@ from pathlib import Path
 import pytest
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
 import hwsc
 import og_model
 from og_model import OG_ERRORS, OgModel
@@ -64,12 +65,7 @@ class Host(CoreHost):
         self.cpu_checked = 0
 
     async def setup(self):
-        d = self.dut
-        Clock(d.clk, 10, unit="ns").start()
-        for s in (d.start, d.in_len, d.root_cls, d.base, d.max_image, d.hdr_wr_en, d.hdr_wr_idx, d.hdr_wr_data,
-                  d.in_rd_data):
-            s.value = 0
-        await self.reset()
+        await super().setup(["root_cls", "max_image", "hdr_wr_en", "hdr_wr_idx", "hdr_wr_data"])
 
     async def reset(self, cycles=3):
         await super().reset(cycles)

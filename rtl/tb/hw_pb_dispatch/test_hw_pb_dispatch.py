@@ -18,6 +18,7 @@ scalars3.proto (oneofs, maps; 32-bit pointers), bench/schemas/social.proto.
 
 import os
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ import pytest
 import cocotb
 from cocotb.triggers import Timer
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
 import hwsc
 from hwsc import NONE
 from tbutil import REPO, compile_schema, run_cocotb, seed_for

@@ -8,6 +8,7 @@ DATA_WIDTH with Icarus Verilog).
 """
 
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ import pytest
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
 from tbutil import expect_param_error, run_cocotb, seed_for
 
 RTL_DIR = Path(__file__).resolve().parents[2]

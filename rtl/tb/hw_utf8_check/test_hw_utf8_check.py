@@ -3,6 +3,7 @@ against Python's strict UTF-8 decoder (same acceptance as Rust's std::str::from_
 no overlongs, no surrogates, nothing above U+10FFFF), fed in random chunk sizes."""
 
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, ReadOnly
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
 from tbutil import run_cocotb, seed_for
 
 RTL_DIR = Path(__file__).resolve().parents[2]

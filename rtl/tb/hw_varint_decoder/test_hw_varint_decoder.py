@@ -9,12 +9,14 @@ The varint rule (what the official Python package 6.x does, upb and pure-Python 
 """
 
 import random
+import sys
 from pathlib import Path
 
 import pytest
 
 import cocotb
 from cocotb.triggers import Timer
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
 from tbutil import expect_param_error, run_cocotb, seed_for
 
 RTL_DIR = Path(__file__).resolve().parents[2]

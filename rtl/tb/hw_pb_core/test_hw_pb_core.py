@@ -1,0 +1,339 @@
+"""cocotb testbench for the protobuf core (rtl/hw_pb_core.v inside the generated wrapper
+heapwire_core), cocotb 2.x on Icarus Verilog.
+
+The pytest entry compiles a schema of the differential suite with the current CLI
+(`heapwire compile --rtl`; the engine files are then refreshed from rtl/, so the working
+tree's engine is what runs) and runs the cocotb tests below on heapwire_core with memory
+sizes derived as the Rust driver derives them (crates/rtl/src/lib.rs `sizes_for`: no
+input up to MAX_LEN bytes can hit `capacity`):
+  * scalars3.proto (proto3: every scalar kind, repeated packed/unpacked, maps, oneofs,
+    recursion), 64-bit pointers, 64-bit input and output words;
+  * proto2.proto (groups, closed enums, required, defaults, maps of closed enums) with
+    header words, 32-bit input / 128-bit output words;
+  * scalars3.proto with 32-bit pointers, 128-bit input / 256-bit output words.
+
+The testbench is the host (tbutil.CoreHost): input memory with one cycle of read latency
+and junk after the input, output memory filled with 0xA5 with byte-enabled writes and a
+read-first read port, random idle gaps, resets between some decodes, type-register
+writes. Messages come from the official `protobuf` package (the differential suite's
+seeded generator, tests/differential/hwdiff/gen.py) and mutations of them
+(hwdiff/mutate.py: truncation, bad lengths and wire types, over-long varints, field 0,
+bad UTF-8, group mismatches, deep nesting...). The oracle is the CPU engine
+(`heapwire decode`): the same image bytes, or the same error kind (crates/rtl ERROR_NAMES)
+and err_offset as its `<kind> at byte <offset>`. For generated messages the CPU engine's
+`--json` is also compared with the official library's MessageToJson.
+Knobs: HW_TB_SEED, HW_TB_THOROUGH=1 (about 5x more messages).
+"""
+
+import os
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import cocotb
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
+import hwsc
+from tbutil import (REPO, CoreHost, Rejected, compile_schema, first_difference, refresh_engine_copies, run_cocotb,
+                    run_heapwire, save_failing, seed_for, thorough)
+
+TB_DIR = Path(__file__).resolve().parent
+DIFF = REPO / "tests" / "differential"
+sys.path.insert(0, str(DIFF))
+from hwdiff import gen as hwgen, mutate as hwmut, schemas as hwschemas  # noqa: E402
+
+# error codes of the core (crates/rtl/src/lib.rs ERROR_NAMES)
+ERROR_NAMES = ["ok", "truncated", "varint_too_long", "field_number_zero", "invalid_wire_type", "length_past_end",
+               "depth_exceeded", "invalid_utf8", "group_mismatch", "packed_length", "missing_required",
+               "image_too_large", "bad_base", "capacity", "unsupported"]
+MAX_LEN = 2048  # longest input a build is sized for (less when the memories would get big, see max_len)
+MAX_DEPTH = 100
+SCALE = 5 if thorough() else 1
+
+
+def log2_ceil(v):
+    return 0 if v <= 1 else (v - 1).bit_length()
+
+
+def max_len(s: hwsc.Schema):
+    """The longest input (at most MAX_LEN) whose count and state memories stay at 2^14
+    entries: Icarus Verilog's compile time grows much faster than those memories (15 s
+    at 2^15 entries, 90 s at 2^16)."""
+    n = MAX_LEN
+    while n > 256 and max(sizes(s, 64, 64, n)[k] for k in ("CNT_BITS", "ST_BITS")) > 14:
+        n -= 64
+    return n
+
+
+def sizes(s: hwsc.Schema, in_w, out_w, n):
+    """Core parameters that never overflow for an n-byte input (crates/rtl/src/lib.rs
+    sizes_for, with the largest message as the root)."""
+    k = max([((m.size + 7) & ~7) // 2 + 8 for m in s.messages] + [16])
+    img = max((m.size + 7) & ~7 for m in s.messages) + n * k + 64
+    inst = n // 2 + 2
+    max_nc = max([sum(f.repeated for f in m.fields) + 1 for m in s.messages] + [1])
+    max_ns = max([sum(hwsc.is_message(f.kind) and not f.repeated for f in m.fields) + len(m.oneofs) for m in s.messages] + [1])
+    ib = max(log2_ceil(inst), 12)
+    return {"IN_WIDTH": in_w, "IN_ADDR_WIDTH": max(log2_ceil(-(-n // (in_w // 8)) + 1), 10),
+            "OUT_WIDTH": out_w, "OUT_ADDR_WIDTH": max(log2_ceil(-(-img // (out_w // 8))), 10),
+            "MAX_DEPTH": MAX_DEPTH, "INST_BITS": ib, "CNT_BITS": max(log2_ceil(inst * max_nc), 13),
+            "ST_BITS": max(log2_ceil(inst * max_ns), 13), "DROP_BITS": ib}
+
+
+# --------------------------------------------------------------------------- host driver
+
+
+class Host(CoreHost):
+    def __init__(self, dut, rng):
+        super().__init__(dut, rng)
+        self.s = hwsc.read(os.environ["HW_PB_HWSC"])
+        self.cli = ["--schema", os.environ["HW_PB_PROTO"], "-I", str(hwschemas.SCHEMA_DIR),
+                    *os.environ.get("HW_PB_OPTS", "").split()]
+        self.stats = Counter()
+
+    async def setup(self):
+        await super().setup(["root_msg", "type_wr_en", "type_wr_idx", "type_wr_data"])
+
+    async def write_reg(self, idx, value):
+        from cocotb.triggers import RisingEdge
+
+        d = self.dut
+        await RisingEdge(d.clk)
+        d.type_wr_en.value, d.type_wr_idx.value, d.type_wr_data.value = 1, idx, value
+        await RisingEdge(d.clk)
+        d.type_wr_en.value = 0
+        d.type_wr_idx.value, d.type_wr_data.value = self.rng.getrandbits(16), self.rng.getrandbits(64)
+
+    async def run(self, data, msg_idx, base):
+        code, off, size, _, omem = await self.run_core(
+            data, dict(in_len=len(data), root_msg=msg_idx, base=base), 100000 + 400 * len(data))
+        if code:
+            assert code < len(ERROR_NAMES), f"error code {code}"
+            return ERROR_NAMES[code], off
+        return "ok", self.image(omem, size)
+
+    def cpu(self, data, type_name, base):
+        try:
+            return "ok", run_heapwire(["decode", *self.cli, "--type", type_name, "--base", str(base)], data)
+        except Rejected as e:
+            return e.kind, e.offset
+
+    async def check(self, label, data, type_name, base):
+        mi = self.s.message_index(type_name)
+        want = self.cpu(data, type_name, base)
+        got = await self.run(data, mi, base)
+        if got != want:
+            path = save_failing(f"{os.environ.get('HW_PB_CFG', 'pb')}-{label}", data)
+            ctx = f"{label}: {type_name}, {len(data)} bytes {data[:40].hex()}{'...' if len(data) > 40 else ''}, base {base:#x} (input saved as {path})"
+            if want[0] == "ok" and got[0] == "ok":
+                raise AssertionError(f"{ctx}: {first_difference(got[1], want[1])}")
+            raise AssertionError(f"{ctx}: core {got[0]} {got[1] if got[0] != 'ok' else ''}, CPU engine {want[0]} {want[1] if want[0] != 'ok' else ''}")
+        self.stats[want[0]] += 1
+        return want
+
+
+def readers(s: hwsc.Schema):
+    proto = Path(os.environ["HW_PB_PROTO"]).name
+    names = {m.full_name for m in s.messages}
+    return [c.reader for c in hwschemas.CASES if c.schema == proto and c.reader == c.writer and c.reader in names]
+
+
+def random_base(rng, s):
+    hi = 28 if s.ptr == 4 else 40
+    return rng.choice([0, 8, 0x1000, rng.getrandbits(hi) * 8])
+
+
+def message(g, type_name):
+    """A generated message of at most the build's input length: (official message, bytes),
+    or (None, None) when 30 tries were all longer."""
+    limit = int(os.environ["HW_PB_MAXLEN"])
+    for _ in range(30):
+        m = g.message(type_name)
+        b = m.SerializePartialToString()  # required fields may be missing (not enforced)
+        if len(b) <= limit:
+            return m, b
+    return None, None
+
+
+async def start(dut, name):
+    h = Host(dut, random.Random(seed_for(name)))
+    await h.setup()
+    return h
+
+
+# --------------------------------------------------------------------------- tests
+
+
+@cocotb.test()
+async def test_generated_messages(dut):
+    """Random valid messages of every reader type; images identical to the CPU engine's;
+    the CPU engine's JSON equal to the official library's."""
+    h = await start(dut, "valid")
+    rng = h.rng
+    g = hwgen.Gen(seed_for("valid-gen"), huge_prob=0.0)
+    from hwdiff import harness, oracle
+    types = readers(h.s)
+    assert types, "no reader types for this schema"
+    for k in range(25 * SCALE):
+        t = types[k % len(types)]
+        msg, data = message(g, t)
+        if msg is None:
+            continue
+        want = await h.check(f"msg{k}", data, t, random_base(rng, h.s))
+        assert want[0] == "ok", f"msg{k}: a generated {t} was rejected by the CPU engine: {want}"
+        text = run_heapwire(["decode", *h.cli, "--type", t, "--json"], data).decode()
+        diff = harness.compare_json(oracle.official_json(msg), text)
+        assert diff is None, f"msg{k} {t}: heapwire --json vs MessageToJson: {diff}"
+        if rng.random() < 0.1:
+            await h.reset(rng.randrange(1, 4))
+        await h.idle(rng.choice([0, 0, 1, 3]))
+    dut._log.info("generated messages: %s", dict(h.stats))
+
+
+@cocotb.test()
+async def test_mutated_messages(dut):
+    """Mutations of generated messages (most must fail): the same verdict, error kind and
+    err_offset as the CPU engine, or the same image."""
+    h = await start(dut, "mutants")
+    rng = h.rng
+    g = hwgen.Gen(seed_for("mutants-gen"), huge_prob=0.0)
+    types = readers(h.s)
+    ops = Counter()
+    for k in range(40 * SCALE):
+        t = types[k % len(types)]
+        _, data = message(g, t)
+        _, other = message(g, t)
+        if data is None or other is None:
+            continue
+        mut = hwmut.Mutator(rng, [fd.number for fd in hwschemas.descriptor(t).fields])
+        op, bad = mut.mutate(data, other)
+        if len(bad) > int(os.environ["HW_PB_MAXLEN"]):
+            continue
+        ops[op.split("@")[0]] += 1
+        await h.check(f"mut{k}-{op}", bad, t, random_base(rng, h.s))
+        if rng.random() < 0.1:
+            await h.reset(rng.randrange(1, 4))
+        await h.idle(rng.choice([0, 0, 1, 2]))
+    dut._log.info("mutants: verdicts %s, operators %s", dict(h.stats), dict(ops))
+    assert sum(v for k, v in h.stats.items() if k != "ok") >= 5 * SCALE, f"too few rejections: {dict(h.stats)}"
+
+
+@cocotb.test()
+async def test_corner_cases(dut):
+    """Empty input, misaligned bases, field 0, bad wire types, over-long varints and tags,
+    truncated lengths, nesting just below and above MAX_DEPTH."""
+    h = await start(dut, "corners")
+    rng = h.rng
+    types = readers(h.s)
+    t = types[0]
+    g = hwgen.Gen(seed_for("corners-gen"), huge_prob=0.0)
+    _, data = message(g, t)
+    data = data or b""
+    cases = [
+        ("empty", b"", 0), ("empty at 8", b"", 8), ("misaligned base", data, 4), ("misaligned base 2", data, 0x1003),
+        ("field 0", b"\x00\x00", 0), ("field 0 varint", b"\x02\x00", 0), ("wire type 6", b"\x0e", 0),
+        ("wire type 7", b"\x0f\x00", 0), ("lone end group", b"\x0c", 0), ("tag 6 bytes", b"\x80\x80\x80\x80\x80\x01", 0),
+        ("tag above 2^32", b"\x80\x80\x80\x80\x10\x00", 0), ("varint 11 bytes", b"\x08" + b"\xff" * 10 + b"\x01", 0),
+        ("varint 10 bytes", b"\x08" + b"\xff" * 9 + b"\x01", 0), ("truncated varint", b"\x08\xff", 0),
+        ("length past end", b"\x7a\x05ab", 0), ("unknown length past end", b"\xfa\x07\x05ab", 0),
+        ("unknown fixed64 cut", b"\xf9\x07\x01\x02", 0), ("group never closed", b"\xfb\x07\x08\x01", 0),
+        ("big base", data, (1 << 32) - 8), ("huge base", data, (1 << 63)),
+    ]
+    for label, d, base in cases:
+        await h.check(label, d, t, base)
+        await h.idle(rng.randrange(3))
+    # two unknown groups with 5-byte tags nested in a repeated sub-message (hung the core
+    # with IN_WIDTH=32 at 3a19ea4)
+    if "hw.p2.Node" in types:
+        await h.check("nested 5-byte-tag groups", b"\x1a\x14" + bytes.fromhex("fbffffff0f") * 2 + bytes.fromhex("fcffffff0f") * 2,
+                      "hw.p2.Node", 0)
+    # nesting around MAX_DEPTH: unknown groups nested n deep
+    for n in (MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 2):
+        await h.check(f"groups {n} deep", hwmut.nested_groups(15, n), t, 0)
+    dut._log.info("corner cases: %s", dict(h.stats))
+
+
+@cocotb.test()
+async def test_type_registers(dut):
+    """Header words come from the type registers (schemas compiled with header words):
+    after writing a register, exactly the header words of that type change; writing the
+    reset value (the message index) back gives the CPU engine's image again."""
+    h = await start(dut, "regs")
+    if not h.s.header_words:
+        return
+    rng = h.rng
+    g = hwgen.Gen(seed_for("regs-gen"), huge_prob=0.0)
+    pw = h.s.ptr
+    for k in range(6 * SCALE):
+        t = rng.choice(readers(h.s))
+        mi = h.s.message_index(t)
+        _, data = message(g, t)
+        if data is None:
+            continue
+        base = random_base(rng, h.s)
+        value = rng.getrandbits(8 * pw) | 1 << (8 * pw - 1)  # never a message index
+        await h.write_reg(mi, value)
+        want = h.cpu(data, t, base)
+        got = await h.run(data, mi, base)
+        assert got[0] == want[0] == "ok", f"{t}: {got[0]} / CPU {want[0]}"
+        g_img, w_img = got[1], want[1]
+        assert len(g_img) == len(w_img), first_difference(g_img, w_img)
+        assert g_img[:pw] == value.to_bytes(pw, "little"), f"{t}: root header word {g_img[:pw].hex()}, register {value:#x}"
+        for i in range(0, len(w_img), 1):
+            if g_img[i] != w_img[i]:
+                j = i - i % pw
+                assert int.from_bytes(w_img[j:j + pw], "little") == mi and g_img[j:j + pw] == value.to_bytes(pw, "little"), \
+                    f"{t}: byte {i} differs and is not a header word of the type: {first_difference(g_img, w_img)}"
+        await h.write_reg(mi, mi)  # back to the reset value (rst does not reset the registers)
+        await h.check(f"register restored {k}", data, t, base)
+    dut._log.info("type registers: %d decodes", 6 * SCALE)
+
+
+@cocotb.test(skip=not os.environ.get("HW_PB_REPLAY"))
+async def test_replay(dut):
+    """HW_PB_REPLAY=FILE:TYPE:BASE (e.g. a saved failing input): that one decode only."""
+    path, type_name, base = os.environ["HW_PB_REPLAY"].rsplit(":", 2)
+    h = await start(dut, "replay")
+    await h.check("replay", Path(path).read_bytes(), type_name, int(base, 0))
+
+
+# --------------------------------------------------------------------------- pytest entry
+
+CONFIGS = {
+    # name: (schema, compile options, IN_WIDTH, OUT_WIDTH)
+    "scalars3": ("scalars3.proto", [], 64, 64),
+    "proto2_hdr": ("proto2.proto", ["--header-word"], 32, 128),
+    "scalars3_p32": ("scalars3.proto", ["--pointer-width", "32"], 128, 256),
+}
+
+
+def _build_and_test(cfg, testcase=None, width=None):
+    from tbutil import heapwire_bin
+
+    schema, opts, in_w, out_w = CONFIGS[cfg]
+    in_w, out_w = width or (in_w, out_w)
+    proto = DIFF / "schemas" / schema
+    gen = compile_schema(proto, TB_DIR / "sim_build" / cfg / "gen", extra=["-I", str(DIFF / "schemas"), *opts])
+    engine = ["hw_stream_reader.v", "hw_varint_decoder.v", "hw_utf8_check.v", "hw_pb_core.v"]
+    refresh_engine_copies(gen, engine)
+    s = hwsc.read(gen / f"{proto.stem}.hwsc")
+    n = max_len(s)
+    env = {"HW_PB_HWSC": str(gen / f"{proto.stem}.hwsc"), "HW_PB_PROTO": str(proto), "HW_PB_OPTS": " ".join(opts),
+           "HW_PB_CFG": cfg, "HW_PB_MAXLEN": str(n), "HEAPWIRE_BIN": heapwire_bin()}
+    run_cocotb(TB_DIR, "heapwire_core", [gen / name for name in engine] + [gen / f"{proto.stem}_core.gen.v"], cfg,
+               sizes(s, in_w, out_w, n), testcase=testcase, extra_env=env)
+
+
+@pytest.mark.parametrize("cfg", list(CONFIGS))
+def test_hw_pb_core(cfg):
+    _build_and_test(cfg)
+
+
+if __name__ == "__main__":
+    # python3 test_hw_pb_core.py [CONFIG [IN_WIDTH OUT_WIDTH]]; with HW_PB_REPLAY set, only that input
+    a = sys.argv[1:]
+    _build_and_test(a[0] if a else "scalars3", "test_replay" if os.environ.get("HW_PB_REPLAY") else None,
+                    (int(a[1]), int(a[2])) if len(a) > 2 else None)
