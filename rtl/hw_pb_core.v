@@ -96,10 +96,9 @@ module hw_pb_core #(
 localparam OB = OUT_WIDTH / 8;
 localparam OB_SHIFT = (OB == 32) ? 5 : (OB == 16) ? 4 : 3;
 localparam [31:0] OB_32 = OB;
-// one pass: output words of the root struct zeroed lazily (the rest at once), and log2
+// output words of one allocation zeroed lazily (the rest at once), and log2
 localparam RZW = 16;
 localparam RZB = 4;
-localparam [31:0] RZ_BYTES = RZW * OB;
 // byte mask of a pointer-width pair
 localparam [15:0] PAIR_MASK = (PTR_BYTES == 8) ? 16'hFFFF : 16'h00FF;
 // output memory capacity in bytes
@@ -165,7 +164,7 @@ localparam [6:0]
     S_PASS_END = 7'd43, S_REQ0 = 7'd44, S_REQ1 = 7'd45, S_REQ_W1 = 7'd46, S_REQ_W2 = 7'd47,
     S_DONE = 7'd49, S_ERR = 7'd50, S_HDR = 7'd51,
     S_EMIT_END2 = 7'd53, S_DROP1 = 7'd54, S_DROP2 = 7'd55, S_RESTRICT = 7'd56,
-    S_FROOT = 7'd57, S_SCAN = 7'd58, S_SCANPK = 7'd59, S_SEEK2 = 7'd61, S_BAIL = 7'd62;
+    S_FROOT = 7'd57, S_SCAN = 7'd58, S_SCANPK = 7'd59, S_RZF = 7'd60, S_SEEK2 = 7'd61, S_BAIL = 7'd62;
 
 // consume modes
 localparam [2:0] C_SKIP = 3'd0, C_COPYU = 3'd1, C_COPYS = 3'd2, C_UTF8 = 3'd3, C_EMIT = 3'd4;
@@ -249,11 +248,13 @@ reg        strict_reg = 1'b0, strict_next;
 // error found later)
 reg        u8pend_reg = 1'b0, u8pend_next;
 reg        cu8_reg = 1'b0, cu8_next;                // the string being copied is checked
-// one pass: the root struct's first RZW output words are zeroed lazily: a set bit of rz_need
-// = that word's root bytes (below rz_lim) are still to be zeroed, by the first write to the
-// word (its byte enables widened, its data is zero there) or in a cycle the port is idle
+// lazy zeroing of one allocation [rz_lo, rz_hi) (write pass: the root struct in one pass,
+// new arrays and structs): bit i of rz_need = output word rz_base + i still holds bytes
+// of it to be zeroed, by the first write to the word (its byte enables widened; the data
+// is zero there) or in a cycle the image port is idle. One allocation at a time.
 reg [RZW-1:0] rz_need_reg = {RZW{1'b0}}, rz_need_next;
-reg [31:0] rz_lim_reg = 32'd0, rz_lim_next;
+reg [39:0] rz_lo_reg = 40'd0, rz_lo_next;
+reg [39:0] rz_hi_reg = 40'd0, rz_hi_next;
 // the root struct [0, rs8) is zeroed during the pre-pass (its image port is idle), up to bz_a
 reg [31:0] rs8_reg = 32'd0, rs8_next;
 reg [39:0] bz_a_reg = 40'd0, bz_a_next;
@@ -538,7 +539,7 @@ wire [31:0] u8f_at = u8f_reg ? u8f_off_reg : s_p_reg;
 // ---------------------------------------------------------------- next-state logic
 reg        rz_hit;                     // this cycle's write also zeroes root word rz_idx
 reg [RZB-1:0] rz_idx;
-integer    k2, k3;
+integer    k2, k3, k4;
 reg [39:0] tmp40;
 reg [31:0] tmp32;
 /* verilator lint_off UNUSEDSIGNAL */
@@ -681,6 +682,47 @@ task fail;
     end
 endtask
 
+// words still to be zeroed
+reg [RZB:0] rz_count;
+always @* begin
+    rz_count = {(RZB+1){1'b0}};
+    for (k4 = 0; k4 < RZW; k4 = k4 + 1) rz_count = rz_count + {{RZB{1'b0}}, rz_need_reg[k4]};
+end
+
+// a byte of the lazily zeroed allocation that is still to be zeroed (reads as zero)
+function rz_pending;
+    input [39:0] a;
+    reg [39:0] w;
+    begin
+        w = {{OB_SHIFT{1'b0}}, a[39:OB_SHIFT] - rz_lo_reg[39:OB_SHIFT]};
+        rz_pending = a >= rz_lo_reg && a < rz_hi_reg && w < RZW && rz_need_reg[w[RZB-1:0]];
+    end
+endfunction
+
+// zero [a, a+n) lazily when it spans at most RZW output words: at once if nothing else is
+// pending, else after the pending words (S_RZF) when they are fewer than its words; else at
+// once (S_ZERO). Then continue at ret.
+task zero_lazy;
+    input [39:0] a;
+    input [39:0] n;
+    input [6:0] ret;
+    begin
+        if (rz_need_reg != {RZW{1'b0}} && {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n <= RZW * OB
+                && {{(40-RZB-1){1'b0}}, rz_count} * OB < {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n) begin
+            za_next = a; ze_next = a + n; zret_next = ret;
+            state_next = S_RZF;
+        end else if (rz_need_reg == {RZW{1'b0}} && {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n <= RZW * OB) begin
+            rz_lo_next = a;
+            rz_hi_next = a + n;
+            for (k3 = 0; k3 < RZW; k3 = k3 + 1)
+                rz_need_next[k3] = n != 40'd0 && k3 * OB < {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n;
+            state_next = ret;
+        end else begin
+            zero(a, n, ret);
+        end
+    end
+endtask
+
 // start zeroing [a, a+n) then continue at ret
 task zero;
     input [39:0] a;
@@ -753,7 +795,7 @@ always @* begin
     u8skip_next = u8skip_reg; strict_next = strict_reg;
     u8pend_next = 1'b0; u8f_next = u8f_reg; u8f_off_next = u8f_off_reg;
     cu8_next = cu8_reg; rs8_next = rs8_reg; bz_a_next = bz_a_reg;
-    rz_need_next = rz_need_reg; rz_lim_next = rz_lim_reg;
+    rz_need_next = rz_need_reg; rz_lo_next = rz_lo_reg; rz_hi_next = rz_hi_reg;
     if (u8_bad_now && !u8f_reg) begin
         u8f_next = 1'b1;
         u8f_off_next = s_p_reg;
@@ -1067,8 +1109,7 @@ always @* begin
                 top_next = top_reg + {8'd0, mb_size8};
                 img_wr(fat, base_reg + {24'd0, top_reg}, PW4);
                 // zero the struct, then the header, then the instance
-                za_next = top_reg; ze_next = top_reg + {8'd0, mb_size8}; zret_next = S_AFTER_STRUCT;
-                state_next = S_ZERO;
+                zero_lazy(top_reg, {8'd0, mb_size8}, S_AFTER_STRUCT);
             end
         end
     end
@@ -1334,9 +1375,9 @@ always @* begin
                     elem_next = top_reg;
                     if (sret_reg == S_MSG3 && HEADER_WORDS == 0) begin
                         c_off_next = top_reg;
-                        zero(top_reg, tmp40, S_NI);
+                        zero_lazy(top_reg, tmp40, S_NI);
                     end else begin
-                        zero(top_reg, tmp40, sret_reg);
+                        zero_lazy(top_reg, tmp40, sret_reg);
                     end
                 end else begin
                     img_wr(ne_at_reg, base_reg + {24'd0, top_reg}, PW4);
@@ -1420,7 +1461,7 @@ always @* begin
         tmp40 = soff40 + {8'd0, ma_hasoff} + {27'd0, f_pidx[15:5], 2'b00} + {37'd0, f_pidx[4:3]};
         tmp64 = rd_lane >> (8 * tmp40[2:0]);
         // (a root word still to be zeroed reads as zero)
-        if (tmp40[39:OB_SHIFT] < RZW && rz_need_reg[tmp40[OB_SHIFT +: RZB]]) tmp64 = 64'd0;
+        if (rz_pending(tmp40)) tmp64 = 64'd0;
         img_wr(tmp40, {56'd0, tmp64[7:0] | (8'd1 << f_pidx[2:0])}, 4'd1);
         state_next = sret_reg;
     end
@@ -1539,10 +1580,7 @@ always @* begin
             fail(E_CAPACITY, 32'd0);
         end else begin
             top_next = {8'd0, mb_size8};
-            rz_lim_next = mb_size8;
-            for (k3 = 0; k3 < RZW; k3 = k3 + 1) rz_need_next[k3] = k3 * OB < mb_size8;
-            if (mb_size8 > RZ_BYTES) zero({8'd0, RZ_BYTES}, {8'd0, mb_size8 - RZ_BYTES}, S_AFTER_STRUCT);
-            else state_next = S_AFTER_STRUCT;
+            zero_lazy(40'd0, {8'd0, mb_size8}, S_AFTER_STRUCT);
         end
     end
     S_SCAN: begin
@@ -1594,6 +1632,10 @@ always @* begin
                 if (tmp32 == vend_reg - pos) state_next = S_SCAN;
             end
         end
+    end
+    S_RZF: begin
+        // the pending lazily zeroed words go out (idle-port zeroing), then [za, ze) lazily
+        if (rz_need_reg == {RZW{1'b0}}) zero_lazy(za_reg, ze_reg - za_reg, zret_reg);
     end
     S_SEEK2: begin
         // (the reader restarted last cycle) skip to the tag the scan began at
@@ -1647,12 +1689,14 @@ always @* begin
     rz_hit = 1'b0; rz_idx = {RZB{1'b0}};
     if (rz_need_reg != {RZW{1'b0}} && !o_we && !o_re && state_reg != S_SP_W1 && state_reg != S_SP_W2) begin
         for (k3 = RZW - 1; k3 >= 0; k3 = k3 - 1) if (rz_need_reg[k3]) rz_idx = k3[RZB-1:0];
-        o_we = 1'b1; o_wa = {{(40-RZB-OB_SHIFT){1'b0}}, rz_idx, {OB_SHIFT{1'b0}}}; o_wz = 1'b1; o_wz_n = 0;
+        o_we = 1'b1; o_wa = {rz_lo_reg[39:OB_SHIFT] + {{(40-OB_SHIFT-RZB){1'b0}}, rz_idx}, {OB_SHIFT{1'b0}}};
+        o_wz = 1'b1; o_wz_n = 0;
     end
-    // a write to a root word still to be zeroed zeroes its root bytes too
-    if (o_we && o_wa[39:OB_SHIFT] < RZW && rz_need_reg[o_wa[OB_SHIFT +: RZB]]) begin
+    // a write to a word still to be zeroed zeroes the allocation's bytes there too
+    tmp40 = {{OB_SHIFT{1'b0}}, o_wa[39:OB_SHIFT] - rz_lo_reg[39:OB_SHIFT]};
+    if (o_we && tmp40 < RZW && rz_need_reg[tmp40[RZB-1:0]]) begin
         rz_hit = 1'b1;
-        rz_idx = o_wa[OB_SHIFT +: RZB];
+        rz_idx = tmp40[RZB-1:0];
         rz_need_next[rz_idx] = 1'b0;
     end
 
@@ -1698,10 +1742,13 @@ generate
         assign o_wbe_ext = {{(OUT_WIDTH/8-8){1'b0}}, o_wbe};
     end
 endgenerate
-// the root bytes (below rz_lim) of root word rz_idx
+// the bytes of the lazily zeroed allocation in its word rz_idx
 reg  [OB-1:0] rz_mask;
+reg  [39:0]   rz_wbyte;
 always @* begin
-    for (k2 = 0; k2 < OB; k2 = k2 + 1) rz_mask[k2] = {{(32-RZB){1'b0}}, rz_idx} * OB_32 + k2 < rz_lim_reg;
+    rz_wbyte = {rz_lo_reg[39:OB_SHIFT] + {{(40-OB_SHIFT-RZB){1'b0}}, rz_idx}, {OB_SHIFT{1'b0}}};
+    for (k2 = 0; k2 < OB; k2 = k2 + 1)
+        rz_mask[k2] = rz_wbyte + {8'd0, k2[31:0]} >= rz_lo_reg && rz_wbyte + {8'd0, k2[31:0]} < rz_hi_reg;
 end
 // zero writes: o_wz_n bytes from the byte lane of o_wa
 /* verilator lint_off UNUSEDSIGNAL */
@@ -1773,7 +1820,7 @@ always @(posedge clk) begin
     dr_pslot_reg <= dr_pslot_next; dr_inst_reg <= dr_inst_next; dr_cb_reg <= dr_cb_next; dr_sb_reg <= dr_sb_next;
     u8f_off_reg <= u8f_off_next;
     cu8_reg <= cu8_next; rs8_reg <= rs8_next; bz_a_reg <= bz_a_next;
-    rz_need_reg <= rz_need_next; rz_lim_reg <= rz_lim_next;
+    rz_need_reg <= rz_need_next; rz_lo_reg <= rz_lo_next; rz_hi_reg <= rz_hi_next;
     ebuf_reg <= ebuf_next; ni_k_reg <= ni_k_next; req_id_reg <= req_id_next; req_w_reg <= req_w_next;
 
     o_wa_reg <= o_wa[OB_SHIFT +: OUT_ADDR_WIDTH];
