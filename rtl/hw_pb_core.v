@@ -164,7 +164,7 @@ localparam [6:0]
     S_PASS_END = 7'd43, S_REQ0 = 7'd44, S_REQ1 = 7'd45, S_REQ_W1 = 7'd46, S_REQ_W2 = 7'd47,
     S_DONE = 7'd49, S_ERR = 7'd50, S_HDR = 7'd51,
     S_EMIT_END2 = 7'd53, S_DROP1 = 7'd54, S_DROP2 = 7'd55, S_RESTRICT = 7'd56,
-    S_FROOT = 7'd57, S_SCAN = 7'd58, S_SCANPK = 7'd59, S_RZF = 7'd60, S_SEEK2 = 7'd61, S_BAIL = 7'd62;
+    S_FROOT = 7'd57, S_SCAN = 7'd58, S_SCANPK = 7'd59, S_RZF = 7'd60, S_BAIL = 7'd62;
 
 // consume modes
 localparam [2:0] C_SKIP = 3'd0, C_COPYU = 3'd1, C_COPYS = 3'd2, C_UTF8 = 3'd3, C_EMIT = 3'd4;
@@ -184,6 +184,9 @@ reg [31:0] fr_pslot_reg = 32'd0, fr_pslot_next;    // map entries: the parent's 
 reg        fr_scan_reg = 1'b0, fr_scan_next;        // one pass: the instance's counts are scanned
 reg        fast_reg = 1'b0, fast_next;              // one pass (ONE_PASS) under way
 reg [31:0] scan_pos_reg = 32'd0, scan_pos_next;    // one pass: where the scan began (the tag to redo)
+// one pass: an instance with at most 16 count slots gets them initialised by its scan, on
+// their first update (bit k: slot k updated in this scan); untouched slots are never read
+reg [15:0] sc_seen_reg = 16'd0, sc_seen_next;
 reg [31:0] ndrop_reg = 32'd0, ndrop_next;
 reg [31:0] drop_lim_reg = 32'd0, drop_lim_next;        // entries the pre-pass dropped          // dropped map entries (pre-pass) / consumed (write pass)
 reg [31:0] dr_start_reg = 32'd0, dr_start_next;    // the entry being dropped: start, end, parent slot,
@@ -320,7 +323,8 @@ wire        rdr_past, rdr_eof, rdr_at_end, rdr_past_sticky;
 wire [31:0] rdr_rem;
 /* verilator lint_on UNUSEDSIGNAL */
 
-hw_stream_reader #(.DATA_WIDTH(IN_WIDTH), .ADDR_WIDTH(IN_ADDR_WIDTH), .WIN_BYTES(16), .FAST_FLUSH(1)) rdr (
+hw_stream_reader #(.DATA_WIDTH(IN_WIDTH), .ADDR_WIDTH(IN_ADDR_WIDTH), .WIN_BYTES(16), .FAST_FLUSH(1),
+    .BACK_SKIP(1)) rdr (
     .clk(clk), .rst(rst), .start(rdr_start), .in_len(in_len_reg),
     .mem_rd_en(in_rd_en), .mem_addr(in_addr), .mem_rd_data(in_rd_data),
     .rd_valid(sk_en), .rd_ready(rdr_ready), .rd_skip(1'b1), .rd_size(2'd0), .rd_skip_len(sk_len),
@@ -536,6 +540,15 @@ wire        u8_bad_now = u8pend_reg && (u8_bad || u8_mid);
 wire        u8f_any = u8f_reg || u8_bad_now;
 wire [31:0] u8f_at = u8f_reg ? u8f_off_reg : s_p_reg;
 
+// a new instance of message mb gets its count and fill slots cleared at S_NI/S_NI_INIT:
+// in the pre-pass, and in one pass when its scan will not (more than 16 slots)
+wire       ni_cnt_init = !pass_reg || (fast_reg && mb_nc > 8'd16);
+// write pass: a new element's instance can be made in S_NE0 (nothing to initialise)
+wire       ni_direct = pass_reg && !ni_cnt_init && mb_ns == 8'd0;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [7:0] uslot_k = ma_nc - 8'd1;           // the unknown-bytes slot within the instance
+/* verilator lint_on UNUSEDSIGNAL */
+
 // ---------------------------------------------------------------- next-state logic
 reg        rz_hit;                     // this cycle's write also zeroes root word rz_idx
 reg [RZB-1:0] rz_idx;
@@ -672,6 +685,23 @@ task pass_end;
     end
 endtask
 
+// one pass, the scan: count slot a (slot so of the instance) gains inc; the first update
+// in this scan of a slot not initialised at S_NI initialises it (and its fill slot)
+task scan_add;
+    input [3:0]  so;
+    input [31:0] a;
+    input [31:0] old;
+    input [31:0] inc;
+    begin
+        cnt_we = 1'b1; cnt_wa = a; cnt_wd = old + inc;
+        if (ma_nc <= 8'd16 && !sc_seen_reg[so]) begin
+            cnt_wd = inc;
+            fil_we = 1'b1; fil_wa = a; filn_wd = 32'd0; fila_wd = 40'd0;
+            sc_seen_next[so] = 1'b1;
+        end
+    end
+endtask
+
 task fail;
     input [7:0] code;
     input [31:0] at;
@@ -723,6 +753,46 @@ task zero_lazy;
     end
 endtask
 
+// a new instance of message c_msg at off (S_NI, or at once from S_NE0): numbered, its
+// slots initialised (S_NI_INIT when there is more than one count slot to clear or any state
+// slot), then entered
+task new_inst;
+    input [39:0] off;
+    begin
+        if ((!pass_reg || fast_reg) && (ninst_reg >= INST_N_32 || nextc_reg + {24'd0, mb_nc} > CNT_N_32
+                || nexts_reg + {24'd0, mb_ns} > ST_N_32)) begin
+            fail(E_CAPACITY, t_pos_reg);
+        end else begin
+            c_id_next = ninst_reg;
+            if (!pass_reg && c_root_reg) rs8_next = mb_size8;
+            if (!pass_reg || fast_reg) begin
+                im_we = 1'b1; im_wa = ninst_reg; im_msg_wd = c_msg_reg;
+                im_cb_wd = nextc_reg; im_sb_wd = nexts_reg;
+            end
+            if (pass_reg) begin
+                imw_we = 1'b1; imw_wa = ninst_reg; im_off_wd = off; im_start_wd = t_pos_reg;
+            end
+            ninst_next = ninst_reg + 32'd1;
+            nextc_next = nextc_reg + {24'd0, mb_nc};
+            nexts_next = nexts_reg + {24'd0, mb_ns};
+            // the parent's state slot remembers a singular child
+            if (!c_root_reg && !f_rep) begin
+                st_we = 1'b1; st_wa = sslot; st_wd = ninst_reg;
+            end
+            ni_k_next = 32'd0;
+            state_next = S_NI_INIT;
+            if ((!ni_cnt_init || mb_nc == 8'd1) && mb_ns == 8'd0) begin
+                // (both passes number instances alike, so nextc/nexts are its bases)
+                if (ni_cnt_init) begin
+                    cnt_we = 1'b1; cnt_wa = nextc_reg; cnt_wd = 32'd0;
+                    fil_we = 1'b1; fil_wa = nextc_reg; filn_wd = 32'd0; fila_wd = 40'd0;
+                end
+                enter(ninst_reg, nextc_reg, nexts_reg, off);
+            end
+        end
+    end
+endtask
+
 // start zeroing [a, a+n) then continue at ret
 task zero;
     input [39:0] a;
@@ -754,12 +824,14 @@ wire [6:0] after_val = pk_reg ? S_ELEM : S_TAG;
 // after a new struct is placed: its header word (if any), then the new instance
 localparam [6:0] S_AFTER_STRUCT = (HEADER_WORDS != 0) ? S_ROOT2 : S_NI;
 
+/* verilator lint_off UNUSEDSIGNAL */
 // push the current frame (unless root) and enter the child: instance id, count base,
-// state base (S_ENTER, or S_NI for an instance with nothing to initialise)
+// state base, struct offset (S_ENTER, or S_NI for an instance with nothing to initialise)
 task enter;
     input [31:0] id;
     input [31:0] cb;
     input [31:0] sb;
+    input [39:0] off;
     begin
         if (!c_root_reg) begin
             stk_we = 1'b1; stk_wa = depth_reg[STK_BITS-1:0] - 1;
@@ -767,13 +839,14 @@ task enter;
                       fr_start_reg, fr_pslot_reg, fr_scan_reg};
         end
         depth_next = depth_reg + 32'd1;
-        fr_msg_next = c_msg_reg; fr_inst_next = id; fr_off_next = c_off_reg[31:0];
+        fr_msg_next = c_msg_reg; fr_inst_next = id; fr_off_next = off[31:0];
         fr_end_next = c_end_reg; fr_grp_next = c_grp_reg; fr_cb_next = cb; fr_sb_next = sb;
         fr_start_next = t_pos_reg; fr_pslot_next = cslot; fr_scan_next = 1'b0;
         c_root_next = 1'b0;
         state_next = S_TAG;
     end
 endtask
+/* verilator lint_on UNUSEDSIGNAL */
 
 always @* begin
     state_next = state_reg;
@@ -801,7 +874,8 @@ always @* begin
         u8f_off_next = s_p_reg;
     end
     fr_start_next = fr_start_reg; fr_pslot_next = fr_pslot_reg;
-    fr_scan_next = fr_scan_reg; fast_next = fast_reg; scan_pos_next = scan_pos_reg; ndrop_next = ndrop_reg; drop_lim_next = drop_lim_reg;
+    fr_scan_next = fr_scan_reg; fast_next = fast_reg; scan_pos_next = scan_pos_reg;
+    sc_seen_next = sc_seen_reg; ndrop_next = ndrop_reg; drop_lim_next = drop_lim_reg;
     dr_start_next = dr_start_reg; dr_end_next = dr_end_reg; dr_pslot_next = dr_pslot_reg;
     dr_inst_next = dr_inst_reg; dr_cb_next = dr_cb_reg; dr_sb_next = dr_sb_reg;
 
@@ -838,42 +912,12 @@ always @* begin
 
     // ------------------------------------------------------------ new instance
     S_NI: begin
-        if ((!pass_reg || fast_reg) && (ninst_reg >= INST_N_32 || nextc_reg + {24'd0, mb_nc} > CNT_N_32
-                || nexts_reg + {24'd0, mb_ns} > ST_N_32)) begin
-            fail(E_CAPACITY, t_pos_reg);
-        end else begin
-            c_id_next = ninst_reg;
-            if (!pass_reg && c_root_reg) rs8_next = mb_size8;
-            if (!pass_reg || fast_reg) begin
-                im_we = 1'b1; im_wa = ninst_reg; im_msg_wd = c_msg_reg;
-                im_cb_wd = nextc_reg; im_sb_wd = nexts_reg;
-            end
-            if (pass_reg) begin
-                imw_we = 1'b1; imw_wa = ninst_reg; im_off_wd = c_off_reg; im_start_wd = t_pos_reg;
-            end
-            ninst_next = ninst_reg + 32'd1;
-            nextc_next = nextc_reg + {24'd0, mb_nc};
-            nexts_next = nexts_reg + {24'd0, mb_ns};
-            // the parent's state slot remembers a singular child
-            if (!c_root_reg && !f_rep) begin
-                st_we = 1'b1; st_wa = sslot; st_wd = ninst_reg;
-            end
-            ni_k_next = 32'd0;
-            state_next = S_NI_INIT;
-            if (((pass_reg && !fast_reg) || mb_nc == 8'd1) && mb_ns == 8'd0) begin
-                // (both passes number instances alike, so nextc/nexts are its bases)
-                if (!pass_reg || fast_reg) begin
-                    cnt_we = 1'b1; cnt_wa = nextc_reg; cnt_wd = 32'd0;
-                    fil_we = 1'b1; fil_wa = nextc_reg; filn_wd = 32'd0; fila_wd = 40'd0;
-                end
-                enter(ninst_reg, nextc_reg, nexts_reg);
-            end
-        end
+        new_inst(c_off_reg);
     end
     S_NI_INIT: begin
         // counts and fill counts to 0 (pre-pass), state slots to NONE / 0 (both passes)
         if (ni_k_reg < {24'd0, mb_nc}) begin
-            if (!pass_reg || fast_reg) begin
+            if (ni_cnt_init) begin
                 cnt_we = 1'b1; cnt_wa = im_cb_q + ni_k_reg; cnt_wd = 32'd0;
                 fil_we = 1'b1; fil_wa = im_cb_q + ni_k_reg; filn_wd = 32'd0; fila_wd = 40'd0;
             end
@@ -883,12 +927,12 @@ always @* begin
             st_wd = (ni_k_reg < {24'd0, mb_nms}) ? 32'hFFFFFFFF : 32'd0;
         end
         ni_k_next = ni_k_reg + 32'd1;
-        if (((pass_reg && !fast_reg) || ni_k_reg + 32'd1 >= {24'd0, mb_nc}) && ni_k_reg + 32'd1 >= {24'd0, mb_ns})
+        if ((!ni_cnt_init || ni_k_reg + 32'd1 >= {24'd0, mb_nc}) && ni_k_reg + 32'd1 >= {24'd0, mb_ns})
             state_next = S_ENTER;
     end
     S_ENTER: begin
         // push the current frame (unless root) and enter the child c_id
-        enter(c_id_reg, im_cb_q, im_sb_q);
+        enter(c_id_reg, im_cb_q, im_sb_q, c_off_reg);
     end
 
     // ------------------------------------------------------------ tag dispatch
@@ -947,6 +991,7 @@ always @* begin
                     state_next = S_BAIL;
                 end else begin
                     scan_pos_next = pos;
+                    sc_seen_next = 16'd0;
                     state_next = S_SCAN;
                 end
             end else if (f_hit && (tag_wt == f_kwt || (tag_wt == 3'd2 && f_rep && f_packable))
@@ -1376,6 +1421,7 @@ always @* begin
                     if (sret_reg == S_MSG3 && HEADER_WORDS == 0) begin
                         c_off_next = top_reg;
                         zero_lazy(top_reg, tmp40, S_NI);
+                        if (state_next == S_NI && ni_direct) new_inst(top_reg);
                     end else begin
                         zero_lazy(top_reg, tmp40, sret_reg);
                     end
@@ -1394,6 +1440,7 @@ always @* begin
             if (sret_reg == S_MSG3 && HEADER_WORDS == 0) begin
                 c_off_next = tmp40;
                 state_next = S_NI;
+                if (ni_direct) new_inst(tmp40);
             end
         end
     end
@@ -1587,17 +1634,16 @@ always @* begin
         // count the instance's repeated elements and unknown bytes from here to its end,
         // one field a cycle (classified as S_TAG does); anything else falls back
         if (pos >= fr_end_reg) begin
-            // back to the tag the scan began at: restart the reader now, skip to it next
-            rdr_restart = 1'b1;
-            state_next = S_SEEK2;
+            // back to the tag the scan began at (a backward skip)
+            sk_en = 1'b1; sk_len = scan_pos_reg - pos;
+            fr_scan_next = 1'b1;
+            state_next = S_TAG;
         end else if (tag_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd3 && tag_wt != 3'd4 && sc_ok) begin
             t_num_next = tag_num;
             sk_en = 1'b1; sk_len = vd_len32 + sc_vlen;
             if (f_hit && tag_wt == f_kwt) begin
                 if (f_closed || f_kind == K_GROUP) state_next = S_BAIL;
-                else if (f_rep) begin
-                    cnt_we = 1'b1; cnt_wa = cslot; cnt_wd = cnt_q_c + 32'd1;
-                end
+                else if (f_rep) scan_add(f_slot[3:0], cslot, cnt_q_c, 32'd1);
             end else if (f_hit && tag_wt == 3'd2 && f_rep && f_packable) begin
                 if (f_closed) begin
                     state_next = S_BAIL;
@@ -1607,11 +1653,10 @@ always @* begin
                     state_next = S_SCANPK;
                 end else begin
                     // (a length that is not a multiple fails in the write pass)
-                    cnt_we = 1'b1; cnt_wa = cslot;
-                    cnt_wd = cnt_q_c + ((f_kwt == 3'd5) ? v2_val[33:2] : v2_val[34:3]);
+                    scan_add(f_slot[3:0], cslot, cnt_q_c, (f_kwt == 3'd5) ? v2_val[33:2] : v2_val[34:3]);
                 end
             end else begin
-                cnt_we = 1'b1; cnt_wa = uslot; cnt_wd = cnt_q_u + vd_len32 + sc_vlen;
+                scan_add(uslot_k[3:0], uslot, cnt_q_u, vd_len32 + sc_vlen);
             end
         end else if (wav32 >= 32'd16 || wav32 >= brem) begin
             state_next = S_BAIL;
@@ -1628,7 +1673,7 @@ always @* begin
                 state_next = S_BAIL;   // the run ends inside a varint (the write pass fails)
             end else begin
                 sk_en = 1'b1; sk_len = tmp32;
-                cnt_we = 1'b1; cnt_wa = cslot; cnt_wd = cnt_q_c + {27'd0, ends_in(win, tmp32[4:0])};
+                scan_add(f_slot[3:0], cslot, cnt_q_c, {27'd0, ends_in(win, tmp32[4:0])});
                 if (tmp32 == vend_reg - pos) state_next = S_SCAN;
             end
         end
@@ -1636,12 +1681,6 @@ always @* begin
     S_RZF: begin
         // the pending lazily zeroed words go out (idle-port zeroing), then [za, ze) lazily
         if (rz_need_reg == {RZW{1'b0}}) zero_lazy(za_reg, ze_reg - za_reg, zret_reg);
-    end
-    S_SEEK2: begin
-        // (the reader restarted last cycle) skip to the tag the scan began at
-        sk_en = 1'b1; sk_len = scan_pos_reg;
-        fr_scan_next = 1'b1;
-        state_next = S_TAG;
     end
     S_BAIL: begin
         // one pass given up: the two passes from the start
@@ -1815,7 +1854,7 @@ always @(posedge clk) begin
     c_end_reg <= c_end_next; c_grp_reg <= c_grp_next; c_id_reg <= c_id_next; c_new_reg <= c_new_next;
     c_root_reg <= c_root_next; sw_reg <= sw_next; gdepth_reg <= gdepth_next; sk_wt_reg <= sk_wt_next;
     fr_start_reg <= fr_start_next; fr_pslot_reg <= fr_pslot_next;
-    fr_scan_reg <= fr_scan_next; scan_pos_reg <= scan_pos_next; ndrop_reg <= ndrop_next;
+    fr_scan_reg <= fr_scan_next; scan_pos_reg <= scan_pos_next; sc_seen_reg <= sc_seen_next; ndrop_reg <= ndrop_next;
     drop_lim_reg <= drop_lim_next; dr_start_reg <= dr_start_next; dr_end_reg <= dr_end_next;
     dr_pslot_reg <= dr_pslot_next; dr_inst_reg <= dr_inst_next; dr_cb_reg <= dr_cb_next; dr_sb_reg <= dr_sb_next;
     u8f_off_reg <= u8f_off_next;

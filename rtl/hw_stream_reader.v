@@ -57,7 +57,10 @@ module hw_stream_reader #(
     parameter WIN_BYTES = 16,
     // 1 = a SKIP beyond the buffer requests the new position's word in the same cycle
     // (readable 2 cycles later instead of 3; mem_addr then depends on rd_skip_len).
-    parameter FAST_FLUSH = 0
+    parameter FAST_FLUSH = 0,
+    // 1 = a SKIP whose rd_skip_len has bit 31 set goes BACK 2^32 - rd_skip_len bytes (the
+    // consumer keeps it within the stream; streams are then below 2 GiB).
+    parameter BACK_SKIP = 0
 ) (
     input  wire                     clk,
     input  wire                     rst,            // synchronous, active high
@@ -144,11 +147,12 @@ reg                    past_end_reg = 1'b0, past_end_next;
 wire [3:0]  need = 4'd1 << rd_size;                          // READ size in bytes
 // READ runs past the end: rem < need (need <= 8)
 wire        read_past = (rem_reg[31:4] == 28'd0) && (rem_reg[3:0] < need);
-wire        skip_past = rd_skip_len > rem_reg;
+wire        skip_back = (BACK_SKIP != 0) && rd_skip_len[31];
+wire        skip_past = !skip_back && rd_skip_len > rem_reg;
 wire        op_past = rd_skip ? skip_past : read_past;
 wire        read_buffered = {{CNT_WIDTH{1'b0}}, need} <= {4'd0, cnt_reg};
 // SKIP that stays within the buffered bytes
-wire        skip_near = rd_skip_len <= {{32-CNT_WIDTH{1'b0}}, cnt_reg};
+wire        skip_near = !skip_back && rd_skip_len <= {{32-CNT_WIDTH{1'b0}}, cnt_reg};
 
 assign rd_ready    = !start && (rd_skip || read_past || read_buffered);
 assign rd_past_end = op_past;
