@@ -161,7 +161,8 @@ async def test_expression_trees(dut):
     paper = og_model.serialize(m, og_model.paper_tree(m))
     assert len(paper) == 54
     assert await h.check("paper", paper, node, base=0x10000) == "ok"
-    ns = [1, 2, 3, 7, 8, 31, 127] + ([rng.randrange(1, 300) for _ in range(4)] if thorough() else [])
+    most = ((1 << OBJ_BITS) - 1) // 2  # 2n+1 objects must fit the object-pointer table
+    ns = [1, 2, 3, 7, 8, 31, 127, most] + ([rng.randrange(1, most + 1) for _ in range(4)] if thorough() else [])
     for n in ns:
         w = og_model.serialize(m, og_model.chain(m, n))
         assert len(w) == 21 * n + 12
