@@ -20,7 +20,7 @@ declare -A LINT_PARAMS=(
   [hw_zigzag]="-GWIDTH=32"
   [hw_varint_decoder]="-GAVAIL_WIDTH=4"
   [hw_utf8_check]="-GLANES=1 -GLANES=16"
-  [hw_pb_core]="-GOUT_WIDTH=128 -GIN_WIDTH=32:-GOUT_WIDTH=256 -GMAX_DEPTH=4:-GINST_BITS=4"
+  [hw_pb_core]="-GOUT_WIDTH=128 -GIN_WIDTH=32:-GOUT_WIDTH=256 -GMAX_DEPTH=4:-GINST_BITS=4 -GONE_PASS=0:-GOUT_WIDTH=256"
   [hw_og_core]="-GOUT_WIDTH=64 -GOUT_WIDTH=128:-GIN_WIDTH=32:-GOBJ_BITS=12 -GIN_WIDTH=128:-GOUT_WIDTH=256"
 )
 # Modules linted inside a bigger top: top module and extra files.

@@ -286,7 +286,8 @@ module heapwire_core #(
     parameter INST_BITS = 10,       // log2 message instances per input
     parameter CNT_BITS = 11,        // log2 count-memory entries
     parameter ST_BITS = 11,         // log2 state-memory entries
-    parameter DROP_BITS = 8         // log2 dropped-map-entry list entries
+    parameter DROP_BITS = 8,        // log2 dropped-map-entry list entries
+    parameter ONE_PASS = 1          // 1 = one pass first, two passes when needed; 0 = always two
 ) (
     input  wire clk, input wire rst,
     input  wire start, input wire [31:0] in_len, input wire [15:0] root_msg, input wire [63:0] base,
@@ -300,7 +301,7 @@ module heapwire_core #(
 );
 hw_pb_core #(
     .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH),
-    .MAX_DEPTH(MAX_DEPTH), .INST_BITS(INST_BITS), .CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS), .DROP_BITS(DROP_BITS),
+    .MAX_DEPTH(MAX_DEPTH), .INST_BITS(INST_BITS), .CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS), .DROP_BITS(DROP_BITS), .ONE_PASS(ONE_PASS),
     .PTR_BYTES(8), .HEADER_WORDS(0), .NUM_MSGS(3), .HAS_REQUIRED(0)
 ) core (
     .clk(clk), .rst(rst), .start(start), .in_len(in_len), .root_msg(root_msg), .base(base),

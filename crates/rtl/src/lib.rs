@@ -64,11 +64,13 @@ pub struct SimOptions {
     pub max_cycles: u64,
     /// Output memory word width in bits (64, 128 or 256; a core parameter).
     pub out_width: u32,
+    /// The core's ONE_PASS parameter: one pass first (default), or always two passes.
+    pub one_pass: bool,
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { base: 0, max_depth: 100, max_cycles: 0, out_width: 64 }
+        SimOptions { base: 0, max_depth: 100, max_cycles: 0, out_width: 64, one_pass: true }
     }
 }
 
@@ -113,6 +115,7 @@ struct Sizes {
     st: u32,
     depth: u32,
     out_width: u32,
+    one_pass: bool,
 }
 
 fn log2_ceil(v: u64) -> u32 {
@@ -126,7 +129,7 @@ fn log2_ceil(v: u64) -> u32 {
 /// Sizes that can never overflow for an `n`-byte input (docs/image-layout.md "Size bound";
 /// every message instance costs at least 2 input bytes), rounded up to powers of two
 /// with floors so that small inputs share one simulator build.
-fn sizes_for(schema: &CompiledSchema, root: usize, n: usize, depth: u32, out_width: u32) -> Sizes {
+fn sizes_for(schema: &CompiledSchema, root: usize, n: usize, depth: u32, out_width: u32, one_pass: bool) -> Sizes {
     let n = n as u64;
     let k = schema.messages.iter().map(|m| ((m.size as u64 + 7) & !7) / 2 + 8).max().unwrap_or(0).max(16);
     let img = ((schema.messages[root].size as u64 + 7) & !7) + n * k + 64;
@@ -145,6 +148,7 @@ fn sizes_for(schema: &CompiledSchema, root: usize, n: usize, depth: u32, out_wid
         st: log2_ceil(inst * max_ns).max(13),
         depth,
         out_width,
+        one_pass,
     }
 }
 
@@ -197,7 +201,7 @@ reg [OW-1:0] omem [0:(1<<OUT_AW)-1];
 integer i, b, fd;
 reg [1023:0] fin, fout;
 heapwire_core #(.IN_WIDTH(64), .IN_ADDR_WIDTH(IN_AW), .OUT_WIDTH(OW), .OUT_ADDR_WIDTH(OUT_AW),
-    .MAX_DEPTH({depth}), .INST_BITS({inst}), .CNT_BITS({cnt}), .ST_BITS({st}), .DROP_BITS({inst})) dut (
+    .MAX_DEPTH({depth}), .INST_BITS({inst}), .CNT_BITS({cnt}), .ST_BITS({st}), .DROP_BITS({inst}), .ONE_PASS({one_pass})) dut (
     .clk(clk), .rst(rst), .start(start), .in_len(in_len), .root_msg(root), .base(base),
     .busy(busy), .done(done), .err_code(err_code), .err_offset(err_offset), .image_size(image_size), .cycles(cycles),
     .type_wr_en(1'b0), .type_wr_idx(16'd0), .type_wr_data(64'd0),
@@ -264,7 +268,8 @@ endmodule
         inst = sz.inst,
         cnt = sz.cnt,
         st = sz.st,
-        out_width = sz.out_width
+        out_width = sz.out_width,
+        one_pass = sz.one_pass as u8
     )
 }
 
@@ -440,7 +445,7 @@ fn simulate_inner(schema: &CompiledSchema, root: usize, input: &[u8], opts: &Sim
     if ![64, 128, 256].contains(&opts.out_width) {
         return Err(SimError::Tool(format!("output width {} (64, 128 or 256)", opts.out_width)));
     }
-    let sz = sizes_for(schema, root, input.len(), opts.max_depth, opts.out_width);
+    let sz = sizes_for(schema, root, input.len(), opts.max_depth, opts.out_width, opts.one_pass);
     let vvp = build(schema, &sz)?;
     let RunFiles { input: fin, image: fout, .. } = prepare_run("", input)?;
     let max_cycles = if opts.max_cycles > 0 { opts.max_cycles } else { 100_000 + 400 * input.len() as u64 };

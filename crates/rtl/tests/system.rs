@@ -8,7 +8,8 @@
 //!
 //! Knobs: HEAPWIRE_RTL_CASES (cases per schema, default 40), HEAPWIRE_RTL_SEED,
 //! HEAPWIRE_RTL_BENCH (bench messages per workload, default 6), HEAPWIRE_RTL_OUT_WIDTH
-//! (output memory width; by default cases alternate between 64 and 256 bits).
+//! (output memory width) and HEAPWIRE_RTL_ONE_PASS (0/1, the core's ONE_PASS); by default
+//! cases go round 64 and 256 bits, one pass and two passes.
 
 use std::path::{Path, PathBuf};
 
@@ -259,13 +260,19 @@ fn compare(s: &CompiledSchema, mi: usize, input: &[u8], base: u64, label: &str, 
     let mut img = Vec::new();
     let opts = DecodeOptions { base, ..Default::default() };
     let cpu = dec.decode(mi, input, &opts, &mut img);
-    // both output widths, in turn (HEAPWIRE_RTL_OUT_WIDTH forces one)
+    // both output widths and one pass / two passes, in turn (HEAPWIRE_RTL_OUT_WIDTH and
+    // HEAPWIRE_RTL_ONE_PASS=0/1 force one)
     let n = st.ok + st.rejected + st.failures.len();
     let out_width = match std::env::var("HEAPWIRE_RTL_OUT_WIDTH").ok().and_then(|w| w.parse().ok()) {
         Some(w) => w,
         None => [64, 256][n % 2],
     };
-    let hw = simulate(s, mi, input, &SimOptions { base, out_width, ..Default::default() });
+    let one_pass = match std::env::var("HEAPWIRE_RTL_ONE_PASS").ok().as_deref() {
+        Some("0") => false,
+        Some(_) => true,
+        None => n % 4 < 2,
+    };
+    let hw = simulate(s, mi, input, &SimOptions { base, out_width, one_pass, ..Default::default() });
     let verdict = match (&cpu, &hw) {
         (Ok(()), Ok(out)) => {
             st.cycles += out.cycles;
