@@ -10,7 +10,8 @@ input up to MAX_LEN bytes can hit `capacity`):
     recursion), 64-bit pointers, 64-bit input and output words;
   * proto2.proto (groups, closed enums, required, defaults, maps of closed enums) with
     header words, 32-bit input / 128-bit output words;
-  * scalars3.proto with 32-bit pointers, 128-bit input / 256-bit output words.
+  * scalars3.proto with 32-bit pointers, 128-bit input / 256-bit output words;
+  * proto2.proto with the core's ONE_PASS parameter 0 (always the two passes), 64/256.
 
 The testbench is the host (tbutil.CoreHost): input memory with one cycle of read latency
 and junk after the input, output memory filled with 0xA5 with byte-enabled writes and a
@@ -303,17 +304,18 @@ async def test_replay(dut):
 # --------------------------------------------------------------------------- pytest entry
 
 CONFIGS = {
-    # name: (schema, compile options, IN_WIDTH, OUT_WIDTH)
-    "scalars3": ("scalars3.proto", [], 64, 64),
-    "proto2_hdr": ("proto2.proto", ["--header-word"], 32, 128),
-    "scalars3_p32": ("scalars3.proto", ["--pointer-width", "32"], 128, 256),
+    # name: (schema, compile options, IN_WIDTH, OUT_WIDTH, other core parameters)
+    "scalars3": ("scalars3.proto", [], 64, 64, {}),
+    "proto2_hdr": ("proto2.proto", ["--header-word"], 32, 128, {}),
+    "scalars3_p32": ("scalars3.proto", ["--pointer-width", "32"], 128, 256, {}),
+    "proto2_twopass": ("proto2.proto", [], 64, 256, {"ONE_PASS": 0}),  # the two passes only
 }
 
 
 def _build_and_test(cfg, testcase=None, width=None):
     from tbutil import heapwire_bin
 
-    schema, opts, in_w, out_w = CONFIGS[cfg]
+    schema, opts, in_w, out_w, extra_params = CONFIGS[cfg]
     in_w, out_w = width or (in_w, out_w)
     proto = DIFF / "schemas" / schema
     gen = compile_schema(proto, TB_DIR / "sim_build" / cfg / "gen", extra=["-I", str(DIFF / "schemas"), *opts])
@@ -324,7 +326,7 @@ def _build_and_test(cfg, testcase=None, width=None):
     env = {"HW_PB_HWSC": str(gen / f"{proto.stem}.hwsc"), "HW_PB_PROTO": str(proto), "HW_PB_OPTS": " ".join(opts),
            "HW_PB_CFG": cfg, "HW_PB_MAXLEN": str(n), "HEAPWIRE_BIN": heapwire_bin()}
     run_cocotb(TB_DIR, "heapwire_core", [gen / name for name in engine] + [gen / f"{proto.stem}_core.gen.v"], cfg,
-               sizes(s, in_w, out_w, n), testcase=testcase, extra_env=env)
+               {**sizes(s, in_w, out_w, n), **extra_params}, testcase=testcase, extra_env=env)
 
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))
