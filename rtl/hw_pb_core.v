@@ -520,6 +520,7 @@ wire [31:0] im_start_r = im_start[req_id_reg[INST_BITS-1:0]];
 localparam TYPE_BITS = (NUM_MSGS > 1) ? $clog2(NUM_MSGS) : 1;
 wire [63:0] treg_q = treg[c_msg_reg[TYPE_BITS-1:0]];
 wire [31:0] drop_q = drop_mem[ndrop_reg[DROP_BITS-1:0]];
+wire [31:0] drop_last = drop_mem[ndrop_reg[DROP_BITS-1:0] - 1'b1];
 // write pass, S_TAG: this map entry was dropped by the pre-pass (goes to the unknown fields)
 wire        is_dropped = pass_reg && f_hit && f_map && tag_wt == f_kwt && ndrop_reg != drop_lim_reg && drop_q == pos;
 
@@ -1077,8 +1078,11 @@ always @* begin
         state_next = S_DROP2;
     end
     S_DROP2: begin
-        // ... and its unknown bytes gain the whole entry
-        if (ndrop_reg >= DROP_N_32) begin
+        // ... and its unknown bytes gain the whole entry; entries dropped inside it leave
+        // the list first (the write pass copies this one whole, never reaching them)
+        if (ndrop_reg != 32'd0 && drop_last >= dr_start_reg) begin
+            ndrop_next = ndrop_reg - 32'd1;
+        end else if (ndrop_reg >= DROP_N_32) begin
             fail(E_CAPACITY, dr_start_reg);
         end else begin
             cnt_we = 1'b1; cnt_wa = uslot; cnt_wd = cnt_q_u + (dr_end_reg - dr_start_reg);
