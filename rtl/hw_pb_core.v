@@ -99,6 +99,9 @@ localparam [31:0] OB_32 = OB;
 // output words of one allocation zeroed lazily (the rest at once), and log2
 localparam RZW = 16;
 localparam RZB = 4;
+// the scan gives up on a field it cannot read from a window this full (the least the
+// reader's buffer always reaches: 16 bytes, but 13 with a 32-bit input word)
+localparam [31:0] SCAN_FULL = (IN_WIDTH == 32) ? 32'd13 : 32'd16;
 // byte mask of a pointer-width pair
 localparam [15:0] PAIR_MASK = (PTR_BYTES == 8) ? 16'hFFFF : 16'h00FF;
 // output memory capacity in bytes
@@ -1662,7 +1665,7 @@ always @* begin
             end else begin
                 scan_add(uslot_k[3:0], uslot, cnt_q_u, vd_len32 + sc_vlen);
             end
-        end else if (wav32 >= 32'd16 || wav32 >= brem) begin
+        end else if (wav32 >= SCAN_FULL || wav32 >= brem) begin
             state_next = S_BAIL;
         end
     end
