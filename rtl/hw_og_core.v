@@ -141,6 +141,10 @@ localparam ENT_W = TPC * OBJ_W;
 localparam FIFO_WORDS = 8;
 // sized constants
 localparam [31:0] IB32 = IB;
+localparam [31:0] WIN32 = WIN;
+localparam [31:0] FD32 = FIFO_WORDS;
+localparam [4:0] FD5 = FD32[4:0];
+localparam [7:0] WIN8 = WIN32[7:0];
 localparam [31:0] TPC32 = TPC;
 localparam [4:0] IB5 = IB32[4:0];
 localparam [7:0] IB8 = IB32[7:0];
@@ -222,11 +226,16 @@ reg [3:0]            occ_reg = 4'd0;      // words in the FIFO
 reg [1:0]            pp_reg = 2'd0;       // words the last take used up: dropped this cycle
 reg                  land_reg = 1'b0;     // the word requested last cycle lands now
 reg [31:0]           fetch_reg = 32'd0;   // next word to request
-reg [31:0]           nwords_reg = 32'd0;  // words of input
+reg [31:0]           left_reg = 32'd0;    // words not yet requested
+reg                  more_reg = 1'b0;     // left_reg != 0
+reg                  room_reg = 1'b0;     // words + landing + 1 <= FIFO_WORDS
 reg                  rd_on_reg = 1'b0;    // fetching enabled (a decode is running)
 reg [IB_SH-1:0]      bofs_reg = {IB_SH{1'b0}}; // byte position mod IB (offset in word 0)
 reg [7:0]            avail_reg = 8'd0;    // bytes buffered from the byte position
-reg [31:0]           pos_reg = 32'd0;     // byte position in the wire bytes
+reg [31:0]           pos_reg = 32'd0;     // byte position in the wire bytes, less take_q_reg
+reg [5:0]            take_q_reg = 6'd0;   // last cycle's take (pos_reg catches up a cycle late)
+reg                  rd_all_reg = 1'b0;   // the whole input has landed in the FIFO
+reg                  rd_okc_reg = 1'b0;   // avail_reg >= WIN
 
 // the window: WIN bytes at the byte position (bytes past `avail` are garbage)
 // (the words a take uses up leave the FIFO a cycle later, so the FIFO's multiplexers are
@@ -235,12 +244,10 @@ wire [5*IN_WIDTH-1:0] fq_head = fq_reg[5*IN_WIDTH-1:0];
 wire [5*IN_WIDTH-1:0] fq_shift = fq_head >> {pp_reg, bofs_reg, 3'b000};
 wire [WIN*8-1:0]      window = fq_shift[WIN*8-1:0];
 
-// bytes taken this cycle (0..WIN); the consumer guarantees take <= avail
-reg  [5:0]           take;
-wire [IB_SH+1:0]     take_end = {2'b00, bofs_reg} + take[IB_SH+1:0];
-wire [1:0]           pops = take_end[IB_SH+1:IB_SH];    // whole words consumed (0..2)
 
-wire issue = rd_on_reg && (fetch_reg < nwords_reg) && ({1'b0, occ_reg} + {4'd0, land_reg} + 5'd1 <= FIFO_WORDS);
+// (a word is requested when the FIFO has room for it beside the words in it and the one
+// landing: both conditions are registers, computed a cycle ahead)
+wire issue = rd_on_reg && more_reg && room_reg;
 assign in_rd_en = issue;
 assign in_addr = fetch_reg[IN_ADDR_WIDTH-1:0];
 
@@ -295,8 +302,10 @@ reg                  t1_valid = 1'b0;
 reg [TPC-1:0]        t1_mask = {TPC{1'b0}};       // which ids of the group are objects
 reg                  t1_first = 1'b0, t1_lastg = 1'b0;
 reg [31:0]           t1_off = 32'd0;              // wire offset of the group's first id
+reg [5:0]            t1_offq = 6'd0;              // (plus this)
 reg [ENT_BITS-1:0]   t1_g = {ENT_BITS{1'b0}};     // group (= table entry) index
 reg [31:0]           trem_reg = 32'd0;            // objects not yet issued
+reg                  trem_nz_reg = 1'b0;          // trem_reg != 0
 reg [4:0]            ttk_reg = 5'd0;              // bytes the next group takes
 reg                  tfirst_reg = 1'b0;
 reg [ENT_BITS-1:0]   tg_reg = {ENT_BITS{1'b0}};
@@ -357,42 +366,57 @@ reg [15:0]           tr_nwire_reg = 16'd0;
 // CHECK's comparisons, registered every cycle (CHECK0 waits for them)
 reg                  ck_long_reg = 1'b0, ck_short_reg = 1'b0, ck_base_reg = 1'b0;
 
-// T3: offsets inside the group for both values of top[2]
-localparam T3W = 6 * TPC * 34 + 3 * 34;
-function [T3W-1:0] group_offsets;
+// T3: prefix sums of the sizes and wire bytes inside the group, and for both values of
+// top[2] the number of 4-byte alignment pads up to each object (sizes are multiples of
+// 4, alignments 4 or 8, so an object is padded iff it is 8-aligned and bit 2 of the
+// position is set). T3b -> T4 adds them: offset_j = S_j + 4 * pads_j.
+localparam T3W = 2 * TPC * 34 + 34 + 2 * TPC * 34 + 34 + 2 * TPC * 3;
+function [T3W-1:0] group_sums;
     input [TPC-1:0]    mask, al8;
     input [TPC*32-1:0] size, wsize;
-    reg [TPC*34-1:0] rel0, rel1, end0, end1, wpre, wend;
-    reg [33:0] a0, a1, wa;
+    reg [TPC*34-1:0] sb, se, wpre, wend;
+    reg [TPC*3-1:0]  np0, np1;
+    reg [33:0] sa, wa;
+    reg [2:0] c0, c1;
+    reg p0, p1;
     integer k;
 begin
-    a0 = 34'd0; a1 = 34'd4; wa = 34'd0;
-    rel0 = {TPC*34{1'b0}}; rel1 = {TPC*34{1'b0}}; end0 = {TPC*34{1'b0}}; end1 = {TPC*34{1'b0}};
-    wpre = {TPC*34{1'b0}}; wend = {TPC*34{1'b0}};
+    sa = 34'd0; wa = 34'd0; c0 = 3'd0; c1 = 3'd0; p0 = 1'b0; p1 = 1'b1;
     for (k = 0; k < TPC; k = k + 1) begin
-        if (mask[k] && al8[k] && a0[2]) a0 = a0 + 34'd4;
-        if (mask[k] && al8[k] && a1[2]) a1 = a1 + 34'd4;
-        rel0[34*k +: 34] = a0;
-        rel1[34*k +: 34] = a1 - 34'd4;
+        sb[34*k +: 34] = sa;
         wpre[34*k +: 34] = wa;
         if (mask[k]) begin
-            a0 = a0 + {2'b00, size[32*k +: 32]};
-            a1 = a1 + {2'b00, size[32*k +: 32]};
+            if (al8[k] && p0) begin c0 = c0 + 3'd1; p0 = 1'b0; end
+            if (al8[k] && p1) begin c1 = c1 + 3'd1; p1 = 1'b0; end
+            p0 = p0 ^ size[32*k + 2];
+            p1 = p1 ^ size[32*k + 2];
+            sa = sa + {2'b00, size[32*k +: 32]};
             wa = wa + {2'b00, wsize[32*k +: 32]};
         end
-        end0[34*k +: 34] = a0;
-        end1[34*k +: 34] = a1 - 34'd4;
+        se[34*k +: 34] = sa;
         wend[34*k +: 34] = wa;
+        np0[3*k +: 3] = c0;
+        np1[3*k +: 3] = c1;
     end
-    group_offsets = {rel0, rel1, end0, end1, wpre, wend, a0, a1 - 34'd4, wa};
+    group_sums = {sb, se, sa, wpre, wend, wa, np0, np1};
 end
 endfunction
-wire [TPC*34-1:0]     t3_rel0, t3_rel1, t3_end0, t3_end1, t3_wpre, t3_wend;
-wire [33:0]           t3_d0, t3_d1, t3_ws;
-assign {t3_rel0, t3_rel1, t3_end0, t3_end1, t3_wpre, t3_wend, t3_d0, t3_d1, t3_ws} =
-    group_offsets(t3_mask, t3_al8, t3_size, t3_wsize);
+wire [TPC*34-1:0]     t3_sb, t3_se, t3_wpre, t3_wend;
+wire [33:0]           t3_st, t3_ws;
+wire [TPC*3-1:0]      t3_np0, t3_np1;
+assign {t3_sb, t3_se, t3_st, t3_wpre, t3_wend, t3_ws, t3_np0, t3_np1} = group_sums(t3_mask, t3_al8, t3_size, t3_wsize);
+// T3b
+reg                  t3b_valid = 1'b0;
+reg [TPC-1:0]        t3b_mask = {TPC{1'b0}}, t3b_eu = {TPC{1'b0}}, t3b_er = {TPC{1'b0}};
+reg [TPC*CLS_BITS-1:0] t3b_cls = {TPC*CLS_BITS{1'b0}};
+reg [TPC*34-1:0]     t3b_sb = {TPC*34{1'b0}}, t3b_se = {TPC*34{1'b0}}, t3b_wpre = {TPC*34{1'b0}}, t3b_wend = {TPC*34{1'b0}};
+reg [33:0]           t3b_st = 34'd0, t3b_ws = 34'd0;
+reg [TPC*3-1:0]      t3b_np0 = {TPC*3{1'b0}}, t3b_np1 = {TPC*3{1'b0}};
+reg                  t3b_lastg = 1'b0;
+reg [31:0]           t3b_off = 32'd0;
+reg [ENT_BITS-1:0]   t3b_g = {ENT_BITS{1'b0}};
 
-// T5: the first object of the group with an error, and the first truncated one
+// output memory capacity in bytes
 localparam [39:0] OUT_CAP = 40'd1 << (OUT_ADDR_WIDTH + OUT_SHIFT);
 // T6: the first object of the group with an error, and the first truncated one
 // {error, code, offset, truncated found, its class, its wire start}
@@ -459,11 +483,13 @@ wire [NREF*ENT_W-1:0]    rq;              // and registered data
 generate
 for (gj = 0; gj < NREF; gj = gj + 1) begin : g_rmem
     reg [ENT_W-1:0] rmem [0:(1<<ENT_BITS)-1];
-    reg [ENT_W-1:0] q = {ENT_W{1'b0}};
+    reg [ENT_W-1:0] q1 = {ENT_W{1'b0}}, q = {ENT_W{1'b0}};
     always @(posedge clk) begin
         if (tw_en) rmem[tw_addr] <= tw_data;
-        // the read register is stage M2's: it holds while the member pipeline is frozen
-        if (mv) q <= rmem[rra[ENT_BITS*gj +: ENT_BITS]];
+        // read in M1, registered twice (M1b, M2: the block RAM's slow clock-to-output is
+        // not followed by logic); both hold while the member pipeline is frozen
+        if (mv) q1 <= rmem[rra[ENT_BITS*gj +: ENT_BITS]];
+        if (mv) q <= q1;
     end
     assign rq[ENT_W*gj +: ENT_W] = q;
 end
@@ -506,7 +532,11 @@ hw_og_desc_step #(.WIN_BYTES(WIN), .FRAG_BYTES(FRAG), .NREF(NREF), .SEL_BITS(SEL
     .s_cls(w_c_reg), .s_idx(w_s_reg), .s_nb(sm_nb), .s_last(sm_last), .s_lo(sm_lo), .s_len(sm_len),
     .s_rv(sm_rv), .s_roff(sm_roff), .s_rtgt(sm_rtgt), .s_sel(sm_sel));
 
-wire w_fire = (state_reg == S_WALK) && mv && w_act_reg && (avail_reg >= {2'b00, w_nb_reg});
+// The consumers take bytes when the window is full (WIN bytes: every step and group fits)
+// or the whole input has landed (then it holds every byte still needed): a comparison
+// with a constant, not with the step's size.
+wire rd_ok = rd_okc_reg || rd_all_reg;
+wire w_fire = (state_reg == S_WALK) && mv && w_act_reg && rd_ok;
 
 // M1
 reg                  m1_valid = 1'b0, m1_fin = 1'b0;
@@ -516,6 +546,7 @@ reg [15:0]           m1_s = 16'd0;
 reg [31:0]           m1_a = 32'd0;        // image address of the fragment (o + lo)
 reg [5:0]            m1_len = 6'd0;
 reg [31:0]           m1_pos = 32'd0;      // wire offset of the step
+reg [5:0]            m1_posq = 6'd0;      // (plus this)
 reg [NREF-1:0]       m1_rv = {NREF{1'b0}};
 reg [5*NREF-1:0]     m1_roff = {5*NREF{1'b0}};
 reg [CLS_BITS*NREF-1:0] m1_rtgt = {CLS_BITS*NREF{1'b0}};
@@ -592,7 +623,7 @@ for (gj = 0; gj < NREF; gj = gj + 1) begin : g_rra
     wire [WIN*8-1:0] sh = m1_win >> {m1_roff[5*gj +: 5], 3'b000};
     assign m1_r[32*gj +: 32] = sh[31:0];
     wire unused_sh = &{1'b0, sh[WIN*8-1:32]};
-    assign rra[ENT_BITS*gj +: ENT_BITS] = m1b_r[32*gj + TPC_SH +: ENT_BITS];
+    assign rra[ENT_BITS*gj +: ENT_BITS] = m1_r[32*gj + TPC_SH +: ENT_BITS];
 end
 endgenerate
 
@@ -683,8 +714,22 @@ wire [OUT_SHIFT:0] m4_endlane = {1'b0, m4_a[OUT_SHIFT-1:0]} + m4_len[OUT_SHIFT:0
 wire [2*OUT_WIDTH-1:0] m5_field = {{OUT_WIDTH{1'b0}}, m5_frag} << {m5_a[OUT_SHIFT-1:0], 3'b000};
 
 // ---------------------------------------------------------------- next state (combinational)
-wire cnt_fire = (state_reg == S_COUNT) && (avail_reg >= 8'd4);
-wire t0_fire = (state_reg == S_TYPES) && (trem_reg != 32'd0) && (avail_reg >= {3'd0, ttk_reg});
+wire cnt_fire = (state_reg == S_COUNT) && rd_ok;
+wire t0_fire = (state_reg == S_TYPES) && trem_nz_reg && rd_ok;
+// bytes the consumer takes when it fires (COUNT 4, TYPES a group, WALK a step)
+wire cons_fire = cnt_fire || t0_fire || w_fire;
+// (computed for each consumer from registers; the one that fires selects)
+wire [5:0] take_if = w_fire ? w_nb_reg : t0_fire ? {1'b0, ttk_reg} : 6'd4;
+wire [7:0] avail_land = avail_reg + (land_reg ? IB8 : 8'd0);
+wire [7:0] av_w = avail_land - {2'b00, w_nb_reg};
+wire [7:0] av_t = avail_land - {3'b000, ttk_reg};
+wire [7:0] av_c = avail_land - 8'd4;
+wire [7:0] avail_take = w_fire ? av_w : t0_fire ? av_t : av_c;
+wire [5:0] te_w = {{6-IB_SH{1'b0}}, bofs_reg} + w_nb_reg;
+wire [5:0] te_t = {{6-IB_SH{1'b0}}, bofs_reg} + {1'b0, ttk_reg};
+wire [5:0] te_c = {{6-IB_SH{1'b0}}, bofs_reg} + 6'd4;
+wire [5:0] tend_take = w_fire ? te_w : t0_fire ? te_t : te_c;   // (whole words used up: bits IB_SH+1:IB_SH)
+wire ok_w = av_w >= WIN8, ok_t = av_t >= WIN8, ok_c = av_c >= WIN8, ok_n = avail_land >= WIN8;
 wire t6_ok = (state_reg == S_TYPES) && t6_valid && !t6_err;
 wire m4_fail = (state_reg == S_WALK) && mv && m4_valid && m4_err;
 wire m6_go = (state_reg == S_WALK) && !pend_reg && m6_valid;
@@ -697,7 +742,6 @@ always @* begin
     state_next = state_reg;
     err_next = err_reg;
     erroff_next = erroff_reg;
-    take = 6'd0;
     tw_en = t6_ok;
     tw_addr = t6_g;
     for (jc = 0; jc < TPC; jc = jc + 1) begin
@@ -708,7 +752,6 @@ always @* begin
     case (state_reg)
     S_COUNT: begin
         if (cnt_fire) begin
-            take = 6'd4;
             state_next = S_COUNT2;
         end
     end
@@ -725,7 +768,6 @@ always @* begin
         end
     end
     S_TYPES: begin
-        if (t0_fire) take = {1'b0, ttk_reg};
         if (t6_valid && t6_err) begin
             err_next = t6_code; erroff_next = t6_eoff; state_next = S_DONE;
         end else if (t6_ok && t6_lastg) begin
@@ -772,7 +814,6 @@ always @* begin
     end
     S_WALK: begin
         if (w_fire) begin
-            take = w_nb_reg;
             if (w_last_reg && !w_lasto_reg && w_cross) wra = w_i_reg[OBJ_BITS-1:TPC_SH] + {{ENT_BITS-2{1'b0}}, 2'd3};
         end
         if (m4_fail) begin
@@ -803,6 +844,7 @@ always @(posedge clk) begin
     n_zero_reg <= n_reg == 32'd0;
     if (state_reg == S_COUNT3) begin
         trem_reg <= n_reg;
+        trem_nz_reg <= !n_zero_reg;
         ttk_reg <= (n_reg >= TPC) ? IB5 : {n_reg[2:0], 2'b00};
         tfirst_reg <= 1'b1;
         tg_reg <= {ENT_BITS{1'b0}};
@@ -820,16 +862,18 @@ always @(posedge clk) begin
         t1_first <= tfirst_reg;
         t1_lastg <= trem_reg <= TPC;
         t1_off <= pos_reg;
+        t1_offq <= take_q_reg;
         t1_g <= tg_reg;
         tfirst_reg <= 1'b0;
         tg_reg <= tg_reg + 1'b1;
         trem_reg <= (trem_reg > TPC) ? trem_reg - TPC : 32'd0;
+        trem_nz_reg <= trem_reg > TPC;
         ttk_reg <= (trem_reg >= 2 * TPC) ? IB5 : (trem_reg > TPC) ? {trem_reg[2:0] - TPC3, 2'b00} : 5'd0;
     end
     // T1: type ids -> classes
     t2_valid <= t1_valid;
     t2_mask <= t1_mask; t2_hit <= ty_hit; t2_cls <= ty_cls;
-    t2_first <= t1_first; t2_lastg <= t1_lastg; t2_off <= t1_off; t2_g <= t1_g;
+    t2_first <= t1_first; t2_lastg <= t1_lastg; t2_off <= t1_off + {26'd0, t1_offq}; t2_g <= t1_g;
     // T2: class rows
     t3_valid <= t2_valid;
     t3_mask <= t2_mask; t3_cls <= t2_cls; t3_lastg <= t2_lastg; t3_off <= t2_off; t3_g <= t2_g;
@@ -840,12 +884,25 @@ always @(posedge clk) begin
         t3_eu[j] <= t2_mask[j] && !t2_hit[j];
         t3_er[j] <= t2_mask[j] && t2_first && (j == 0) && !t2_rootok;
     end
-    // T3: offsets inside the group
-    t4_valid <= t3_valid;
-    t4_mask <= t3_mask; t4_eu <= t3_eu; t4_er <= t3_er; t4_cls <= t3_cls;
-    t4_rel0 <= t3_rel0; t4_rel1 <= t3_rel1; t4_end0 <= t3_end0; t4_end1 <= t3_end1;
-    t4_d0 <= t3_d0; t4_d1 <= t3_d1; t4_wpre <= t3_wpre; t4_wend <= t3_wend; t4_wsum <= t3_ws;
-    t4_lastg <= t3_lastg; t4_off <= t3_off; t4_g <= t3_g;
+    // T3: prefix sums and pad counts
+    t3b_valid <= t3_valid;
+    t3b_mask <= t3_mask; t3b_eu <= t3_eu; t3b_er <= t3_er; t3b_cls <= t3_cls;
+    t3b_sb <= t3_sb; t3b_se <= t3_se; t3b_st <= t3_st; t3b_np0 <= t3_np0; t3b_np1 <= t3_np1;
+    t3b_wpre <= t3_wpre; t3b_wend <= t3_wend; t3b_ws <= t3_ws;
+    t3b_lastg <= t3_lastg; t3b_off <= t3_off; t3b_g <= t3_g;
+    // T3b: offsets inside the group for top[2] = 0 / 1
+    t4_valid <= t3b_valid;
+    t4_mask <= t3b_mask; t4_eu <= t3b_eu; t4_er <= t3b_er; t4_cls <= t3b_cls;
+    for (j = 0; j < TPC; j = j + 1) begin
+        t4_rel0[34*j +: 34] <= t3b_sb[34*j +: 34] + {29'd0, t3b_np0[3*j +: 3], 2'b00};
+        t4_rel1[34*j +: 34] <= t3b_sb[34*j +: 34] + {29'd0, t3b_np1[3*j +: 3], 2'b00};
+        t4_end0[34*j +: 34] <= t3b_se[34*j +: 34] + {29'd0, t3b_np0[3*j +: 3], 2'b00};
+        t4_end1[34*j +: 34] <= t3b_se[34*j +: 34] + {29'd0, t3b_np1[3*j +: 3], 2'b00};
+    end
+    t4_d0 <= t3b_st + {29'd0, t3b_np0[3*(TPC-1) +: 3], 2'b00};
+    t4_d1 <= t3b_st + {29'd0, t3b_np1[3*(TPC-1) +: 3], 2'b00};
+    t4_wpre <= t3b_wpre; t4_wend <= t3b_wend; t4_wsum <= t3b_ws;
+    t4_lastg <= t3b_lastg; t4_off <= t3b_off; t4_g <= t3b_g;
     // T4: the running image offset and wire position (the allocation loop)
     t5_valid <= t4_valid;
     t5_mask <= t4_mask; t5_eu <= t4_eu; t5_er <= t4_er; t5_cls <= t4_cls;
@@ -928,6 +985,7 @@ always @(posedge clk) begin
         m1_a <= w_o_reg + sm_lo;
         m1_len <= sm_len;
         m1_pos <= pos_reg;
+        m1_posq <= take_q_reg;
         m1_rv <= sm_rv;
         m1_roff <= sm_roff;
         m1_rtgt <= sm_rtgt;
@@ -956,7 +1014,7 @@ always @(posedge clk) begin
     if (mv) begin
         // M1 -> M1b
         m1b_valid <= m1_valid; m1b_fin <= m1_fin; m1b_win <= m1_win; m1b_c <= m1_c; m1b_s <= m1_s;
-        m1b_a <= m1_a; m1b_len <= m1_len; m1b_pos <= m1_pos; m1b_rv <= m1_rv; m1b_roff <= m1_roff;
+        m1b_a <= m1_a; m1b_len <= m1_len; m1b_pos <= m1_pos + {26'd0, m1_posq}; m1b_rv <= m1_rv; m1b_roff <= m1_roff;
         m1b_rtgt <= m1_rtgt; m1b_r <= m1_r;
         // M1b -> M2 (the table copies are read now)
         m2_valid <= m1b_valid; m2_fin <= m1b_fin; m2_win <= m1b_win; m2_c <= m1b_c; m2_s <= m1b_s;
@@ -988,15 +1046,19 @@ always @(posedge clk) begin
         m6_valid <= m5_valid; m6_fin <= m5_fin; m6_field <= m5_field;
         m6_w0 <= m5_a[OUT_SHIFT]; m6_cross <= m5_cross;
     end
-    // M6: image writer
+    // M6: image writer. The write address and data are chosen without enables (few
+    // cases, registered selects); wr_en says when.
+    wr_addr_reg <= pend_reg ? pend_addr : accw_reg;
+    wr_data_reg <= pend_reg ? pend_data : (m6_go && m6_w0 == accw_reg[0]) ? (acc_reg | m6_field[OUT_WIDTH-1:0]) : acc_reg;
+    pend_addr <= accw_reg + 32'd1;
+    pend_data <= m6_field[OUT_WIDTH-1:0];
     if ((state_reg == S_WALK || state_reg == S_FLUSH) && pend_reg) begin
-        wr_en_reg <= 1'b1; wr_addr_reg <= pend_addr; wr_data_reg <= pend_data;
+        wr_en_reg <= 1'b1;
         pend_reg <= 1'b0;
     end else if (m6_go) begin
+        wr_en_reg <= m6_cross || m6_w0 != accw_reg[0];
         if (m6_w0 == accw_reg[0]) begin
             if (m6_cross) begin
-                wr_en_reg <= 1'b1; wr_addr_reg <= accw_reg;
-                wr_data_reg <= acc_reg | m6_field[OUT_WIDTH-1:0];
                 acc_reg <= m6_field[2*OUT_WIDTH-1:OUT_WIDTH];
                 accw_reg <= accw_reg + 32'd1;
             end else begin
@@ -1004,9 +1066,10 @@ always @(posedge clk) begin
             end
         end else begin
             // an alignment gap crossed a word boundary: the accumulator's word is complete
-            wr_en_reg <= 1'b1; wr_addr_reg <= accw_reg; wr_data_reg <= acc_reg;
+            // (written now); if the fragment also completes its own word, that word is
+            // parked (pend) and written next cycle while the pipeline holds
             if (m6_cross) begin
-                pend_reg <= 1'b1; pend_addr <= accw_reg + 32'd1; pend_data <= m6_field[OUT_WIDTH-1:0];
+                pend_reg <= 1'b1;
                 acc_reg <= m6_field[2*OUT_WIDTH-1:OUT_WIDTH];
                 accw_reg <= accw_reg + 32'd2;
             end else begin
@@ -1015,18 +1078,26 @@ always @(posedge clk) begin
             end
         end
     end else if (state_reg == S_FLUSH && top_reg[OUT_SHIFT-1:0] != {OUT_SHIFT{1'b0}}) begin
-        wr_en_reg <= 1'b1; wr_addr_reg <= accw_reg; wr_data_reg <= acc_reg;
+        wr_en_reg <= 1'b1;
     end
 
     // ---------------- reader: take bytes, land words, request words
-    pos_reg <= pos_reg + {26'd0, take};
-    bofs_reg <= take_end[IB_SH-1:0];
-    avail_reg <= avail_reg - {2'b00, take} + (land_reg ? IB8 : 8'd0);
+    // (both outcomes are computed from registers; the consumer's fire only selects)
+    take_q_reg <= cons_fire ? take_if : 6'd0;
+    pos_reg <= pos_reg + {26'd0, take_q_reg};
+    rd_all_reg <= !issue && !land_reg && !more_reg;
+    if (cons_fire) bofs_reg <= tend_take[IB_SH-1:0];
+    avail_reg <= cons_fire ? avail_take : avail_land;
+    rd_okc_reg <= w_fire ? ok_w : t0_fire ? ok_t : cnt_fire ? ok_c : ok_n;
     occ_reg <= occ_left + {3'b000, land_reg};
-    pp_reg <= pops;
+    pp_reg <= cons_fire ? tend_take[IB_SH+1:IB_SH] : 2'd0;
     fq_reg <= fq_next;
     land_reg <= issue;
     if (issue) fetch_reg <= fetch_reg + 32'd1;
+    if (issue) left_reg <= left_reg - 32'd1;
+    more_reg <= issue ? (left_reg != 32'd1) : (left_reg != 32'd0);
+    room_reg <= issue ? ({1'b0, occ_left} + {4'd0, land_reg} <= FD5 - 5'd2)
+                      : ({1'b0, occ_left} + {4'd0, land_reg} <= FD5 - 5'd1);
     if (state_next == S_DONE) rd_on_reg <= 1'b0;
 
     if (state_next == S_DONE && state_reg != S_DONE) done_reg <= 1'b1;
@@ -1041,12 +1112,14 @@ always @(posedge clk) begin
         n_reg <= 32'd0; cyc_reg <= 64'd0; done_reg <= 1'b0;
         err_reg <= 8'd0; erroff_reg <= 32'd0;
         top_reg <= 40'd0;
-        pos_reg <= 32'd0; bofs_reg <= {IB_SH{1'b0}}; avail_reg <= 8'd0; occ_reg <= 4'd0; pp_reg <= 2'd0;
+        pos_reg <= 32'd0; take_q_reg <= 6'd0; rd_all_reg <= 1'b0; rd_okc_reg <= 1'b0; bofs_reg <= {IB_SH{1'b0}}; avail_reg <= 8'd0; occ_reg <= 4'd0; pp_reg <= 2'd0;
         fq_reg <= {FIFO_WORDS*IN_WIDTH{1'b0}};
         land_reg <= 1'b0; fetch_reg <= 32'd0; rd_on_reg <= 1'b1;
-        nwords_reg <= in_words[31:0];
+        left_reg <= in_words[31:0];
+        more_reg <= in_words != 33'd0;
+        room_reg <= 1'b1;
         // (stale pipeline contents of an aborted decode are dropped)
-        t1_valid <= 1'b0; t2_valid <= 1'b0; t3_valid <= 1'b0; t4_valid <= 1'b0; t5_valid <= 1'b0; t6_valid <= 1'b0;
+        t1_valid <= 1'b0; t2_valid <= 1'b0; t3_valid <= 1'b0; t3b_valid <= 1'b0; t4_valid <= 1'b0; t5_valid <= 1'b0; t6_valid <= 1'b0;
         m1_valid <= 1'b0; m1b_valid <= 1'b0; m2_valid <= 1'b0; m3_valid <= 1'b0; m4_valid <= 1'b0;
         m5_valid <= 1'b0; m6_valid <= 1'b0;
         w_act_reg <= 1'b0; pend_reg <= 1'b0; w_i_reg <= 32'd0;
@@ -1086,7 +1159,7 @@ assign out_wr_addr = wr_addr_reg[OUT_ADDR_WIDTH-1:0];
 assign out_wr_data = wr_data_reg;
 
 // unused outputs of the table instances (every instance has all ports)
-wire unused_ok = &{1'b0, fq_shift[5*IN_WIDTH-1:WIN*8], ca_nwire, ca_anc, m4_len, tr_size, tr_align, tr_wsize, tr_anc, in_words[32],
+wire unused_ok = &{1'b0, fq_shift[5*IN_WIDTH-1:WIN*8], tend_take, ca_nwire, ca_anc, m4_len, tr_size, tr_align, tr_wsize, tr_anc, in_words[32],
                    sa_lo, sa_len, sa_rv, sa_roff, sa_rtgt, sa_sel, sb_lo, sb_len, sb_rv, sb_roff, sb_rtgt, sb_sel,
                    sm_nb, sm_last, sm_sel, s3_nb, s3_last, s3_lo, s3_len, s3_rv, s3_roff, s3_rtgt,
                    wr_addr_reg[31:OUT_ADDR_WIDTH]};
