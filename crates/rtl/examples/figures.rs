@@ -25,7 +25,7 @@ fn main() {
     let mut all = BTreeMap::new();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let p = root.join("bench/schemas/social.proto");
-    let s = heapwire_schema::compile_files(&[p.clone()], &[p.parent().unwrap().to_path_buf()], Default::default()).unwrap();
+    let s = heapwire_schema::compile_files(std::slice::from_ref(&p), &[p.parent().unwrap().to_path_buf()], Default::default()).unwrap();
     let (mut tb, mut tc) = (0u64, 0u64);
     for (file, ty) in [
         ("social_compose_post.bin", "heapwire.bench.social.ComposePostRequest"),

@@ -411,7 +411,7 @@ pub(crate) fn sim_report(text: &str, stderr: &[u8], image_file: &Path, names: fn
 pub fn state_names() -> Vec<(u8, String)> {
     let src = CORE_SOURCES[0].1;
     let mut out = Vec::new();
-    for part in src.split(|c| c == ',' || c == ';' || c == '\n') {
+    for part in src.split([',', ';', '\n']) {
         let part = part.trim();
         if let Some((name, val)) = part.split_once('=') {
             let (name, val) = (name.trim(), val.trim());
