@@ -12,31 +12,50 @@
  *
  * Input: a word FIFO (FIFO_WORDS words of IN_WIDTH bits) fed from the input memory one
  * word per cycle; the consumer sees a window of the next WIN = 2*IN_WIDTH/8 bytes at the
- * byte position and takes 0..WIN bytes per cycle.
+ * byte position and takes 0..WIN bytes per cycle. It fires on registered flags (window
+ * full, or the whole input landed), every reader register's outcomes are computed from
+ * registers per consumer (the fire only selects), the words a take uses up leave the
+ * FIFO a cycle later, and the fetch conditions are registered a cycle ahead: no reader
+ * path runs through an adder after the consumer's decision.
  *
- *   COUNT    read n; count_too_large when 4 + 4n exceeds the input; capacity when n is
- *            more than the object-pointer table holds (2^OBJ_BITS entries).
- *   TYPES    allocation phase: TPC = IN_WIDTH/32 type ids per cycle, a 6-stage pipeline
- *              T0 take TPC ids from the window           T1 type id -> class (ROM)
- *              T2 class -> size, alignment, wire bytes   T3 offsets inside the group for
- *                 both values of top[2] (sizes are multiples of 4, alignment 4 or 8)
- *              T4 the only loop: top += delta[top[2]], wire position += group wire bytes
- *              T5 checks in object order (unknown_type, root_type, image_too_large,
- *                 capacity), first truncated object, table write (one entry = TPC objects)
- *   CHECK    members' total length against the input: longer input is trailing_bytes;
- *            shorter searches the first truncated object's members (TRUNC, one member
- *            per cycle) for the first member running past the end. 32-bit pointers:
- *            base + size <= 2^32; 64-bit: base + size does not wrap.
+ * Flow control: the allocation pipeline never stalls (a group enters only when its bytes
+ * are in the window; later stages always move). The member pipeline moves every cycle
+ * (mv) except the one cycle the image writer needs for a second word (see below); then
+ * every member-stage register and the table copies' read registers hold. Stale pipeline
+ * contents of an aborted decode are dropped on start.
+ *
+ *   COUNT    read n (COUNT), flags registered (COUNT2), decision (COUNT3):
+ *            count_too_large when 4 + 4n exceeds the input; capacity when n is more than
+ *            the object-pointer table holds (2^OBJ_BITS entries).
+ *   TYPES    allocation phase: TPC = IN_WIDTH/32 type ids per cycle, a 7-stage pipeline
+ *              T0 take TPC ids from the window     T1 type id -> class (ROM)
+ *              T2 class -> size, alignment, wire bytes, root check
+ *              T3 prefix sums of sizes and wire bytes in the group, and for both values
+ *                 of top[2] the number of 4-byte alignment pads before each object
+ *                 (sizes are multiples of 4, alignments 4 or 8: the generator checks)
+ *              T3b the group's offsets for both values of top[2]
+ *              T4 the only loop: top += delta[top[2]], wire length += group wire bytes
+ *              T5 the comparisons (image_too_large, capacity, members past the end)
+ *              T6 the first failing object of the group in object order (unknown_type,
+ *                 root_type, image_too_large, capacity), the first truncated object, the
+ *                 table write (one entry = the TPC objects of a group: one write port)
+ *   CHECK    (flags registered in CHECK0) members' total length against the input:
+ *            longer input is trailing_bytes; shorter searches the first truncated
+ *            object's members (TRUNC0..3, one member per 4 cycles: an error path) for the
+ *            first member running past the end. 32-bit pointers: base + size <= 2^32;
+ *            64-bit: base + size does not wrap (bad_base).
  *   LOAD     prefetch the first two table entries for the walk.
  *   WALK     member phase: one STEP per cycle. A step is a precomputed slice of one
  *            object (hw_og_desc_step, per class and step index): up to WIN wire bytes,
- *            up to NREF references, up to FRAG = OUT_WIDTH/8 image bytes [lo, lo+len),
- *            header, padding and zeros included. A 7-stage pipeline:
+ *            up to NREF = IN_WIDTH/32 references, up to FRAG = OUT_WIDTH/8 image bytes
+ *            [lo, lo+len), header, padding and zeros included. An 8-stage pipeline:
  *              M0 the only loop: (class, step, object) -> next, reader take; the step
  *                 ROM for the next step is looked up for both "same object" and "next
- *                 object" in parallel, so the loop is ROM -> mux -> register
- *              M1 reference indexes from the window -> object-table read (block RAM, one
- *                 copy per reference slot); bad_reference flags; header register
+ *                 object" in parallel, so the loop is ROM -> mux -> register; the next
+ *                 objects' table entries are prefetched (walk copy of the table)
+ *              M1 reference indexes from the window -> table read (block RAM, one copy
+ *                 per reference slot, read data registered twice: M1b, M2)
+ *              M1b indexes registered -> bad_reference / null / zero flags; header register
  *              M2 table data -> referenced object's class and offset
  *              M3 reference_type / bad_base checks; relocation (base + offset); the
  *                 step's byte sources (ROM)
