@@ -512,6 +512,11 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                     let parent = s.frames.last().unwrap();
                     let pu = s.inst_counts[parent.inst as usize] as usize + t.info[parent.msg as usize].n_counts as usize - 1;
                     s.counts[pu] += (end - done.start) as u32;
+                    // Entries dropped inside this one are copied with it, not on their own:
+                    // they are the list's tail (they ended before it), so forget them.
+                    while s.dropped.last().is_some_and(|&d| d > done.start) {
+                        s.dropped.pop();
+                    }
                     s.dropped.push(done.start);
                 }
                 if s.frames.is_empty() {

@@ -287,3 +287,22 @@ proptest! {
         }
     }
 }
+
+/// A map entry with unknown fields nested in the value of another such entry: upb keeps
+/// only the outer entry, whole, among the parent's unknown fields (checked with the
+/// official `protobuf` package: no map entries, the bytes re-encode unchanged). The
+/// inner entry must not stay on the dropped list, or the write pass would decode the outer
+/// entry after all and fail past its end.
+#[test]
+fn map_entry_dropped_inside_a_dropped_map_entry() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/differential/schemas");
+    let s = compile_files(&[dir.join("evolution.proto")], &[dir], LayoutOptions::default()).unwrap();
+    // RecordV2.kids (15) = {key "a", value: RecordV2{kids = {key "b", field 3: 1}}, field 3: 1}
+    let input = [0x7a, 0x0e, 0x0a, 0x01, 0x61, 0x12, 0x07, 0x7a, 0x05, 0x0a, 0x01, 0x62, 0x18, 0x01, 0x18, 0x01];
+    let mi = s.message_index("hw.evo.RecordV2").unwrap();
+    let image = decode(&s, "hw.evo.RecordV2", &input, 0x1000).expect("accepted, as upb does");
+    let view = heapwire_image::ImageView::for_schema(&s, &image, 0x1000);
+    let mut wire = Vec::new();
+    crate::encode::encode(&s, mi, &view, 0, &mut wire).unwrap();
+    assert_eq!(wire, input, "the outer entry is kept whole among the unknown fields");
+}
