@@ -748,7 +748,13 @@ wire [5:0] te_w = {{6-IB_SH{1'b0}}, bofs_reg} + w_nb_reg;
 wire [5:0] te_t = {{6-IB_SH{1'b0}}, bofs_reg} + {1'b0, ttk_reg};
 wire [5:0] te_c = {{6-IB_SH{1'b0}}, bofs_reg} + 6'd4;
 wire [5:0] tend_take = w_fire ? te_w : t0_fire ? te_t : te_c;   // (whole words used up: bits IB_SH+1:IB_SH)
-wire ok_w = av_w >= WIN8, ok_t = av_t >= WIN8, ok_c = av_c >= WIN8, ok_n = avail_land >= WIN8;
+// the "window full" flag for the next cycle leaves out the word landing now (conservative:
+// it only delays a fire by a cycle when the window is nearly empty; no adder before the
+// comparison)
+wire [7:0] ao_w = avail_reg - {2'b00, w_nb_reg};
+wire [7:0] ao_t = avail_reg - {3'b000, ttk_reg};
+wire [7:0] ao_c = avail_reg - 8'd4;
+wire ok_w = ao_w >= WIN8, ok_t = ao_t >= WIN8, ok_c = ao_c >= WIN8, ok_n = avail_reg >= WIN8;
 wire t6_ok = (state_reg == S_TYPES) && t6_valid && !t6_err;
 wire m4_fail = (state_reg == S_WALK) && mv && m4_valid && m4_err;
 wire m6_go = (state_reg == S_WALK) && !pend_reg && m6_valid;
