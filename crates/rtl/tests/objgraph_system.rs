@@ -12,36 +12,13 @@
 //! Knobs: HEAPWIRE_OG_CASES (random graphs per schema, default 30), HEAPWIRE_OG_SEED,
 //! HEAPWIRE_OG_MAXN (largest n of the full 1..n expression-tree sweep, default 127).
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::{env_num, root, Rng};
 
 use heapwire_cpu::objgraph::ObjDecoder;
 use heapwire_cpu::DecodeOptions;
 use heapwire_rtl::{simulate_objgraph, OgSimOptions, SimError};
 use heapwire_schema::{compile_files, CompiledSchema, Kind, LayoutOptions, PointerWidth, NONE};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.below(100) < pct
-    }
-}
 
 fn expr(pw: PointerWidth) -> CompiledSchema {
     let p = root().join("examples/expression_tree/expr.proto");

@@ -11,43 +11,14 @@
 //! (output memory width) and HEAPWIRE_RTL_ONE_PASS (0/1, the core's ONE_PASS); by default
 //! cases go round 64 and 256 bits, one pass and two passes.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::{env_num, root, Rng};
+use std::path::PathBuf;
 
-use heapwire_cpu::{DecodeOptions, Decoder};
+use heapwire_cpu::{put_varint, DecodeOptions, Decoder};
 use heapwire_rtl::{simulate, SimError, SimOptions};
 use heapwire_schema::{CompiledSchema, Kind, LayoutOptions, PointerWidth};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.below(100) < pct
-    }
-}
-
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
 
 fn tag(out: &mut Vec<u8>, num: u32, wt: u8) {
     put_varint(out, ((num as u64) << 3) | wt as u64);
