@@ -11,29 +11,9 @@ use heapwire_cpu::objgraph::ObjDecoder;
 use heapwire_cpu::DecodeOptions;
 use heapwire_rtl::{simulate_objgraph, OgSimOptions};
 use heapwire_schema::{compile_files, LayoutOptions, PointerWidth};
-
-fn chain(n: usize) -> Vec<u8> {
-    let mut types = Vec::new();
-    let mut members = Vec::new();
-    let mut id = 0u32;
-    for k in 0..n {
-        types.push(1u32);
-        members.extend_from_slice(&(id + 1).to_le_bytes());
-        members.extend_from_slice(&(id + 2).to_le_bytes());
-        members.push((k % 4) as u8);
-        types.push(0);
-        members.extend_from_slice(&(k as i32).to_le_bytes());
-        id += 2;
-    }
-    types.push(0);
-    members.extend_from_slice(&7u32.to_le_bytes());
-    let mut v = (types.len() as u32).to_le_bytes().to_vec();
-    for t in types {
-        v.extend_from_slice(&t.to_le_bytes());
-    }
-    v.extend_from_slice(&members);
-    v
-}
+#[path = "../tests/common/expr_tree.rs"]
+mod expr_tree;
+use expr_tree::chain;
 
 fn main() {
     let ns: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();

@@ -13,6 +13,9 @@
 //! HEAPWIRE_OG_MAXN (largest n of the full 1..n expression-tree sweep, default 127).
 
 mod common;
+#[path = "common/expr_tree.rs"]
+mod expr_tree;
+use expr_tree::chain;
 use common::{env_num, root, Rng};
 
 use heapwire_cpu::objgraph::ObjDecoder;
@@ -48,30 +51,6 @@ fn zoo(pw: PointerWidth) -> CompiledSchema {
 
 fn idx(s: &CompiledSchema, n: &str) -> usize {
     s.message_index(n).unwrap()
-}
-
-/// The paper's scaled tree (Fig. 18): a chain of n Operations, each with a Literal left child.
-fn chain(n: usize) -> Vec<u8> {
-    let mut types = Vec::new();
-    let mut members = Vec::new();
-    let mut id = 0u32;
-    for k in 0..n {
-        types.push(1u32);
-        members.extend_from_slice(&(id + 1).to_le_bytes());
-        members.extend_from_slice(&(id + 2).to_le_bytes());
-        members.push((k % 4) as u8);
-        types.push(0);
-        members.extend_from_slice(&((k as i32 % 10) - 3).to_le_bytes());
-        id += 2;
-    }
-    types.push(0);
-    members.extend_from_slice(&7u32.to_le_bytes());
-    let mut v = (types.len() as u32).to_le_bytes().to_vec();
-    for t in types {
-        v.extend_from_slice(&t.to_le_bytes());
-    }
-    v.extend_from_slice(&members);
-    v
 }
 
 /// A random graph of `s`'s concrete classes whose object 0 is a subclass of `root`.
