@@ -10,19 +10,23 @@
  * comes on the `base` port). Every error is detected in one place per phase, in the CPU
  * engine's order, so the first error of the CPU engine is the one reported.
  *
- * Input: a word FIFO (FIFO_WORDS words of IN_WIDTH bits) fed from the input memory one
- * word per cycle; the consumer sees a window of the next WIN = 2*IN_WIDTH/8 bytes at the
- * byte position and takes 0..WIN bytes per cycle. It fires on registered flags (window
- * full, or the whole input landed), every reader register's outcomes are computed from
- * registers per consumer (the fire only selects), the words a take uses up leave the
- * FIFO a cycle later, and the fetch conditions are registered a cycle ahead: no reader
- * path runs through an adder after the consumer's decision.
+ * The two phases run at the same time: the allocation phase reads the count and the type
+ * ids through one read port of the input memory, the member phase reads the members
+ * (from byte 4 + 4n on) through the other, each with its own reader (hw_og_reader: a
+ * word FIFO and a window of WIN = 2*IN_WIDTH/8 bytes taken 0..WIN bytes a cycle). The
+ * member phase follows the allocation phase through the object-pointer table: it issues
+ * a step only when the table entries its walk prefetches are written (tab_ok_reg), and a
+ * step whose reference names an object not yet allocated waits in M1b (rwait_reg) until
+ * its entry is written. Its errors wait for the allocation phase's checks (JOIN), so the
+ * verdict is the CPU engine's; an allocation-phase error stops both. (Every object the
+ * walk writes has passed its capacity check, so even a rejected input never makes the
+ * core write outside the output memory.)
  *
  * Flow control: the allocation pipeline never stalls (a group enters only when its bytes
  * are in the window; later stages always move). The member pipeline moves every cycle
- * (mv) except the one cycle the image writer needs for a second word (see below); then
- * every member-stage register and the table copies' read registers hold. Stale pipeline
- * contents of an aborted decode are dropped on start.
+ * (mv) except the cycle the image writer needs for a second word (see below) and while a
+ * reference waits for its entry; then every member-stage register and the table copies'
+ * read registers hold. Stale pipeline contents of an aborted decode are dropped on start.
  *
  *   COUNT    read n (COUNT), flags registered (COUNT2), decision (COUNT3):
  *            count_too_large when 4 + 4n exceeds the input; capacity when n is more than
@@ -44,8 +48,11 @@
  *            object's members (TRUNC0..3, one member per 4 cycles: an error path) for the
  *            first member running past the end. 32-bit pointers: base + size <= 2^32;
  *            64-bit: base + size does not wrap (bad_base).
- *   LOAD     prefetch the first two table entries for the walk.
- *   WALK     member phase: one STEP per cycle. A step is a precomputed slice of one
+ *   JOIN     wait for the member phase; its first error, if any, is the verdict.
+ * Member phase (wst_reg):
+ *   SKIP     to the first member (byte 4 + 4n) in the member reader's window.
+ *   LOAD     prefetch the first two table entries for the walk (once written).
+ *   WALK     one STEP per cycle. A step is a precomputed slice of one
  *            object (hw_og_desc_step, per class and step index): up to WIN wire bytes,
  *            up to NREF = IN_WIDTH/32 references, up to FRAG = OUT_WIDTH/8 image bytes
  *            [lo, lo+len), header, padding and zeros included. An 8-stage pipeline:
@@ -63,7 +70,7 @@
  *                 picked from zero / header / reference / window / sign / bool bytes
  *              M5 the fragment shifted to its lane in a two-word field
  *              M6 image writer: merge into the accumulator word, write completed words
- *   FLUSH    the last partial word.
+ *   FLUSH    the last partial word; END.
  *
  * Image writer: the image is produced in strictly increasing address order (objects are
  * contiguous in wire order; a step writes every byte of its slice), so the core writes
@@ -122,10 +129,15 @@ module hw_og_core #(
     input  wire [CLS_BITS-1:0]       hdr_wr_idx,
     input  wire [63:0]               hdr_wr_data,
 
-    // input memory read port (1-cycle latency)
+    // input memory read ports (1-cycle latency): the allocation phase reads the count and
+    // the type ids through the first, the member phase the members through the second
+    // (the two ports of one true dual-port block RAM, say)
     output wire                      in_rd_en,
     output wire [IN_ADDR_WIDTH-1:0]  in_addr,
     input  wire [IN_WIDTH-1:0]       in_rd_data,
+    output wire                      in2_rd_en,
+    output wire [IN_ADDR_WIDTH-1:0]  in2_addr,
+    input  wire [IN_WIDTH-1:0]       in2_rd_data,
 
     // output memory write port (whole words)
     output wire                      out_wr_en,
@@ -156,17 +168,10 @@ localparam OBJ_N = 1 << OBJ_BITS;
 localparam ENT_BITS = OBJ_BITS - TPC_SH;
 localparam OBJ_W = CLS_BITS + 32;
 localparam ENT_W = TPC * OBJ_W;
-// input word FIFO depth (a window spans up to 3 words)
-localparam FIFO_WORDS = 8;
 // sized constants
 localparam [31:0] IB32 = IB;
-localparam [31:0] WIN32 = WIN;
-localparam [31:0] FD32 = FIFO_WORDS;
-localparam [4:0] FD5 = FD32[4:0];
-localparam [7:0] WIN8 = WIN32[7:0];
 localparam [31:0] TPC32 = TPC;
 localparam [4:0] IB5 = IB32[4:0];
-localparam [7:0] IB8 = IB32[7:0];
 localparam [2:0] TPC3 = TPC32[2:0];
 localparam [TPC_W-1:0] TPC_LAST = TPC32[TPC_W-1:0] - 1'b1;
 localparam [63:0] PTR_MASK = (PTR_BYTES == 8) ? 64'hffffffffffffffff : 64'h00000000ffffffff;
@@ -207,13 +212,16 @@ localparam [7:0] E_TRUNC = 8'd1, E_COUNT = 8'd2, E_TYPE = 8'd3, E_REF = 8'd4, E_
                  E_ROOT = 8'd6, E_TRAIL = 8'd7, E_IMAGE = 8'd8, E_BASE = 8'd9, E_CAP = 8'd10;
 
 // (every decision is taken on registered flags: COUNT2, CHECK0 and TRUNC0..2 wait for them)
-localparam [4:0] S_IDLE = 5'd0, S_COUNT = 5'd1, S_COUNT2 = 5'd2, S_COUNT3 = 5'd3, S_TYPES = 5'd4,
-                 S_CHECK0 = 5'd5, S_CHECK = 5'd6, S_TRUNC0 = 5'd7, S_TRUNC1 = 5'd8, S_TRUNC2 = 5'd9,
-                 S_TRUNC3 = 5'd10, S_LOAD0 = 5'd11, S_LOAD1 = 5'd12, S_LOAD2 = 5'd13, S_WALK = 5'd14,
-                 S_FLUSH = 5'd15, S_DONE = 5'd16;
+localparam [3:0] S_IDLE = 4'd0, S_COUNT = 4'd1, S_COUNT2 = 4'd2, S_COUNT3 = 4'd3, S_TYPES = 4'd4,
+                 S_CHECK0 = 4'd5, S_CHECK = 4'd6, S_TRUNC0 = 4'd7, S_TRUNC1 = 4'd8, S_TRUNC2 = 4'd9,
+                 S_TRUNC3 = 4'd10, S_JOIN = 4'd11, S_DONE = 4'd12;
+// the member phase's own state machine (it runs beside the allocation phase)
+localparam [2:0] W_IDLE = 3'd0, W_SKIP = 3'd1, W_LOAD0 = 3'd2, W_LOAD1 = 3'd3, W_LOAD2 = 3'd4,
+                 W_WALK = 3'd5, W_FLUSH = 3'd6, W_END = 3'd7;
 
 // ---------------------------------------------------------------- control registers
-reg [4:0]            state_reg = S_IDLE;
+reg [3:0]            state_reg = S_IDLE, state_next;
+reg [2:0]            wst_reg = W_IDLE, wst_next;   // the member phase
 reg [31:0]           len_reg = 32'd0;
 reg [63:0]           base_reg = 64'd0;
 reg                  base0_reg = 1'b0;                  // base == 0
@@ -239,51 +247,26 @@ always @(posedge clk) begin
     end
 end
 
-// ---------------------------------------------------------------- input: word FIFO and window
-reg [FIFO_WORDS*IN_WIDTH-1:0] fq_reg = {FIFO_WORDS*IN_WIDTH{1'b0}};  // word 0 = oldest
-reg [3:0]            occ_reg = 4'd0;      // words in the FIFO
-reg [1:0]            pp_reg = 2'd0;       // words the last take used up: dropped this cycle
-reg                  land_reg = 1'b0;     // the word requested last cycle lands now
-reg [31:0]           fetch_reg = 32'd0;   // next word to request
-reg [31:0]           left_reg = 32'd0;    // words not yet requested
-reg                  more_reg = 1'b0;     // left_reg != 0
-reg                  room_reg = 1'b0;     // words + landing + 1 <= FIFO_WORDS
-reg                  rd_on_reg = 1'b0;    // fetching enabled (a decode is running)
-reg [IB_SH-1:0]      bofs_reg = {IB_SH{1'b0}}; // byte position mod IB (offset in word 0)
-reg [7:0]            avail_reg = 8'd0;    // bytes buffered from the byte position
-reg [31:0]           pos_reg = 32'd0;     // byte position in the wire bytes, less take_q_reg
-reg [5:0]            take_q_reg = 6'd0;   // last cycle's take (pos_reg catches up a cycle late)
-reg                  rd_all_reg = 1'b0;   // the whole input has landed in the FIFO
-reg                  rd_okc_reg = 1'b0;   // avail_reg >= WIN
-
-// the window: WIN bytes at the byte position (bytes past `avail` are garbage)
-// (the words a take uses up leave the FIFO a cycle later, so the FIFO's multiplexers are
-// driven by registers only; the window skips them meanwhile)
-wire [5*IN_WIDTH-1:0] fq_head = fq_reg[5*IN_WIDTH-1:0];
-wire [5*IN_WIDTH-1:0] fq_shift = fq_head >> {pp_reg, bofs_reg, 3'b000};
-wire [WIN*8-1:0]      window = fq_shift[WIN*8-1:0];
-
-
-// (a word is requested when the FIFO has room for it beside the words in it and the one
-// landing: both conditions are registers, computed a cycle ahead)
-wire issue = rd_on_reg && more_reg && room_reg;
-assign in_rd_en = issue;
-assign in_addr = fetch_reg[IN_ADDR_WIDTH-1:0];
-
-// FIFO update: drop the pp_reg words used up last cycle, append the landing word behind the rest
-// (continuous assignments throughout, not always @*: Icarus evaluates those only on a change)
-wire [FIFO_WORDS*IN_WIDTH-1:0] fq_next;
-wire [(FIFO_WORDS+2)*IN_WIDTH-1:0] fq_ext = {{2*IN_WIDTH{1'b0}}, fq_reg};
-wire [3:0] occ_left = occ_reg - {2'b00, pp_reg};
-genvar gk;
-generate
-for (gk = 0; gk < FIFO_WORDS; gk = gk + 1) begin : g_fq
-    localparam [3:0] K = gk;
-    assign fq_next[gk*IN_WIDTH +: IN_WIDTH] = (land_reg && K == occ_left) ? in_rd_data :
-        (pp_reg == 2'd0) ? fq_ext[gk*IN_WIDTH +: IN_WIDTH] :
-        (pp_reg == 2'd1) ? fq_ext[(gk+1)*IN_WIDTH +: IN_WIDTH] : fq_ext[(gk+2)*IN_WIDTH +: IN_WIDTH];
-end
-endgenerate
+// ---------------------------------------------------------------- input: two readers
+reg [31:0]           lw_reg = 32'd0;      // input words
+wire                 rd_ok, mrd_ok;       // window full, or everything landed
+wire [WIN*8-1:0]     window, mwindow;
+wire [31:0]          pos_reg, mpos_reg;
+wire [5:0]           take_q_reg, mtake_q_reg;
+wire                 cnt_fire, t0_fire, skip_fire, w_fire;
+wire                 a_start, m_start;
+wire [31:0]          a_words, m_first, m_words;
+reg [4:0]            ttk_reg = 5'd4;              // bytes the next type-id group takes (COUNT: 4)
+reg [5:0]            w_nb_reg = 6'd0;             // bytes the next step takes (W_SKIP: to the members)
+hw_og_reader #(.IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH)) rd_alloc (
+    .clk(clk), .rst(rst), .start(a_start), .first_word(32'd0), .nwords(a_words), .stop(state_next == S_DONE),
+    .fire(cnt_fire || t0_fire), .take_n({1'b0, ttk_reg}), .window(window), .ok(rd_ok), .pos(pos_reg), .pos_q(take_q_reg),
+    .in_rd_en(in_rd_en), .in_addr(in_addr), .in_rd_data(in_rd_data));
+hw_og_reader #(.IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH)) rd_member (
+    .clk(clk), .rst(rst), .start(m_start), .first_word(m_first), .nwords(m_words),
+    .stop(state_next == S_DONE || wst_next == W_END),
+    .fire(skip_fire || w_fire), .take_n(w_nb_reg), .window(mwindow), .ok(mrd_ok), .pos(mpos_reg), .pos_q(mtake_q_reg),
+    .in_rd_en(in2_rd_en), .in_addr(in2_addr), .in_rd_data(in2_rd_data));
 
 // ---------------------------------------------------------------- generated tables
 // allocation: TPC type ids -> classes -> class rows
@@ -325,7 +308,6 @@ reg [5:0]            t1_offq = 6'd0;              // (plus this)
 reg [ENT_BITS-1:0]   t1_g = {ENT_BITS{1'b0}};     // group (= table entry) index
 reg [31:0]           trem_reg = 32'd0;            // objects not yet issued
 reg                  trem_nz_reg = 1'b0;          // trem_reg != 0
-reg [4:0]            ttk_reg = 5'd0;              // bytes the next group takes
 reg                  tfirst_reg = 1'b0;
 reg [ENT_BITS-1:0]   tg_reg = {ENT_BITS{1'b0}};
 // T1 -> T2
@@ -482,7 +464,12 @@ assign {t6_err, t6_code, t6_eoff, t6_trf, t6_trc, t6_trp} =
 
 // ================================================================ object-pointer table
 reg                  pend_reg = 1'b0;     // a second completed word is parked: freeze
-wire                 mv = !pend_reg;      // the member pipeline moves this cycle
+reg                  rwait_reg = 1'b0;    // M1b references an entry not yet written: freeze
+wire                 mv = !pend_reg && !rwait_reg;   // the member pipeline moves this cycle
+// allocation progress, for the member phase running behind it
+reg [ENT_BITS:0]     ent_done_reg = {ENT_BITS+1{1'b0}};   // table entries written
+reg                  alloc_fin_reg = 1'b0;                // every entry written
+reg                  tab_ok_reg = 1'b0;   // the walk's next entries are written (see M0)
 
 // One entry per group of TPC objects ({class, image offset} each), written once per
 // allocation cycle. Copies: one for the walk (sequential), one per reference slot; each
@@ -497,7 +484,7 @@ always @(posedge clk) begin
     if (tw_en) wmem[tw_addr] <= tw_data;
     wq <= wmem[wra];
 end
-wire [NREF*ENT_BITS-1:0] rra;             // reference copies: read addresses
+wire [NREF*ENT_BITS-1:0] rra, rrb;        // reference copies: read addresses of M1 and M1b
 wire [NREF*ENT_W-1:0]    rq;              // and registered data
 generate
 for (gj = 0; gj < NREF; gj = gj + 1) begin : g_rmem
@@ -506,8 +493,9 @@ for (gj = 0; gj < NREF; gj = gj + 1) begin : g_rmem
     always @(posedge clk) begin
         if (tw_en) rmem[tw_addr] <= tw_data;
         // read in M1, registered twice (M1b, M2: the block RAM's slow clock-to-output is
-        // not followed by logic); both hold while the member pipeline is frozen
-        if (mv) q1 <= rmem[rra[ENT_BITS*gj +: ENT_BITS]];
+        // not followed by logic); while the member pipeline is frozen q holds and q1
+        // re-reads M1b's entry (it may have been written since)
+        q1 <= rmem[mv ? rra[ENT_BITS*gj +: ENT_BITS] : rrb[ENT_BITS*gj +: ENT_BITS]];
         if (mv) q <= q1;
     end
     assign rq[ENT_W*gj +: ENT_W] = q;
@@ -523,7 +511,6 @@ reg [15:0]           w_s_reg = 16'd0;     // step index in the object
 reg [31:0]           w_o_reg = 32'd0;     // current object's image offset
 reg [31:0]           w_i_reg = 32'd0;     // current object index
 reg                  w_lasto_reg = 1'b0;  // the current object is the last
-reg [5:0]            w_nb_reg = 6'd0;     // step ROM row of (w_c, w_s): wire bytes
 reg                  w_last_reg = 1'b0;   // ... and "last step of the object"
 reg [ENT_W-1:0]      ent_cur = {ENT_W{1'b0}};   // table entry holding the current object
 reg [ENT_W-1:0]      ent_nxt = {ENT_W{1'b0}};   // the entry after it
@@ -531,7 +518,7 @@ wire [TPC_W-1:0]     w_sub = w_i_reg[TPC_W-1:0] & ((1 << TPC_SH) - 1);
 wire [TPC_W-1:0]     w_sub1 = w_sub + 1'b1;
 wire                 w_cross = (TPC_SH == 0) || (w_sub == TPC_LAST);  // next object is in ent_nxt
 wire [OBJ_W-1:0]     nx_obj = w_cross ? ent_nxt[OBJ_W-1:0] : ent_cur[w_sub1*OBJ_W +: OBJ_W];
-wire [CLS_BITS-1:0]  nx_cls = (state_reg == S_LOAD2) ? ent_cur[32 +: CLS_BITS] : nx_obj[32 +: CLS_BITS];
+wire [CLS_BITS-1:0]  nx_cls = (wst_reg == W_LOAD2) ? ent_cur[32 +: CLS_BITS] : nx_obj[32 +: CLS_BITS];
 // step rows: next step of this object (a), first step of the next object (b), this step (m)
 wire [5:0]  sa_nb, sb_nb, sm_nb, s3_nb;
 wire        sa_last, sb_last, sm_last, s3_last;
@@ -554,8 +541,8 @@ hw_og_desc_step #(.WIN_BYTES(WIN), .FRAG_BYTES(FRAG), .NREF(NREF), .SEL_BITS(SEL
 // The consumers take bytes when the window is full (WIN bytes: every step and group fits)
 // or the whole input has landed (then it holds every byte still needed): a comparison
 // with a constant, not with the step's size.
-wire rd_ok = rd_okc_reg || rd_all_reg;
-wire w_fire = (state_reg == S_WALK) && mv && w_act_reg && rd_ok;
+assign w_fire = (wst_reg == W_WALK) && mv && w_act_reg && mrd_ok && tab_ok_reg;
+assign skip_fire = (wst_reg == W_SKIP) && mrd_ok;
 
 // M1
 reg                  m1_valid = 1'b0, m1_fin = 1'b0;
@@ -643,8 +630,33 @@ for (gj = 0; gj < NREF; gj = gj + 1) begin : g_rra
     assign m1_r[32*gj +: 32] = sh[31:0];
     wire unused_sh = &{1'b0, sh[WIN*8-1:32]};
     assign rra[ENT_BITS*gj +: ENT_BITS] = m1_r[32*gj + TPC_SH +: ENT_BITS];
+    assign rrb[ENT_BITS*gj +: ENT_BITS] = m1b_r[32*gj + TPC_SH +: ENT_BITS];
 end
 endgenerate
+// A reference to an object the allocation phase has not written yet freezes the member
+// pipeline with the step in M1b until its entry is written (the entry must be counted in
+// ent_done_reg the cycle before the table read that M2 uses). Registered: computed for
+// both "M1 moves to M1b" and "M1b holds", the pipeline's move selects.
+function ref_waits;
+    input              valid;
+    input [NREF-1:0]   rv;
+    input [NREF*32-1:0] r;
+    input [ENT_BITS:0] done_ents;
+    reg w;
+    integer k;
+begin
+    w = 1'b0;
+    for (k = 0; k < NREF; k = k + 1) begin
+        if (valid && rv[k] && r[32*k +: 32] != 32'hffffffff &&
+            (r[32*k +: 32] >> TPC_SH) >= {{31-ENT_BITS{1'b0}}, done_ents}) w = 1'b1;
+    end
+    ref_waits = w;
+end
+endfunction
+// (after the last entry a reference past the table is bad_reference or garbage of a
+// rejected input: no wait)
+wire wait_m1 = !alloc_fin_reg && ref_waits(m1_valid, m1_rv, m1_r, ent_done_reg);
+wire wait_m1b = !alloc_fin_reg && ref_waits(m1b_valid, m1b_rv, m1b_r, ent_done_reg);
 
 // M2: the referenced objects' rows
 wire [CLS_BITS*NREF-1:0] m2_tcls;
@@ -733,38 +745,31 @@ wire [OUT_SHIFT:0] m4_endlane = {1'b0, m4_a[OUT_SHIFT-1:0]} + m4_len[OUT_SHIFT:0
 wire [2*OUT_WIDTH-1:0] m5_field = {{OUT_WIDTH{1'b0}}, m5_frag} << {m5_a[OUT_SHIFT-1:0], 3'b000};
 
 // ---------------------------------------------------------------- next state (combinational)
-wire cnt_fire = (state_reg == S_COUNT) && rd_ok;
-wire t0_fire = (state_reg == S_TYPES) && trem_nz_reg && rd_ok;
-// bytes the consumer takes when it fires (COUNT 4, TYPES a group, WALK a step)
-wire cons_fire = cnt_fire || t0_fire || w_fire;
-// (computed for each consumer from registers; the one that fires selects)
-wire [5:0] take_if = w_fire ? w_nb_reg : t0_fire ? {1'b0, ttk_reg} : 6'd4;
-wire [7:0] avail_land = avail_reg + (land_reg ? IB8 : 8'd0);
-wire [7:0] av_w = avail_land - {2'b00, w_nb_reg};
-wire [7:0] av_t = avail_land - {3'b000, ttk_reg};
-wire [7:0] av_c = avail_land - 8'd4;
-wire [7:0] avail_take = w_fire ? av_w : t0_fire ? av_t : av_c;
-wire [5:0] te_w = {{6-IB_SH{1'b0}}, bofs_reg} + w_nb_reg;
-wire [5:0] te_t = {{6-IB_SH{1'b0}}, bofs_reg} + {1'b0, ttk_reg};
-wire [5:0] te_c = {{6-IB_SH{1'b0}}, bofs_reg} + 6'd4;
-wire [5:0] tend_take = w_fire ? te_w : t0_fire ? te_t : te_c;   // (whole words used up: bits IB_SH+1:IB_SH)
-// the "window full" flag for the next cycle leaves out the word landing now (conservative:
-// it only delays a fire by a cycle when the window is nearly empty; no adder before the
-// comparison)
-wire [7:0] ao_w = avail_reg - {2'b00, w_nb_reg};
-wire [7:0] ao_t = avail_reg - {3'b000, ttk_reg};
-wire [7:0] ao_c = avail_reg - 8'd4;
-wire ok_w = ao_w >= WIN8, ok_t = ao_t >= WIN8, ok_c = ao_c >= WIN8, ok_n = avail_reg >= WIN8;
+assign cnt_fire = (state_reg == S_COUNT) && rd_ok;
+assign t0_fire = (state_reg == S_TYPES) && trem_nz_reg && rd_ok;
 wire t6_ok = (state_reg == S_TYPES) && t6_valid && !t6_err;
-wire m4_fail = (state_reg == S_WALK) && mv && m4_valid && m4_err;
-wire m6_go = (state_reg == S_WALK) && !pend_reg && m6_valid;
-reg [4:0]            state_next;
+wire m4_fail = (wst_reg == W_WALK) && mv && m4_valid && m4_err;
+wire m6_go = (wst_reg == W_WALK) && mv && m6_valid;
+// the member phase starts once the count is accepted, beside the allocation phase
+wire walk_go = (state_reg == S_COUNT3) && !n_big_reg && !n_cap_reg && !n_zero_reg;
+wire [31:0] mstart = {n_reg[29:0], 2'b00} + 32'd4;          // wire offset of the first member
+wire [32:0] in_words = ({1'b0, in_len} + {1'b0, IB32} - 33'd1) >> IB_SH;   // input words
+assign a_start = start;
+assign a_words = (base[2:0] != 3'd0 || in_len < 32'd4) ? 32'd0 : in_words[31:0];
+assign m_start = walk_go;
+assign m_first = mstart >> IB_SH;
+assign m_words = lw_reg - m_first;
+// member errors wait for the allocation phase's verdict (the CPU engine's order)
+reg                  merr_reg = 1'b0;
+reg [7:0]            merr_code = 8'd0;
+reg [31:0]           merr_off = 32'd0;
 reg [7:0]            err_next;
 reg [31:0]           erroff_next;
 integer j, jc;
 
 always @* begin
     state_next = state_reg;
+    wst_next = wst_reg;
     err_next = err_reg;
     erroff_next = erroff_reg;
     tw_en = t6_ok;
@@ -774,6 +779,7 @@ always @* begin
     end
     wra = w_i_reg[OBJ_BITS-1:TPC_SH] + {{ENT_BITS-2{1'b0}}, 2'd2};
 
+    // ---- allocation phase, checks, and the final verdict
     case (state_reg)
     S_COUNT: begin
         if (cnt_fire) begin
@@ -808,9 +814,9 @@ always @* begin
         end else if (ck_base_reg) begin
             err_next = E_BASE; erroff_next = 32'd0; state_next = S_DONE;
         end else if (n_reg == 32'd0) begin
-            state_next = S_FLUSH;
+            state_next = S_DONE;
         end else begin
-            state_next = S_LOAD0;
+            state_next = S_JOIN;
         end
     end
     // TRUNC0: member k's wire width; TRUNC1: its end; TRUNC2: past the input end?
@@ -826,35 +832,53 @@ always @* begin
             state_next = S_TRUNC0;
         end
     end
-    S_LOAD0: begin
+    // the allocation phase and the checks passed: the member phase's verdict
+    S_JOIN: begin
+        if (merr_reg) begin
+            err_next = merr_code; erroff_next = merr_off; state_next = S_DONE;
+        end else if (wst_reg == W_END) begin
+            state_next = S_DONE;
+        end
+    end
+    default: ;
+    endcase
+
+    // ---- member phase
+    case (wst_reg)
+    W_SKIP: begin
+        if (skip_fire) wst_next = W_LOAD0;
+    end
+    // (the walk reads a table entry the cycle after ent_done_reg counts it)
+    W_LOAD0: begin
         wra = {ENT_BITS{1'b0}};
-        state_next = S_LOAD1;
+        if (ent_done_reg != {ENT_BITS+1{1'b0}}) wst_next = W_LOAD1;
     end
-    S_LOAD1: begin
+    W_LOAD1: begin
         wra = {{ENT_BITS-1{1'b0}}, 1'b1};
-        state_next = S_LOAD2;
+        if (alloc_fin_reg || ent_done_reg > {{ENT_BITS{1'b0}}, 1'b1}) wst_next = W_LOAD2;
     end
-    S_LOAD2: begin
-        state_next = S_WALK;
+    W_LOAD2: begin
+        wst_next = W_WALK;
     end
-    S_WALK: begin
+    W_WALK: begin
         if (w_fire) begin
             if (w_last_reg && !w_lasto_reg && w_cross) wra = w_i_reg[OBJ_BITS-1:TPC_SH] + {{ENT_BITS-2{1'b0}}, 2'd3};
         end
         if (m4_fail) begin
-            err_next = m4_code; erroff_next = m4_errat; state_next = S_DONE;
+            wst_next = W_END;
         end else if (m6_go && m6_fin) begin
-            state_next = S_FLUSH;
+            wst_next = W_FLUSH;
         end
     end
-    S_FLUSH: begin
-        if (!pend_reg) state_next = S_DONE;
+    W_FLUSH: begin
+        if (!pend_reg) wst_next = W_END;
     end
     default: ;
     endcase
+    if (walk_go) wst_next = W_SKIP;
+    if (state_next == S_DONE) wst_next = W_IDLE;
 end
 
-wire [32:0] in_words = ({1'b0, in_len} + {1'b0, IB32} - 33'd1) >> IB_SH;   // input words
 
 // ---------------------------------------------------------------- registers
 always @(posedge clk) begin
@@ -983,9 +1007,24 @@ always @(posedge clk) begin
         tr_k_reg <= tr_k_reg + 16'd1;
     end
 
-    // ---------------- LOAD: the walk's first entries
-    if (state_reg == S_LOAD1) ent_cur <= wq;
-    if (state_reg == S_LOAD2) begin
+    // ---------------- allocation progress, seen by the member phase
+    if (tw_en) ent_done_reg <= ent_done_reg + 1'b1;
+    if (t6_ok && t6_lastg) alloc_fin_reg <= 1'b1;
+    // the walk may issue a step when the entry after the next (prefetched into wq) was
+    // written before that read: registered a cycle ahead, so with one entry of slack
+    tab_ok_reg <= alloc_fin_reg || (w_i_reg >> TPC_SH) + 32'd4 <= {{31-ENT_BITS{1'b0}}, ent_done_reg};
+    rwait_reg <= (wst_reg == W_WALK) && (mv ? wait_m1 : wait_m1b);
+    if (m4_fail) begin
+        merr_reg <= 1'b1; merr_code <= m4_code; merr_off <= m4_errat;
+    end
+
+    // ---------------- SKIP, LOAD: to the first member; the walk's first entries
+    if (walk_go) begin
+        w_act_reg <= 1'b0;
+        w_nb_reg <= {{6-IB_SH{1'b0}}, mstart[IB_SH-1:0]};
+    end
+    if (wst_reg == W_LOAD1) ent_cur <= wq;
+    if (wst_reg == W_LOAD2) begin
         ent_nxt <= wq;
         w_act_reg <= 1'b1;
         w_i_reg <= 32'd0;
@@ -1004,13 +1043,13 @@ always @(posedge clk) begin
     if (mv) m1_valid <= w_fire;
     if (w_fire) begin
         m1_fin <= w_last_reg && w_lasto_reg;
-        m1_win <= window;
+        m1_win <= mwindow;
         m1_c <= w_c_reg;
         m1_s <= w_s_reg;
         m1_a <= w_o_reg + sm_lo;
         m1_len <= sm_len;
-        m1_pos <= pos_reg;
-        m1_posq <= take_q_reg;
+        m1_pos <= mpos_reg;
+        m1_posq <= mtake_q_reg;
         m1_rv <= sm_rv;
         m1_roff <= sm_roff;
         m1_rtgt <= sm_rtgt;
@@ -1077,7 +1116,7 @@ always @(posedge clk) begin
     wr_data_reg <= pend_reg ? pend_data : (m6_go && m6_w0 == accw_reg[0]) ? (acc_reg | m6_field[OUT_WIDTH-1:0]) : acc_reg;
     pend_addr <= accw_reg + 32'd1;
     pend_data <= m6_field[OUT_WIDTH-1:0];
-    if ((state_reg == S_WALK || state_reg == S_FLUSH) && pend_reg) begin
+    if ((wst_reg == W_WALK || wst_reg == W_FLUSH) && pend_reg) begin
         wr_en_reg <= 1'b1;
         pend_reg <= 1'b0;
     end else if (m6_go) begin
@@ -1102,31 +1141,13 @@ always @(posedge clk) begin
                 accw_reg <= accw_reg + 32'd1;
             end
         end
-    end else if (state_reg == S_FLUSH && top_reg[OUT_SHIFT-1:0] != {OUT_SHIFT{1'b0}}) begin
+    end else if (wst_reg == W_FLUSH && top_reg[OUT_SHIFT-1:0] != {OUT_SHIFT{1'b0}}) begin
         wr_en_reg <= 1'b1;
     end
 
-    // ---------------- reader: take bytes, land words, request words
-    // (both outcomes are computed from registers; the consumer's fire only selects)
-    take_q_reg <= cons_fire ? take_if : 6'd0;
-    pos_reg <= pos_reg + {26'd0, take_q_reg};
-    rd_all_reg <= !issue && !land_reg && !more_reg;
-    if (cons_fire) bofs_reg <= tend_take[IB_SH-1:0];
-    avail_reg <= cons_fire ? avail_take : avail_land;
-    rd_okc_reg <= w_fire ? ok_w : t0_fire ? ok_t : cnt_fire ? ok_c : ok_n;
-    occ_reg <= occ_left + {3'b000, land_reg};
-    pp_reg <= cons_fire ? tend_take[IB_SH+1:IB_SH] : 2'd0;
-    fq_reg <= fq_next;
-    land_reg <= issue;
-    if (issue) fetch_reg <= fetch_reg + 32'd1;
-    if (issue) left_reg <= left_reg - 32'd1;
-    more_reg <= issue ? (left_reg != 32'd1) : (left_reg != 32'd0);
-    room_reg <= issue ? ({1'b0, occ_left} + {4'd0, land_reg} <= FD5 - 5'd2)
-                      : ({1'b0, occ_left} + {4'd0, land_reg} <= FD5 - 5'd1);
-    if (state_next == S_DONE) rd_on_reg <= 1'b0;
-
     if (state_next == S_DONE && state_reg != S_DONE) done_reg <= 1'b1;
     state_reg <= state_next;
+    wst_reg <= wst_next;
     err_reg <= err_next;
     erroff_reg <= erroff_next;
 
@@ -1137,12 +1158,11 @@ always @(posedge clk) begin
         n_reg <= 32'd0; cyc_reg <= 64'd0; done_reg <= 1'b0;
         err_reg <= 8'd0; erroff_reg <= 32'd0;
         top_reg <= 40'd0;
-        pos_reg <= 32'd0; take_q_reg <= 6'd0; rd_all_reg <= 1'b0; rd_okc_reg <= 1'b0; bofs_reg <= {IB_SH{1'b0}}; avail_reg <= 8'd0; occ_reg <= 4'd0; pp_reg <= 2'd0;
-        fq_reg <= {FIFO_WORDS*IN_WIDTH{1'b0}};
-        land_reg <= 1'b0; fetch_reg <= 32'd0; rd_on_reg <= 1'b1;
-        left_reg <= in_words[31:0];
-        more_reg <= in_words != 33'd0;
-        room_reg <= 1'b1;
+        lw_reg <= in_words[31:0];
+        ttk_reg <= 5'd4;
+        ent_done_reg <= {ENT_BITS+1{1'b0}}; alloc_fin_reg <= 1'b0; tab_ok_reg <= 1'b0; rwait_reg <= 1'b0;
+        merr_reg <= 1'b0;
+        wst_reg <= W_IDLE;
         // (stale pipeline contents of an aborted decode are dropped)
         t1_valid <= 1'b0; t2_valid <= 1'b0; t3_valid <= 1'b0; t3b_valid <= 1'b0; t4_valid <= 1'b0; t5_valid <= 1'b0; t6_valid <= 1'b0;
         m1_valid <= 1'b0; m1b_valid <= 1'b0; m2_valid <= 1'b0; m3_valid <= 1'b0; m4_valid <= 1'b0;
@@ -1150,9 +1170,9 @@ always @(posedge clk) begin
         w_act_reg <= 1'b0; pend_reg <= 1'b0; w_i_reg <= 32'd0;
         state_reg <= S_COUNT;
         if (base[2:0] != 3'd0) begin
-            err_reg <= E_BASE; state_reg <= S_DONE; done_reg <= 1'b1; rd_on_reg <= 1'b0;
+            err_reg <= E_BASE; state_reg <= S_DONE; done_reg <= 1'b1;
         end else if (in_len < 32'd4) begin
-            err_reg <= E_TRUNC; state_reg <= S_DONE; done_reg <= 1'b1; rd_on_reg <= 1'b0;
+            err_reg <= E_TRUNC; state_reg <= S_DONE; done_reg <= 1'b1;
         end
     end
     if (rst) begin
@@ -1161,8 +1181,8 @@ always @(posedge clk) begin
         err_reg <= 8'd0;
         erroff_reg <= 32'd0;
         cyc_reg <= 64'd0;
-        rd_on_reg <= 1'b0;
-        land_reg <= 1'b0;
+        wst_reg <= W_IDLE;
+        rwait_reg <= 1'b0;
         t1_valid <= 1'b0;
         w_act_reg <= 1'b0;
         m1_valid <= 1'b0;
@@ -1184,7 +1204,7 @@ assign out_wr_addr = wr_addr_reg[OUT_ADDR_WIDTH-1:0];
 assign out_wr_data = wr_data_reg;
 
 // unused outputs of the table instances (every instance has all ports)
-wire unused_ok = &{1'b0, fq_shift[5*IN_WIDTH-1:WIN*8], tend_take, ca_nwire, ca_anc, m4_len, tr_size, tr_align, tr_wsize, tr_anc, in_words[32],
+wire unused_ok = &{1'b0, window[WIN*8-1:TPC*32], ca_nwire, ca_anc, m4_len, tr_size, tr_align, tr_wsize, tr_anc, in_words[32],
                    sa_lo, sa_len, sa_rv, sa_roff, sa_rtgt, sa_sel, sb_lo, sb_len, sb_rv, sb_roff, sb_rtgt, sb_sel,
                    sm_nb, sm_last, sm_sel, s3_nb, s3_last, s3_lo, s3_len, s3_rv, s3_roff, s3_rtgt,
                    wr_addr_reg[31:OUT_ADDR_WIDTH]};

@@ -38,7 +38,7 @@ need() {
 need yosys "Debian: apt-get install yosys (figures were taken with yosys 0.23)"
 need timeout "coreutils"
 
-OG_FILES="$ROOT/rtl/hw_og_core.v $ROOT/rtl/gen/expr_og_core.gen.v"
+OG_FILES="$ROOT/rtl/hw_og_reader.v $ROOT/rtl/hw_og_core.v $ROOT/rtl/gen/expr_og_core.gen.v"
 OG_PARAMS="-set IN_ADDR_WIDTH 10 -set OUT_ADDR_WIDTH 10 -set OBJ_BITS 8 -set OUT_WIDTH 256"
 fail=0
 summary=()

@@ -256,6 +256,7 @@ module heapwire_og_core #(
     output wire [31:0] image_size, output wire [63:0] cycles,
     input  wire hdr_wr_en, input wire [1:0] hdr_wr_idx, input wire [63:0] hdr_wr_data,
     output wire in_rd_en, output wire [IN_ADDR_WIDTH-1:0] in_addr, input wire [IN_WIDTH-1:0] in_rd_data,
+    output wire in2_rd_en, output wire [IN_ADDR_WIDTH-1:0] in2_addr, input wire [IN_WIDTH-1:0] in2_rd_data,
     output wire out_wr_en, output wire [OUT_ADDR_WIDTH-1:0] out_wr_addr, output wire [OUT_WIDTH-1:0] out_wr_data
 );
 hw_og_core #(
@@ -267,6 +268,7 @@ hw_og_core #(
     .busy(busy), .done(done), .err_code(err_code), .err_offset(err_offset), .image_size(image_size), .cycles(cycles),
     .hdr_wr_en(hdr_wr_en), .hdr_wr_idx(hdr_wr_idx), .hdr_wr_data(hdr_wr_data),
     .in_rd_en(in_rd_en), .in_addr(in_addr), .in_rd_data(in_rd_data),
+    .in2_rd_en(in2_rd_en), .in2_addr(in2_addr), .in2_rd_data(in2_rd_data),
     .out_wr_en(out_wr_en), .out_wr_addr(out_wr_addr), .out_wr_data(out_wr_data)
 );
 endmodule

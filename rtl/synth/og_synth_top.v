@@ -2,7 +2,7 @@
  * og_synth_top -- synthesis-only wrapper around heapwire_og_core (the generated objgraph
  * core, e.g. rtl/gen/expr_og_core.gen.v) for place and route on small FPGAs.
  *
- * Why: the core has ~700 top-level port bits (256-bit output data, 64-bit input data,
+ * Why: the core has ~780 top-level port bits (256-bit output data, two 64-bit input data,
  * 64-bit base/max_image/header data, 64-bit cycle counter...), far more than an iCE40
  * HX8K package has pins, and unregistered ports leave the core's input-to-register and
  * register-to-output paths untimed or timed against pad delays. This wrapper
@@ -39,8 +39,8 @@ module og_synth_top #(
     output reg  busy_q,
     output reg  done_q
 );
-    localparam NI = 32 + CLS_BITS + 64 + 64 + CLS_BITS + 64 + IN_WIDTH;
-    localparam NO = 1 + 1 + 8 + 32 + 32 + 64 + 1 + IN_ADDR_WIDTH + 1 + OUT_ADDR_WIDTH + OUT_WIDTH;
+    localparam NI = 32 + CLS_BITS + 64 + 64 + CLS_BITS + 64 + 2 * IN_WIDTH;
+    localparam NO = 1 + 1 + 8 + 32 + 32 + 64 + 2 * (1 + IN_ADDR_WIDTH) + 1 + OUT_ADDR_WIDTH + OUT_WIDTH;
 
     reg [NI-1:0] sin;
     always @(posedge clk) if (sh) sin <= {sin[NI-2:0], si};
@@ -48,14 +48,14 @@ module og_synth_top #(
     wire [31:0] in_len;
     wire [CLS_BITS-1:0] root_cls, hdr_wr_idx;
     wire [63:0] base, max_image, hdr_wr_data;
-    wire [IN_WIDTH-1:0] in_rd_data;
-    assign {in_len, root_cls, base, max_image, hdr_wr_idx, hdr_wr_data, in_rd_data} = sin;
+    wire [IN_WIDTH-1:0] in_rd_data, in2_rd_data;
+    assign {in_len, root_cls, base, max_image, hdr_wr_idx, hdr_wr_data, in_rd_data, in2_rd_data} = sin;
 
-    wire busy, done, in_rd_en, out_wr_en;
+    wire busy, done, in_rd_en, in2_rd_en, out_wr_en;
     wire [7:0] err_code;
     wire [31:0] err_offset, image_size;
     wire [63:0] cycles;
-    wire [IN_ADDR_WIDTH-1:0] in_addr;
+    wire [IN_ADDR_WIDTH-1:0] in_addr, in2_addr;
     wire [OUT_ADDR_WIDTH-1:0] out_wr_addr;
     wire [OUT_WIDTH-1:0] out_wr_data;
 
@@ -69,6 +69,7 @@ module og_synth_top #(
         .image_size(image_size), .cycles(cycles),
         .hdr_wr_en(hdr_wr_en), .hdr_wr_idx(hdr_wr_idx), .hdr_wr_data(hdr_wr_data),
         .in_rd_en(in_rd_en), .in_addr(in_addr), .in_rd_data(in_rd_data),
+        .in2_rd_en(in2_rd_en), .in2_addr(in2_addr), .in2_rd_data(in2_rd_data),
         .out_wr_en(out_wr_en), .out_wr_addr(out_wr_addr), .out_wr_data(out_wr_data)
     );
 
@@ -76,7 +77,7 @@ module og_synth_top #(
     always @(posedge clk) begin
         if (cap)
             sout <= {busy, done, err_code, err_offset, image_size, cycles,
-                     in_rd_en, in_addr, out_wr_en, out_wr_addr, out_wr_data};
+                     in_rd_en, in_addr, in2_rd_en, in2_addr, out_wr_en, out_wr_addr, out_wr_data};
         else
             sout <= {sout[NO-2:0], 1'b0};
         busy_q <= busy;

@@ -136,8 +136,9 @@ def run_heapwire(args, data: bytes) -> bytes:
 
 
 class CoreHost:
-    """The host side of a generated core in a cocotb test: the input memory (read port
-    with one cycle of latency; junk after the input and for words not requested), the
+    """The host side of a generated core in a cocotb test: the input memory (read ports
+    `in_` and, when the core has it, `in2_`, each with one cycle of latency; junk after
+    the input and for words not requested), the
     output memory (whole-word writes, or byte-enabled when the core has out_wr_be; an
     optional read port with one cycle of latency that returns the word before a write in
     the same cycle, like a read-first block RAM; unwritten bytes read as 0xA5), and the
@@ -151,13 +152,14 @@ class CoreHost:
         self.ow = len(dut.out_wr_data) // 8
         self.byte_enables = hasattr(dut, "out_wr_be")
         self.read_port = hasattr(dut, "out_rd_en")
+        self.in_ports = ["in_"] + (["in2_"] if hasattr(dut, "in2_rd_en") else [])
 
     async def setup(self, inputs):
         """Starts the clock, sets the control inputs (names) and memory data to 0, resets."""
         from cocotb.clock import Clock
 
         Clock(self.dut.clk, 10, unit="ns").start()
-        names = ["start", "in_len", "base", "in_rd_data"] + (["out_rd_data"] if self.read_port else []) + list(inputs)
+        names = ["start", "in_len", "base"] + [p + "rd_data" for p in self.in_ports] + (["out_rd_data"] if self.read_port else []) + list(inputs)
         for n in names:
             getattr(self.dut, n).value = 0
         await self.reset()
@@ -187,7 +189,8 @@ class CoreHost:
         d, rng, iw = self.dut, self.rng, self.iw
         padded = wire + bytes(rng.randrange(256) for _ in range(-len(wire) % iw))  # junk after the end
         omem = {}
-        pending = rd_pending = None
+        pending = {p: None for p in self.in_ports}
+        rd_pending = None
         cyc = -1
         while True:
             await RisingEdge(d.clk)
@@ -196,10 +199,12 @@ class CoreHost:
                 path = save_failing(f"hang-{len(wire)}-{zlib.crc32(wire):08x}", wire)
                 raise AssertionError(f"core did not finish within {max_cycles} cycles "
                                      f"({len(wire)}-byte input {wire[:40].hex()}, saved as {path}; controls {controls})")
-            if pending is not None and pending * iw < len(padded):
-                d.in_rd_data.value = int.from_bytes(padded[pending * iw:(pending + 1) * iw], "little")
-            else:
-                d.in_rd_data.value = rng.getrandbits(8 * iw)
+            for p, a in pending.items():
+                data = getattr(d, p + "rd_data")
+                if a is not None and a * iw < len(padded):
+                    data.value = int.from_bytes(padded[a * iw:(a + 1) * iw], "little")
+                else:
+                    data.value = rng.getrandbits(8 * iw)
             if self.read_port:
                 d.out_rd_data.value = rd_pending if rd_pending is not None else rng.getrandbits(8 * self.ow)
             d.start.value = int(cyc == 0)
@@ -207,7 +212,8 @@ class CoreHost:
                 for k, v in controls.items():
                     getattr(d, k).value = v
             await ReadOnly()
-            pending = int(d.in_addr.value) if int(d.in_rd_en.value) else None
+            for p in pending:
+                pending[p] = int(getattr(d, p + "addr").value) if int(getattr(d, p + "rd_en").value) else None
             if self.read_port:
                 rd_pending = self._word(omem, int(d.out_rd_addr.value)) if int(d.out_rd_en.value) else None
             if int(d.out_wr_en.value):

@@ -18,7 +18,10 @@ use heapwire_schema::{CompiledSchema, Kind, NONE};
 use crate::{log2_ceil, tool, SimError, SimOutput};
 
 /// Hand-written RTL of the objgraph core: (file name, text).
-pub const OG_CORE_SOURCES: &[(&str, &str)] = &[("hw_og_core.v", include_str!("../../../rtl/hw_og_core.v"))];
+pub const OG_CORE_SOURCES: &[(&str, &str)] = &[
+    ("hw_og_core.v", include_str!("../../../rtl/hw_og_core.v")),
+    ("hw_og_reader.v", include_str!("../../../rtl/hw_og_reader.v")),
+];
 
 /// Error codes of the objgraph core's error register (index = code). The names are the
 /// CPU engine's `ObjErrorKind` names; `capacity` is the core's own (memories too small).
@@ -376,6 +379,7 @@ module heapwire_og_core #(
     output wire [31:0] image_size, output wire [63:0] cycles,
     input  wire hdr_wr_en, input wire [{cbm}:0] hdr_wr_idx, input wire [63:0] hdr_wr_data,
     output wire in_rd_en, output wire [IN_ADDR_WIDTH-1:0] in_addr, input wire [IN_WIDTH-1:0] in_rd_data,
+    output wire in2_rd_en, output wire [IN_ADDR_WIDTH-1:0] in2_addr, input wire [IN_WIDTH-1:0] in2_rd_data,
     output wire out_wr_en, output wire [OUT_ADDR_WIDTH-1:0] out_wr_addr, output wire [OUT_WIDTH-1:0] out_wr_data
 );
 hw_og_core #(
@@ -387,6 +391,7 @@ hw_og_core #(
     .busy(busy), .done(done), .err_code(err_code), .err_offset(err_offset), .image_size(image_size), .cycles(cycles),
     .hdr_wr_en(hdr_wr_en), .hdr_wr_idx(hdr_wr_idx), .hdr_wr_data(hdr_wr_data),
     .in_rd_en(in_rd_en), .in_addr(in_addr), .in_rd_data(in_rd_data),
+    .in2_rd_en(in2_rd_en), .in2_addr(in2_addr), .in2_rd_data(in2_rd_data),
     .out_wr_en(out_wr_en), .out_wr_addr(out_wr_addr), .out_wr_data(out_wr_data)
 );
 endmodule
@@ -474,9 +479,9 @@ wire busy, done;
 wire [7:0] err_code;
 wire [31:0] err_offset, image_size;
 wire [63:0] cycles;
-wire in_rd_en;
-wire [IN_AW:0] in_addr;
-reg [IW-1:0] in_rd_data = 0;
+wire in_rd_en, in2_rd_en;
+wire [IN_AW:0] in_addr, in2_addr;
+reg [IW-1:0] in_rd_data = 0, in2_rd_data = 0;
 wire out_wr_en;
 wire [OUT_AW-1:0] out_wr_addr;
 wire [OW-1:0] out_wr_data;
@@ -490,15 +495,22 @@ heapwire_og_core #(.IN_WIDTH(IW), .IN_ADDR_WIDTH(IN_AW + 1), .OUT_WIDTH(OW), .OU
     .busy(busy), .done(done), .err_code(err_code), .err_offset(err_offset), .image_size(image_size), .cycles(cycles),
     .hdr_wr_en(hdr_wr_en), .hdr_wr_idx(hdr_wr_idx), .hdr_wr_data(hdr_wr_data),
     .in_rd_en(in_rd_en), .in_addr(in_addr), .in_rd_data(in_rd_data),
+    .in2_rd_en(in2_rd_en), .in2_addr(in2_addr), .in2_rd_data(in2_rd_data),
     .out_wr_en(out_wr_en), .out_wr_addr(out_wr_addr), .out_wr_data(out_wr_data));
 always #5 clk = ~clk;
+// the input memory's word at a (the input file holds 64-bit words)
+function [IW-1:0] in_word;
+    input [IN_AW:0] a;
+begin
+    if (IW == 128) in_word = {{imem[{{a[IN_AW-2:0], 1'b1}}], imem[{{a[IN_AW-2:0], 1'b0}}]}};
+    else if (IW == 64) in_word = imem[a[IN_AW-1:0]];
+    else in_word = a[0] ? imem[a[IN_AW:1]][63:32] : imem[a[IN_AW:1]][31:0];
+end
+endfunction
 always @(posedge clk) begin
-    // the input file holds 64-bit words
-    if (in_rd_en) begin
-        if (IW == 128) in_rd_data <= {{imem[{{in_addr[IN_AW-2:0], 1'b1}}], imem[{{in_addr[IN_AW-2:0], 1'b0}}]}};
-        else if (IW == 64) in_rd_data <= imem[in_addr[IN_AW-1:0]];
-        else in_rd_data <= in_addr[0] ? imem[in_addr[IN_AW:1]][63:32] : imem[in_addr[IN_AW:1]][31:0];
-    end
+    // two read ports (a true dual-port memory)
+    if (in_rd_en) in_rd_data <= in_word(in_addr);
+    if (in2_rd_en) in2_rd_data <= in_word(in2_addr);
     if (out_wr_en) omem[out_wr_addr] <= out_wr_data;
 end
 initial begin

@@ -284,9 +284,9 @@ CONFIGS = {
 def _build_and_test(cfg, testcase=None):
     proto, pw, in_w, out_w = CONFIGS[cfg]
     gen = compile_schema(proto, TB_DIR / "sim_build" / cfg / "gen", extra=["--pointer-width", str(pw)])
-    refresh_engine_copies(gen, ["hw_og_core.v", "hw_stream_reader.v"])
+    refresh_engine_copies(gen, ["hw_og_core.v", "hw_og_reader.v"])
     stem = proto.stem
-    sources = [gen / "hw_stream_reader.v", gen / "hw_og_core.v", gen / f"{stem}_og_core.gen.v"]
+    sources = [gen / "hw_og_reader.v", gen / "hw_og_core.v", gen / f"{stem}_og_core.gen.v"]
     params = {"IN_WIDTH": in_w, "IN_ADDR_WIDTH": 12, "OUT_WIDTH": out_w, "OUT_ADDR_WIDTH": 12, "OBJ_BITS": OBJ_BITS}
     env = {"HW_OG_HWSC": str(gen / f"{stem}.hwsc"), "HW_OG_PROTO": str(proto), "HW_OG_CFG": cfg}
     from tbutil import heapwire_bin
