@@ -752,7 +752,7 @@ wire m4_fail = (wst_reg == W_WALK) && mv && m4_valid && m4_err;
 wire m6_go = (wst_reg == W_WALK) && mv && m6_valid;
 // the member phase starts once the count is accepted, beside the allocation phase
 wire walk_go = (state_reg == S_COUNT3) && !n_big_reg && !n_cap_reg && !n_zero_reg;
-wire [31:0] mstart = {n_reg[29:0], 2'b00} + 32'd4;          // wire offset of the first member
+reg  [31:0] mstart = 32'd0;                                  // wire offset of the first member (from COUNT3 on)
 wire [32:0] in_words = ({1'b0, in_len} + {1'b0, IB32} - 33'd1) >> IB_SH;   // input words
 assign a_start = start;
 assign a_words = (base[2:0] != 3'd0 || in_len < 32'd4) ? 32'd0 : in_words[31:0];
@@ -888,6 +888,7 @@ always @(posedge clk) begin
     // ---------------- COUNT
     if (cnt_fire) n_reg <= window[31:0];
     lenq_reg <= (len_reg - 32'd4) >> 2;
+    mstart <= {n_reg[29:0], 2'b00} + 32'd4;
     n_big_reg <= n_reg > lenq_reg;
     n_cap_reg <= n_reg > OBJ_N;
     n_zero_reg <= n_reg == 32'd0;
