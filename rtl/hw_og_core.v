@@ -222,6 +222,7 @@ localparam [2:0] W_IDLE = 3'd0, W_SKIP = 3'd1, W_LOAD0 = 3'd2, W_LOAD1 = 3'd3, W
 // ---------------------------------------------------------------- control registers
 reg [3:0]            state_reg = S_IDLE, state_next;
 reg [2:0]            wst_reg = W_IDLE, wst_next;   // the member phase
+reg                  walk_reg = 1'b0;              // wst_reg == W_WALK (a register of its own: it fans out wide)
 reg [31:0]           len_reg = 32'd0;
 reg [63:0]           base_reg = 64'd0;
 reg                  base0_reg = 1'b0;                  // base == 0
@@ -469,7 +470,7 @@ wire                 mv = !pend_reg && !rwait_reg;   // the member pipeline move
 // allocation progress, for the member phase running behind it
 reg [ENT_BITS:0]     ent_done_reg = {ENT_BITS+1{1'b0}};   // table entries written
 reg                  alloc_fin_reg = 1'b0;                // every entry written
-reg                  tab_ok_reg = 1'b0;   // the walk's next entries are written (see M0)
+reg                  tab_ok_reg = 1'b0;   // the walk's prefetch queue holds an entry next cycle
 
 // One entry per group of TPC objects ({class, image offset} each), written once per
 // allocation cycle. Copies: one for the walk (sequential), one per reference slot; each
@@ -477,12 +478,26 @@ reg                  tab_ok_reg = 1'b0;   // the walk's next entries are written
 reg                  tw_en;
 reg [ENT_BITS-1:0]   tw_addr;
 reg [ENT_W-1:0]      tw_data;
-reg [ENT_BITS-1:0]   wra;                 // walk copy read address
+// The walk reads its copy in order, ahead of use, into a small queue (PQ_N entries, LUT
+// RAM): the block RAM's slow clock-to-output then only reaches the queue's write port,
+// and the walk takes entries from the queue. An entry is read once written (counted in
+// ent_done_reg), or any entry once every entry is (past the table: garbage, never used).
+localparam PQ_N = 8;
+reg [ENT_BITS:0]     pf_rd_reg = {ENT_BITS+1{1'b0}};   // next entry to read
+reg                  pf_on_reg = 1'b0;    // prefetching (the member phase runs)
+reg                  pf_v_reg = 1'b0;     // a read was issued last cycle: wq lands in the queue
+reg [3:0]            pq_n_reg = 4'd0;     // entries in the queue
+reg [2:0]            pq_h_reg = 3'd0, pq_t_reg = 3'd0;   // head (next to take), tail
+reg [ENT_W-1:0]      pq [0:PQ_N-1];
 reg [ENT_W-1:0]      wq = {ENT_W{1'b0}};  // walk copy read data
 reg [ENT_W-1:0]      wmem [0:(1<<ENT_BITS)-1];
+wire pf_issue = pf_on_reg && ({1'b0, pq_n_reg} + {4'd0, pf_v_reg} < 5'd8) &&
+                (alloc_fin_reg || pf_rd_reg < ent_done_reg);
+wire [ENT_W-1:0] pq_head = pq[pq_h_reg];
 always @(posedge clk) begin
     if (tw_en) wmem[tw_addr] <= tw_data;
-    wq <= wmem[wra];
+    if (pf_issue) wq <= wmem[pf_rd_reg[ENT_BITS-1:0]];
+    if (pf_v_reg) pq[pq_t_reg] <= wq;
 end
 wire [NREF*ENT_BITS-1:0] rra, rrb;        // reference copies: read addresses of M1 and M1b
 wire [NREF*ENT_W-1:0]    rq;              // and registered data
@@ -541,8 +556,10 @@ hw_og_desc_step #(.WIN_BYTES(WIN), .FRAG_BYTES(FRAG), .NREF(NREF), .SEL_BITS(SEL
 // The consumers take bytes when the window is full (WIN bytes: every step and group fits)
 // or the whole input has landed (then it holds every byte still needed): a comparison
 // with a constant, not with the step's size.
-assign w_fire = (wst_reg == W_WALK) && mv && w_act_reg && mrd_ok && tab_ok_reg;
+assign w_fire = walk_reg && mv && w_act_reg && mrd_ok && tab_ok_reg;
 assign skip_fire = (wst_reg == W_SKIP) && mrd_ok;
+wire pq_pop = ((wst_reg == W_LOAD0 || wst_reg == W_LOAD1) && pq_n_reg != 4'd0) ||
+              (w_fire && w_last_reg && !w_lasto_reg && w_cross);
 
 // M1
 reg                  m1_valid = 1'b0, m1_fin = 1'b0;
@@ -748,8 +765,8 @@ wire [2*OUT_WIDTH-1:0] m5_field = {{OUT_WIDTH{1'b0}}, m5_frag} << {m5_a[OUT_SHIF
 assign cnt_fire = (state_reg == S_COUNT) && rd_ok;
 assign t0_fire = (state_reg == S_TYPES) && trem_nz_reg && rd_ok;
 wire t6_ok = (state_reg == S_TYPES) && t6_valid && !t6_err;
-wire m4_fail = (wst_reg == W_WALK) && mv && m4_valid && m4_err;
-wire m6_go = (wst_reg == W_WALK) && mv && m6_valid;
+wire m4_fail = walk_reg && mv && m4_valid && m4_err;
+wire m6_go = walk_reg && mv && m6_valid;
 // the member phase starts once the count is accepted, beside the allocation phase
 wire walk_go = (state_reg == S_COUNT3) && !n_big_reg && !n_cap_reg && !n_zero_reg;
 reg  [31:0] mstart = 32'd0;                                  // wire offset of the first member (from COUNT3 on)
@@ -777,7 +794,6 @@ always @* begin
     for (jc = 0; jc < TPC; jc = jc + 1) begin
         tw_data[OBJ_W*jc +: OBJ_W] = {t6_cls[CLS_BITS*jc +: CLS_BITS], t6_o[32*jc +: 32]};
     end
-    wra = w_i_reg[OBJ_BITS-1:TPC_SH] + {{ENT_BITS-2{1'b0}}, 2'd2};
 
     // ---- allocation phase, checks, and the final verdict
     case (state_reg)
@@ -848,22 +864,17 @@ always @* begin
     W_SKIP: begin
         if (skip_fire) wst_next = W_LOAD0;
     end
-    // (the walk reads a table entry the cycle after ent_done_reg counts it)
+    // (the first two entries from the prefetch queue: ent_cur, ent_nxt)
     W_LOAD0: begin
-        wra = {ENT_BITS{1'b0}};
-        if (ent_done_reg != {ENT_BITS+1{1'b0}}) wst_next = W_LOAD1;
+        if (pq_n_reg != 4'd0) wst_next = W_LOAD1;
     end
     W_LOAD1: begin
-        wra = {{ENT_BITS-1{1'b0}}, 1'b1};
-        if (alloc_fin_reg || ent_done_reg > {{ENT_BITS{1'b0}}, 1'b1}) wst_next = W_LOAD2;
+        if (pq_n_reg != 4'd0) wst_next = W_LOAD2;
     end
     W_LOAD2: begin
         wst_next = W_WALK;
     end
     W_WALK: begin
-        if (w_fire) begin
-            if (w_last_reg && !w_lasto_reg && w_cross) wra = w_i_reg[OBJ_BITS-1:TPC_SH] + {{ENT_BITS-2{1'b0}}, 2'd3};
-        end
         if (m4_fail) begin
             wst_next = W_END;
         end else if (m6_go && m6_fin) begin
@@ -1011,10 +1022,19 @@ always @(posedge clk) begin
     // ---------------- allocation progress, seen by the member phase
     if (tw_en) ent_done_reg <= ent_done_reg + 1'b1;
     if (t6_ok && t6_lastg) alloc_fin_reg <= 1'b1;
-    // the walk may issue a step when the entry after the next (prefetched into wq) was
-    // written before that read: registered a cycle ahead, so with one entry of slack
-    tab_ok_reg <= alloc_fin_reg || (w_i_reg >> TPC_SH) + 32'd4 <= {{31-ENT_BITS{1'b0}}, ent_done_reg};
-    rwait_reg <= (wst_reg == W_WALK) && (mv ? wait_m1 : wait_m1b);
+    // the walk's prefetch: one entry read a cycle into wq, then into the queue; the walk
+    // takes one at each of LOAD0, LOAD1 and a step crossing into the next entry
+    pf_v_reg <= pf_issue;
+    if (pf_issue) pf_rd_reg <= pf_rd_reg + 1'b1;
+    if (pf_v_reg) pq_t_reg <= pq_t_reg + 3'd1;
+    if (pq_pop) pq_h_reg <= pq_h_reg + 3'd1;
+    pq_n_reg <= pq_n_reg + {3'd0, pf_v_reg} - {3'd0, pq_pop};
+    if (walk_go) pf_on_reg <= 1'b1;
+    if (wst_next == W_END || wst_next == W_IDLE) pf_on_reg <= 1'b0;
+    // a step may issue when the queue holds an entry for a crossing: registered a cycle
+    // ahead, so with one entry of slack (at most one is taken a cycle)
+    tab_ok_reg <= pq_n_reg >= 4'd2;
+    rwait_reg <= walk_reg && (mv ? wait_m1 : wait_m1b);
     if (m4_fail) begin
         merr_reg <= 1'b1; merr_code <= m4_code; merr_off <= m4_errat;
     end
@@ -1024,9 +1044,9 @@ always @(posedge clk) begin
         w_act_reg <= 1'b0;
         w_nb_reg <= {{6-IB_SH{1'b0}}, mstart[IB_SH-1:0]};
     end
-    if (wst_reg == W_LOAD1) ent_cur <= wq;
+    if (wst_reg == W_LOAD0 && pq_pop) ent_cur <= pq_head;
+    if (wst_reg == W_LOAD1 && pq_pop) ent_nxt <= pq_head;
     if (wst_reg == W_LOAD2) begin
-        ent_nxt <= wq;
         w_act_reg <= 1'b1;
         w_i_reg <= 32'd0;
         w_lasto_reg <= (n_reg == 32'd1);
@@ -1067,7 +1087,7 @@ always @(posedge clk) begin
                 w_last_reg <= sb_last;
                 if (w_cross) begin
                     ent_cur <= ent_nxt;
-                    ent_nxt <= wq;
+                    ent_nxt <= pq_head;
                 end
             end
         end else begin
@@ -1149,6 +1169,7 @@ always @(posedge clk) begin
     if (state_next == S_DONE && state_reg != S_DONE) done_reg <= 1'b1;
     state_reg <= state_next;
     wst_reg <= wst_next;
+    walk_reg <= wst_next == W_WALK;
     err_reg <= err_next;
     erroff_reg <= erroff_next;
 
@@ -1162,8 +1183,10 @@ always @(posedge clk) begin
         lw_reg <= in_words[31:0];
         ttk_reg <= 5'd4;
         ent_done_reg <= {ENT_BITS+1{1'b0}}; alloc_fin_reg <= 1'b0; tab_ok_reg <= 1'b0; rwait_reg <= 1'b0;
+        pf_on_reg <= 1'b0; pf_rd_reg <= {ENT_BITS+1{1'b0}}; pf_v_reg <= 1'b0;
+        pq_n_reg <= 4'd0; pq_h_reg <= 3'd0; pq_t_reg <= 3'd0;
         merr_reg <= 1'b0;
-        wst_reg <= W_IDLE;
+        wst_reg <= W_IDLE; walk_reg <= 1'b0;
         // (stale pipeline contents of an aborted decode are dropped)
         t1_valid <= 1'b0; t2_valid <= 1'b0; t3_valid <= 1'b0; t3b_valid <= 1'b0; t4_valid <= 1'b0; t5_valid <= 1'b0; t6_valid <= 1'b0;
         m1_valid <= 1'b0; m1b_valid <= 1'b0; m2_valid <= 1'b0; m3_valid <= 1'b0; m4_valid <= 1'b0;
@@ -1182,8 +1205,9 @@ always @(posedge clk) begin
         err_reg <= 8'd0;
         erroff_reg <= 32'd0;
         cyc_reg <= 64'd0;
-        wst_reg <= W_IDLE;
+        wst_reg <= W_IDLE; walk_reg <= 1'b0;
         rwait_reg <= 1'b0;
+        pf_on_reg <= 1'b0;
         t1_valid <= 1'b0;
         w_act_reg <= 1'b0;
         m1_valid <= 1'b0;
