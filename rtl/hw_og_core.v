@@ -664,8 +664,10 @@ function ref_waits;
 begin
     w = 1'b0;
     for (k = 0; k < NREF; k = k + 1) begin
+        // (r >> TPC_SH >= done_ents, as a short comparison beside an OR of the high bits)
         if (valid && rv[k] && r[32*k +: 32] != 32'hffffffff &&
-            (r[32*k +: 32] >> TPC_SH) >= {{31-ENT_BITS{1'b0}}, done_ents}) w = 1'b1;
+            (r[32*k + OBJ_BITS +: 32 - OBJ_BITS] != {32-OBJ_BITS{1'b0}} ||
+             {1'b0, r[32*k + TPC_SH +: ENT_BITS]} >= done_ents)) w = 1'b1;
     end
     ref_waits = w;
 end
