@@ -16,7 +16,7 @@
  * word FIFO and a window of WIN = 2*IN_WIDTH/8 bytes taken 0..WIN bytes a cycle). The
  * member phase follows the allocation phase through the object-pointer table: it issues
  * a step only when the table entries its walk prefetches are written (tab_ok_reg), and a
- * step whose reference names an object not yet allocated waits in M1b (rwait_reg) until
+ * step whose reference names an object not yet allocated waits in M1c (rwait_reg) until
  * its entry is written. Its errors wait for the allocation phase's checks (JOIN), so the
  * verdict is the CPU engine's; an allocation-phase error stops both. (Every object the
  * walk writes has passed its capacity check, so even a rejected input never makes the
@@ -55,14 +55,15 @@
  *   WALK     one STEP per cycle. A step is a precomputed slice of one
  *            object (hw_og_desc_step, per class and step index): up to WIN wire bytes,
  *            up to NREF = IN_WIDTH/32 references, up to FRAG = OUT_WIDTH/8 image bytes
- *            [lo, lo+len), header, padding and zeros included. An 8-stage pipeline:
+ *            [lo, lo+len), header, padding and zeros included. A 9-stage pipeline:
  *              M0 the only loop: (class, step, object) -> next, reader take; the step
  *                 ROM for the next step is looked up for both "same object" and "next
  *                 object" in parallel, so the loop is ROM -> mux -> register; the next
  *                 objects' table entries are prefetched (walk copy of the table)
- *              M1 reference indexes from the window -> table read (block RAM, one copy
- *                 per reference slot, read data registered twice: M1b, M2)
- *              M1b indexes registered -> bad_reference / null / zero flags; header register
+ *              M1 reference indexes from the window
+ *              M1b indexes registered -> table read (block RAM, one copy per reference
+ *                 slot, read data registered twice: M1c, M2); the wait flag (above)
+ *              M1c -> bad_reference / null / zero flags; header register
  *              M2 table data -> referenced object's class and offset
  *              M3 reference_type / bad_base checks; relocation (base + offset); the
  *                 step's byte sources (ROM)
@@ -465,7 +466,7 @@ assign {t6_err, t6_code, t6_eoff, t6_trf, t6_trc, t6_trp} =
 
 // ================================================================ object-pointer table
 reg                  pend_reg = 1'b0;     // a second completed word is parked: freeze
-reg                  rwait_reg = 1'b0;    // M1b references an entry not yet written: freeze
+reg                  rwait_reg = 1'b0;    // M1c references an entry not yet written: freeze
 wire                 mv = !pend_reg && !rwait_reg;   // the member pipeline moves this cycle
 // allocation progress, for the member phase running behind it
 reg [ENT_BITS:0]     ent_done_reg = {ENT_BITS+1{1'b0}};   // table entries written
@@ -499,7 +500,7 @@ always @(posedge clk) begin
     if (pf_issue) wq <= wmem[pf_rd_reg[ENT_BITS-1:0]];
     if (pf_v_reg) pq[pq_t_reg] <= wq;
 end
-wire [NREF*ENT_BITS-1:0] rra, rrb;        // reference copies: read addresses of M1 and M1b
+wire [NREF*ENT_BITS-1:0] rra, rrb;        // reference copies: read addresses of M1b and M1c
 wire [NREF*ENT_W-1:0]    rq;              // and registered data
 generate
 for (gj = 0; gj < NREF; gj = gj + 1) begin : g_rmem
@@ -507,9 +508,9 @@ for (gj = 0; gj < NREF; gj = gj + 1) begin : g_rmem
     reg [ENT_W-1:0] q1 = {ENT_W{1'b0}}, q = {ENT_W{1'b0}};
     always @(posedge clk) begin
         if (tw_en) rmem[tw_addr] <= tw_data;
-        // read in M1, registered twice (M1b, M2: the block RAM's slow clock-to-output is
+        // read in M1b, registered twice (M1c, M2: the block RAM's slow clock-to-output is
         // not followed by logic); while the member pipeline is frozen q holds and q1
-        // re-reads M1b's entry (it may have been written since)
+        // re-reads M1c's entry (it may have been written since)
         q1 <= rmem[mv ? rra[ENT_BITS*gj +: ENT_BITS] : rrb[ENT_BITS*gj +: ENT_BITS]];
         if (mv) q <= q1;
     end
@@ -585,6 +586,18 @@ reg [NREF-1:0]       m1b_rv = {NREF{1'b0}};
 reg [5*NREF-1:0]     m1b_roff = {5*NREF{1'b0}};
 reg [CLS_BITS*NREF-1:0] m1b_rtgt = {CLS_BITS*NREF{1'b0}};
 reg [NREF*32-1:0]    m1b_r = {NREF*32{1'b0}};
+// M1c (the table copies are read in M1b: their data is aligned with M1c, then M2)
+reg                  m1c_valid = 1'b0, m1c_fin = 1'b0;
+reg [WIN*8-1:0]      m1c_win = {WIN*8{1'b0}};
+reg [CLS_BITS-1:0]   m1c_c = {CLS_BITS{1'b0}};
+reg [15:0]           m1c_s = 16'd0;
+reg [31:0]           m1c_a = 32'd0;
+reg [5:0]            m1c_len = 6'd0;
+reg [31:0]           m1c_pos = 32'd0;
+reg [NREF-1:0]       m1c_rv = {NREF{1'b0}};
+reg [5*NREF-1:0]     m1c_roff = {5*NREF{1'b0}};
+reg [CLS_BITS*NREF-1:0] m1c_rtgt = {CLS_BITS*NREF{1'b0}};
+reg [NREF*32-1:0]    m1c_r = {NREF*32{1'b0}};
 // M2
 reg                  m2_valid = 1'b0, m2_fin = 1'b0;
 reg [WIN*8-1:0]      m2_win = {WIN*8{1'b0}};
@@ -646,14 +659,14 @@ for (gj = 0; gj < NREF; gj = gj + 1) begin : g_rra
     wire [WIN*8-1:0] sh = m1_win >> {m1_roff[5*gj +: 5], 3'b000};
     assign m1_r[32*gj +: 32] = sh[31:0];
     wire unused_sh = &{1'b0, sh[WIN*8-1:32]};
-    assign rra[ENT_BITS*gj +: ENT_BITS] = m1_r[32*gj + TPC_SH +: ENT_BITS];
-    assign rrb[ENT_BITS*gj +: ENT_BITS] = m1b_r[32*gj + TPC_SH +: ENT_BITS];
+    assign rra[ENT_BITS*gj +: ENT_BITS] = m1b_r[32*gj + TPC_SH +: ENT_BITS];
+    assign rrb[ENT_BITS*gj +: ENT_BITS] = m1c_r[32*gj + TPC_SH +: ENT_BITS];
 end
 endgenerate
 // A reference to an object the allocation phase has not written yet freezes the member
-// pipeline with the step in M1b until its entry is written (the entry must be counted in
+// pipeline with the step in M1c until its entry is written (the entry must be counted in
 // ent_done_reg the cycle before the table read that M2 uses). Registered: computed for
-// both "M1 moves to M1b" and "M1b holds", the pipeline's move selects.
+// both "M1b moves to M1c" and "M1c holds" from registered indexes; the move selects.
 function ref_waits;
     input              valid;
     input [NREF-1:0]   rv;
@@ -674,8 +687,8 @@ end
 endfunction
 // (after the last entry a reference past the table is bad_reference or garbage of a
 // rejected input: no wait)
-wire wait_m1 = !alloc_fin_reg && ref_waits(m1_valid, m1_rv, m1_r, ent_done_reg);
 wire wait_m1b = !alloc_fin_reg && ref_waits(m1b_valid, m1b_rv, m1b_r, ent_done_reg);
+wire wait_m1c = !alloc_fin_reg && ref_waits(m1c_valid, m1c_rv, m1c_r, ent_done_reg);
 
 // M2: the referenced objects' rows
 wire [CLS_BITS*NREF-1:0] m2_tcls;
@@ -1036,7 +1049,7 @@ always @(posedge clk) begin
     // a step may issue when the queue holds an entry for a crossing: registered a cycle
     // ahead, so with one entry of slack (at most one is taken a cycle)
     tab_ok_reg <= pq_n_reg >= 4'd2;
-    rwait_reg <= walk_reg && (mv ? wait_m1 : wait_m1b);
+    rwait_reg <= walk_reg && (mv ? wait_m1b : wait_m1c);
     if (m4_fail) begin
         merr_reg <= 1'b1; merr_code <= m4_code; merr_off <= m4_errat;
     end
@@ -1103,16 +1116,20 @@ always @(posedge clk) begin
         m1b_valid <= m1_valid; m1b_fin <= m1_fin; m1b_win <= m1_win; m1b_c <= m1_c; m1b_s <= m1_s;
         m1b_a <= m1_a; m1b_len <= m1_len; m1b_pos <= m1_pos + {26'd0, m1_posq}; m1b_rv <= m1_rv; m1b_roff <= m1_roff;
         m1b_rtgt <= m1_rtgt; m1b_r <= m1_r;
-        // M1b -> M2 (the table copies are read now)
-        m2_valid <= m1b_valid; m2_fin <= m1b_fin; m2_win <= m1b_win; m2_c <= m1b_c; m2_s <= m1b_s;
-        m2_a <= m1b_a; m2_len <= m1b_len; m2_rv <= m1b_rv; m2_rtgt <= m1b_rtgt;
-        m2_hval <= hdr_regs[m1b_c];
+        // M1b -> M1c (the table copies were read at this edge)
+        m1c_valid <= m1b_valid; m1c_fin <= m1b_fin; m1c_win <= m1b_win; m1c_c <= m1b_c; m1c_s <= m1b_s;
+        m1c_a <= m1b_a; m1c_len <= m1b_len; m1c_pos <= m1b_pos; m1c_rv <= m1b_rv; m1c_roff <= m1b_roff;
+        m1c_rtgt <= m1b_rtgt; m1c_r <= m1b_r;
+        // M1c -> M2
+        m2_valid <= m1c_valid; m2_fin <= m1c_fin; m2_win <= m1c_win; m2_c <= m1c_c; m2_s <= m1c_s;
+        m2_a <= m1c_a; m2_len <= m1c_len; m2_rv <= m1c_rv; m2_rtgt <= m1c_rtgt;
+        m2_hval <= hdr_regs[m1c_c];
         for (j = 0; j < NREF; j = j + 1) begin
-            m2_eoff[32*j +: 32] <= m1b_pos + {27'd0, m1b_roff[5*j +: 5]};
-            m2_null[j] <= m1b_r[32*j +: 32] == 32'hffffffff;
-            m2_oob[j] <= m1b_r[32*j +: 32] >= n_reg;
-            m2_zero[j] <= m1b_r[32*j +: 32] == 32'd0;
-            m2_rsub[TPC_W*j +: TPC_W] <= m1b_r[32*j +: TPC_W];
+            m2_eoff[32*j +: 32] <= m1c_pos + {27'd0, m1c_roff[5*j +: 5]};
+            m2_null[j] <= m1c_r[32*j +: 32] == 32'hffffffff;
+            m2_oob[j] <= m1c_r[32*j +: 32] >= n_reg;
+            m2_zero[j] <= m1c_r[32*j +: 32] == 32'd0;
+            m2_rsub[TPC_W*j +: TPC_W] <= m1c_r[32*j +: TPC_W];
         end
         // M2 -> M3
         m3_valid <= m2_valid; m3_fin <= m2_fin; m3_win <= m2_win; m3_c <= m2_c; m3_s <= m2_s;
@@ -1191,7 +1208,7 @@ always @(posedge clk) begin
         wst_reg <= W_IDLE; walk_reg <= 1'b0;
         // (stale pipeline contents of an aborted decode are dropped)
         t1_valid <= 1'b0; t2_valid <= 1'b0; t3_valid <= 1'b0; t3b_valid <= 1'b0; t4_valid <= 1'b0; t5_valid <= 1'b0; t6_valid <= 1'b0;
-        m1_valid <= 1'b0; m1b_valid <= 1'b0; m2_valid <= 1'b0; m3_valid <= 1'b0; m4_valid <= 1'b0;
+        m1_valid <= 1'b0; m1b_valid <= 1'b0; m1c_valid <= 1'b0; m2_valid <= 1'b0; m3_valid <= 1'b0; m4_valid <= 1'b0;
         m5_valid <= 1'b0; m6_valid <= 1'b0;
         w_act_reg <= 1'b0; pend_reg <= 1'b0; w_i_reg <= 32'd0;
         state_reg <= S_COUNT;
