@@ -527,6 +527,7 @@ reg [15:0]           w_s_reg = 16'd0;     // step index in the object
 reg [31:0]           w_o_reg = 32'd0;     // current object's image offset
 reg [31:0]           w_i_reg = 32'd0;     // current object index
 reg                  w_lasto_reg = 1'b0;  // the current object is the last
+reg [31:0]           w_rem_reg = 32'd0;   // objects after the current one
 reg                  w_last_reg = 1'b0;   // ... and "last step of the object"
 reg [ENT_W-1:0]      ent_cur = {ENT_W{1'b0}};   // table entry holding the current object
 reg [ENT_W-1:0]      ent_nxt = {ENT_W{1'b0}};   // the entry after it
@@ -1065,6 +1066,7 @@ always @(posedge clk) begin
         w_act_reg <= 1'b1;
         w_i_reg <= 32'd0;
         w_lasto_reg <= (n_reg == 32'd1);
+        w_rem_reg <= n_reg - 32'd1;
         w_c_reg <= nx_cls;
         w_s_reg <= 16'd0;
         w_o_reg <= ent_cur[31:0];
@@ -1094,7 +1096,8 @@ always @(posedge clk) begin
                 w_act_reg <= 1'b0;
             end else begin
                 w_i_reg <= w_i_reg + 32'd1;
-                w_lasto_reg <= (w_i_reg + 32'd2 == n_reg);
+                w_lasto_reg <= (w_rem_reg == 32'd1);
+                w_rem_reg <= w_rem_reg - 32'd1;
                 w_c_reg <= nx_cls;
                 w_o_reg <= nx_obj[31:0];
                 w_s_reg <= 16'd0;

@@ -47,8 +47,8 @@ module hw_og_reader #(
 localparam IB = IN_WIDTH / 8;
 localparam IB_SH = (IB == 16) ? 4 : (IB == 8) ? 3 : 2;
 localparam WIN = 2 * IB;
-// a window spans up to 3 words
-localparam FIFO_WORDS = 8;
+// a window spans up to 3 words; the fetch is conservative (room_reg), hence the spare words
+localparam FIFO_WORDS = 10;
 localparam [31:0] IB32 = IB;
 localparam [31:0] WIN32 = WIN;
 localparam [31:0] FD32 = FIFO_WORDS;
@@ -70,7 +70,7 @@ reg                  land_reg = 1'b0;     // the word requested last cycle lands
 reg [31:0]           fetch_reg = 32'd0;   // next word to request
 reg [31:0]           left_reg = 32'd0;    // words not yet requested
 reg                  more_reg = 1'b0;     // left_reg != 0
-reg                  room_reg = 1'b0;     // words + landing + 1 <= FIFO_WORDS
+reg                  room_reg = 1'b0;     // a word may be requested
 reg                  rd_on_reg = 1'b0;    // fetching enabled
 reg [IB_SH-1:0]      bofs_reg = {IB_SH{1'b0}}; // byte position mod IB (offset in word 0)
 reg [7:0]            avail_reg = 8'd0;    // bytes buffered from the byte position
@@ -129,8 +129,9 @@ always @(posedge clk) begin
     if (issue) fetch_reg <= fetch_reg + 32'd1;
     if (issue) left_reg <= left_reg - 32'd1;
     more_reg <= issue ? (left_reg != 32'd1) : (left_reg != 32'd0);
-    room_reg <= issue ? ({1'b0, occ_left} + {4'd0, land_reg} <= FD5 - 5'd2)
-                      : ({1'b0, occ_left} + {4'd0, land_reg} <= FD5 - 5'd1);
+    // room for one more word beside those in the FIFO and up to two on their way
+    // (conservative: the words a take frees count a cycle later; no adder on the path)
+    room_reg <= {1'b0, occ_reg} <= FD5 - 5'd3;
     if (stop) rd_on_reg <= 1'b0;
 
     if (start) begin
