@@ -1,8 +1,9 @@
 //! Throughput of the simulated core: bytes/cycle per social workload (first N messages of
-//! bench/out/quick/*.bin; run `python3 bench/gen_workloads.py` first) and on single
-//! messages of growing size. cargo run --release -p heapwire-rtl --example figures -- [N] [hist] [w=BITS]
+//! bench/out/quick/*.bin; run `python3 bench/gen_workloads.py --out bench/out/quick --mb 0.5` or `bench/run.sh --quick` first) and on single
+//! messages of growing size. cargo run --release -p heapwire-rtl --example figures -- [N] [hist] [w=BITS] [in=BITS]
 //! (`hist`: also the cycles per (pass, state) of the core, per workload and in total;
-//! `w=`: the output memory width, 64 (default), 128 or 256).
+//! `w=`: the output memory width, 64 (default), 128 or 256; `in=`: the input memory
+//! width, 64 (default), 32 or 128).
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -18,9 +19,10 @@ fn print_hist(h: &BTreeMap<(u8, u8), u64>, names: &BTreeMap<u8, String>, total: 
 fn main() {
     let n: usize = std::env::args().nth(1).and_then(|v| v.parse().ok()).unwrap_or(20);
     let hist = std::env::args().skip(2).any(|a| a == "hist");
-    let out_width = std::env::args().skip(2).find_map(|a| a.strip_prefix("w=").and_then(|w| w.parse().ok())).unwrap_or(64);
-    let opts = heapwire_rtl::SimOptions { out_width, ..Default::default() };
-    println!("64-bit input memory, {out_width}-bit output memory");
+    let width = |key: &str| std::env::args().skip(2).find_map(|a| a.strip_prefix(key).and_then(|w| w.parse().ok())).unwrap_or(64);
+    let (out_width, in_width) = (width("w="), width("in="));
+    let opts = heapwire_rtl::SimOptions { out_width, in_width, ..Default::default() };
+    println!("{in_width}-bit input memory, {out_width}-bit output memory");
     let names: BTreeMap<u8, String> = heapwire_rtl::state_names().into_iter().collect();
     let mut all = BTreeMap::new();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -34,7 +36,7 @@ fn main() {
         ("social_register_user.bin", "heapwire.bench.social.RegisterUserRequest"),
         ("social_login.bin", "heapwire.bench.social.LoginRequest"),
     ] {
-        let data = std::fs::read(root.join("bench/out/quick").join(file)).expect("run python3 bench/gen_workloads.py");
+        let data = std::fs::read(root.join("bench/out/quick").join(file)).expect("bench/out/quick missing: run python3 bench/gen_workloads.py --out bench/out/quick --mb 0.5");
         let mi = s.message_index(ty).unwrap();
         let (mut b, mut c, mut p, mut k) = (0u64, 0u64, 0usize, 0usize);
         let mut h = BTreeMap::new();

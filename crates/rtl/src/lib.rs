@@ -64,13 +64,15 @@ pub struct SimOptions {
     pub max_cycles: u64,
     /// Output memory word width in bits (64, 128 or 256; a core parameter).
     pub out_width: u32,
+    /// Input memory word width in bits (32, 64 or 128; a core parameter).
+    pub in_width: u32,
     /// The core's ONE_PASS parameter: one pass first (default), or always two passes.
     pub one_pass: bool,
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { base: 0, max_depth: 100, max_cycles: 0, out_width: 64, one_pass: true }
+        SimOptions { base: 0, max_depth: 100, max_cycles: 0, out_width: 64, in_width: 64, one_pass: true }
     }
 }
 
@@ -115,6 +117,7 @@ struct Sizes {
     st: u32,
     depth: u32,
     out_width: u32,
+    in_width: u32,
     one_pass: bool,
 }
 
@@ -129,7 +132,8 @@ fn log2_ceil(v: u64) -> u32 {
 /// Sizes that can never overflow for an `n`-byte input (docs/image-layout.md "Size bound";
 /// every message instance costs at least 2 input bytes), rounded up to powers of two
 /// with floors so that small inputs share one simulator build.
-fn sizes_for(schema: &CompiledSchema, root: usize, n: usize, depth: u32, out_width: u32, one_pass: bool) -> Sizes {
+fn sizes_for(schema: &CompiledSchema, root: usize, n: usize, opts: &SimOptions) -> Sizes {
+    let SimOptions { max_depth: depth, out_width, in_width, one_pass, .. } = *opts;
     let n = n as u64;
     let k = schema.messages.iter().map(|m| ((m.size as u64 + 7) & !7) / 2 + 8).max().unwrap_or(0).max(16);
     let img = ((schema.messages[root].size as u64 + 7) & !7) + n * k + 64;
@@ -148,6 +152,7 @@ fn sizes_for(schema: &CompiledSchema, root: usize, n: usize, depth: u32, out_wid
         st: log2_ceil(inst * max_ns).max(13),
         depth,
         out_width,
+        in_width,
         one_pass,
     }
 }
@@ -165,6 +170,19 @@ fn fnv1a(parts: &[&[u8]]) -> u64 {
     h
 }
 
+/// Testbench function reading an `IW`-bit word of the input memory `imem` (64-bit words,
+/// `IN_AW` address bits) at an `IN_AW+1`-bit word address: both cores' testbenches.
+pub(crate) const TB_IN_WORD: &str = "// the input memory's word at a (the input file holds 64-bit words)
+function [IW-1:0] in_word;
+    input [IN_AW:0] a;
+begin
+    if (IW == 128) in_word = {imem[{a[IN_AW-2:0], 1'b1}], imem[{a[IN_AW-2:0], 1'b0}]};
+    else if (IW == 64) in_word = imem[a[IN_AW-1:0]];
+    else in_word = a[0] ? imem[a[IN_AW:1]][63:32] : imem[a[IN_AW:1]][31:0];
+end
+endfunction
+";
+
 fn testbench(sz: &Sizes) -> String {
     format!(
         r#"// generated testbench: input from +in=FILE (hex words), image to +out=FILE
@@ -173,6 +191,7 @@ module tb;
 localparam IN_AW = {in_aw};
 localparam OUT_AW = {out_aw};
 localparam OW = {out_width};
+localparam IW = {in_width};
 reg clk = 1'b0;
 reg rst = 1'b1;
 reg start = 1'b0;
@@ -189,8 +208,8 @@ wire [7:0] err_code;
 wire [31:0] err_offset, image_size;
 wire [63:0] cycles;
 wire in_rd_en;
-wire [IN_AW-1:0] in_addr;
-reg [63:0] in_rd_data = 0;
+wire [IN_AW:0] in_addr;
+reg [IW-1:0] in_rd_data = 0;
 wire out_wr_en, out_rd_en;
 wire [OUT_AW-1:0] out_wr_addr, out_rd_addr;
 wire [OW-1:0] out_wr_data;
@@ -200,7 +219,7 @@ reg [63:0] imem [0:(1<<IN_AW)-1];
 reg [OW-1:0] omem [0:(1<<OUT_AW)-1];
 integer i, b, fd;
 reg [1023:0] fin, fout;
-heapwire_core #(.IN_WIDTH(64), .IN_ADDR_WIDTH(IN_AW), .OUT_WIDTH(OW), .OUT_ADDR_WIDTH(OUT_AW),
+heapwire_core #(.IN_WIDTH(IW), .IN_ADDR_WIDTH(IN_AW + 1), .OUT_WIDTH(OW), .OUT_ADDR_WIDTH(OUT_AW),
     .MAX_DEPTH({depth}), .INST_BITS({inst}), .CNT_BITS({cnt}), .ST_BITS({st}), .DROP_BITS({inst}), .ONE_PASS({one_pass})) dut (
     .clk(clk), .rst(rst), .start(start), .in_len(in_len), .root_msg(root), .base(base),
     .busy(busy), .done(done), .err_code(err_code), .err_offset(err_offset), .image_size(image_size), .cycles(cycles),
@@ -209,8 +228,8 @@ heapwire_core #(.IN_WIDTH(64), .IN_ADDR_WIDTH(IN_AW), .OUT_WIDTH(OW), .OUT_ADDR_
     .out_wr_en(out_wr_en), .out_wr_addr(out_wr_addr), .out_wr_data(out_wr_data), .out_wr_be(out_wr_be),
     .out_rd_en(out_rd_en), .out_rd_addr(out_rd_addr), .out_rd_data(out_rd_data));
 always #5 clk = ~clk;
-always @(posedge clk) begin
-    if (in_rd_en) in_rd_data <= imem[in_addr];
+{in_word}always @(posedge clk) begin
+    if (in_rd_en) in_rd_data <= in_word(in_addr);
     if (out_rd_en) out_rd_data <= omem[out_rd_addr];
     if (out_wr_en)
         for (b = 0; b < OW/8; b = b + 1)
@@ -269,6 +288,8 @@ endmodule
         cnt = sz.cnt,
         st = sz.st,
         out_width = sz.out_width,
+        in_width = sz.in_width,
+        in_word = TB_IN_WORD,
         one_pass = sz.one_pass as u8
     )
 }
@@ -445,7 +466,10 @@ fn simulate_inner(schema: &CompiledSchema, root: usize, input: &[u8], opts: &Sim
     if ![64, 128, 256].contains(&opts.out_width) {
         return Err(SimError::Tool(format!("output width {} (64, 128 or 256)", opts.out_width)));
     }
-    let sz = sizes_for(schema, root, input.len(), opts.max_depth, opts.out_width, opts.one_pass);
+    if ![32, 64, 128].contains(&opts.in_width) {
+        return Err(SimError::Tool(format!("input width {} (32, 64 or 128)", opts.in_width)));
+    }
+    let sz = sizes_for(schema, root, input.len(), opts);
     let vvp = build(schema, &sz)?;
     let RunFiles { input: fin, image: fout, .. } = prepare_run("", input)?;
     let max_cycles = if opts.max_cycles > 0 { opts.max_cycles } else { 100_000 + 400 * input.len() as u64 };

@@ -498,16 +498,7 @@ heapwire_og_core #(.IN_WIDTH(IW), .IN_ADDR_WIDTH(IN_AW + 1), .OUT_WIDTH(OW), .OU
     .in2_rd_en(in2_rd_en), .in2_addr(in2_addr), .in2_rd_data(in2_rd_data),
     .out_wr_en(out_wr_en), .out_wr_addr(out_wr_addr), .out_wr_data(out_wr_data));
 always #5 clk = ~clk;
-// the input memory's word at a (the input file holds 64-bit words)
-function [IW-1:0] in_word;
-    input [IN_AW:0] a;
-begin
-    if (IW == 128) in_word = {{imem[{{a[IN_AW-2:0], 1'b1}}], imem[{{a[IN_AW-2:0], 1'b0}}]}};
-    else if (IW == 64) in_word = imem[a[IN_AW-1:0]];
-    else in_word = a[0] ? imem[a[IN_AW:1]][63:32] : imem[a[IN_AW:1]][31:0];
-end
-endfunction
-always @(posedge clk) begin
+{in_word}always @(posedge clk) begin
     // two read ports (a true dual-port memory)
     if (in_rd_en) in_rd_data <= in_word(in_addr);
     if (in2_rd_en) in2_rd_data <= in_word(in2_addr);
@@ -566,6 +557,7 @@ endmodule
         out_aw = sz.out_aw,
         ow = sz.out_width,
         iw = sz.in_width,
+        in_word = crate::TB_IN_WORD,
         ob = sz.obj_bits,
         nc = schema.classes.len().max(1),
         cbm = cb - 1,

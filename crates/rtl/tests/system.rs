@@ -8,8 +8,9 @@
 //!
 //! Knobs: HEAPWIRE_RTL_CASES (cases per schema, default 40), HEAPWIRE_RTL_SEED,
 //! HEAPWIRE_RTL_BENCH (bench messages per workload, default 6), HEAPWIRE_RTL_OUT_WIDTH
-//! (output memory width) and HEAPWIRE_RTL_ONE_PASS (0/1, the core's ONE_PASS); by default
-//! cases go round 64 and 256 bits, one pass and two passes.
+//! (output memory width), HEAPWIRE_RTL_IN_WIDTH (input memory width) and
+//! HEAPWIRE_RTL_ONE_PASS (0/1, the core's ONE_PASS); by default cases go round output
+//! widths 64 and 256 bits, one pass and two passes, and input widths 64, 128 and 32.
 
 mod common;
 use common::{env_num, root, Rng};
@@ -243,7 +244,13 @@ fn compare(s: &CompiledSchema, mi: usize, input: &[u8], base: u64, label: &str, 
         Some(_) => true,
         None => n % 4 < 2,
     };
-    let hw = simulate(s, mi, input, &SimOptions { base, out_width, one_pass, ..Default::default() });
+    // input widths: mostly 64, some 128 (with 256-bit output, one pass) and 32 (64-bit
+    // output, two passes): two more simulator builds per schema (HEAPWIRE_RTL_IN_WIDTH forces one)
+    let in_width = match std::env::var("HEAPWIRE_RTL_IN_WIDTH").ok().and_then(|w| w.parse().ok()) {
+        Some(w) => w,
+        None => [64, 128, 64, 64, 64, 64, 32, 64][n % 8],
+    };
+    let hw = simulate(s, mi, input, &SimOptions { base, out_width, in_width, one_pass, ..Default::default() });
     let verdict = match (&cpu, &hw) {
         (Ok(()), Ok(out)) => {
             st.cycles += out.cycles;
@@ -362,7 +369,7 @@ fn core_matches_cpu_engine() {
     for (i, (name, s)) in sets.iter().enumerate() {
         run_schema(s, name, seed.wrapping_add(i as u64 * 7919), cases, &mut st);
     }
-    // bench workloads (bench/out, from `python3 bench/gen_workloads.py`), when present
+    // bench workloads (bench/out/quick, from `bench/run.sh --quick`), when present
     let social = sets.iter().find(|(n, _)| n.contains("social")).map(|(_, s)| s);
     let per = env_num("HEAPWIRE_RTL_BENCH", 6) as usize;
     let mut bench_n = 0;
@@ -382,7 +389,7 @@ fn core_matches_cpu_engine() {
             }
         }
     } else {
-        eprintln!("bench/out/quick missing: run `python3 bench/gen_workloads.py` to include the workloads");
+        eprintln!("bench/out/quick missing: run `python3 bench/gen_workloads.py --out bench/out/quick --mb 0.5` to include the workloads");
     }
     // hand-written malformed and corner cases
     if let Some((_, s)) = sets.iter().find(|(n, _)| n == "crates/cpu/testdata/unit.proto") {
