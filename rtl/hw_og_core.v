@@ -224,6 +224,7 @@ localparam [2:0] W_IDLE = 3'd0, W_SKIP = 3'd1, W_LOAD0 = 3'd2, W_LOAD1 = 3'd3, W
 reg [3:0]            state_reg = S_IDLE, state_next;
 reg [2:0]            wst_reg = W_IDLE, wst_next;   // the member phase
 reg                  walk_reg = 1'b0;              // wst_reg == W_WALK (a register of its own: it fans out wide)
+reg                  load2_reg = 1'b0;             // wst_reg == W_LOAD2 (likewise, near the walk loop)
 reg [31:0]           len_reg = 32'd0;
 reg [63:0]           base_reg = 64'd0;
 reg                  base0_reg = 1'b0;                  // base == 0
@@ -535,7 +536,7 @@ wire [TPC_W-1:0]     w_sub = w_i_reg[TPC_W-1:0] & ((1 << TPC_SH) - 1);
 wire [TPC_W-1:0]     w_sub1 = w_sub + 1'b1;
 wire                 w_cross = (TPC_SH == 0) || (w_sub == TPC_LAST);  // next object is in ent_nxt
 wire [OBJ_W-1:0]     nx_obj = w_cross ? ent_nxt[OBJ_W-1:0] : ent_cur[w_sub1*OBJ_W +: OBJ_W];
-wire [CLS_BITS-1:0]  nx_cls = (wst_reg == W_LOAD2) ? ent_cur[32 +: CLS_BITS] : nx_obj[32 +: CLS_BITS];
+wire [CLS_BITS-1:0]  nx_cls = load2_reg ? ent_cur[32 +: CLS_BITS] : nx_obj[32 +: CLS_BITS];
 // step rows: next step of this object (a), first step of the next object (b), this step (m)
 wire [5:0]  sa_nb, sb_nb, sm_nb, s3_nb;
 wire        sa_last, sb_last, sm_last, s3_last;
@@ -1192,6 +1193,7 @@ always @(posedge clk) begin
     state_reg <= state_next;
     wst_reg <= wst_next;
     walk_reg <= wst_next == W_WALK;
+    load2_reg <= wst_next == W_LOAD2;
     err_reg <= err_next;
     erroff_reg <= erroff_next;
 
@@ -1208,7 +1210,7 @@ always @(posedge clk) begin
         pf_on_reg <= 1'b0; pf_rd_reg <= {ENT_BITS+1{1'b0}}; pf_v_reg <= 1'b0;
         pq_n_reg <= 4'd0; pq_h_reg <= 3'd0; pq_t_reg <= 3'd0;
         merr_reg <= 1'b0;
-        wst_reg <= W_IDLE; walk_reg <= 1'b0;
+        wst_reg <= W_IDLE; walk_reg <= 1'b0; load2_reg <= 1'b0;
         // (stale pipeline contents of an aborted decode are dropped)
         t1_valid <= 1'b0; t2_valid <= 1'b0; t3_valid <= 1'b0; t3b_valid <= 1'b0; t4_valid <= 1'b0; t5_valid <= 1'b0; t6_valid <= 1'b0;
         m1_valid <= 1'b0; m1b_valid <= 1'b0; m1c_valid <= 1'b0; m2_valid <= 1'b0; m3_valid <= 1'b0; m4_valid <= 1'b0;
@@ -1227,7 +1229,7 @@ always @(posedge clk) begin
         err_reg <= 8'd0;
         erroff_reg <= 32'd0;
         cyc_reg <= 64'd0;
-        wst_reg <= W_IDLE; walk_reg <= 1'b0;
+        wst_reg <= W_IDLE; walk_reg <= 1'b0; load2_reg <= 1'b0;
         rwait_reg <= 1'b0;
         pf_on_reg <= 1'b0;
         t1_valid <= 1'b0;
