@@ -54,7 +54,11 @@ module hw_pb_core #(
     // counts from a scan of its remaining bytes when first needed; a merge, a map entry or
     // group needing counts, anything the scan does not handle, or any error falls back to
     // the two passes from the start. 0 = always two passes.
-    parameter ONE_PASS = 1
+    parameter ONE_PASS = 1,
+    // 1 = a string or bytes value of up to 16 bytes that is whole in the input window is
+    // written through the output memory's second port (out2_wr_*) in the cycle its
+    // {ptr,len} pair is written through the first (no copy cycle); 0 = out2_wr_en stays low
+    parameter OUT2_WR = 1
 ) (
     input  wire                      clk,
     input  wire                      rst,
@@ -88,7 +92,13 @@ module hw_pb_core #(
     output wire [OUT_WIDTH/8-1:0]    out_wr_be,
     output wire                      out_rd_en,
     output wire [OUT_ADDR_WIDTH-1:0] out_rd_addr,
-    input  wire [OUT_WIDTH-1:0]      out_rd_data
+    input  wire [OUT_WIDTH-1:0]      out_rd_data,
+    // output memory, second byte-enabled write port (the read port's side of a dual-port
+    // RAM: never in the same cycle as out_rd_en, never the word out_wr_addr writes)
+    output wire                      out2_wr_en,
+    output wire [OUT_ADDR_WIDTH-1:0] out2_wr_addr,
+    output wire [OUT_WIDTH-1:0]      out2_wr_data,
+    output wire [OUT_WIDTH/8-1:0]    out2_wr_be
 );
 
 // ---------------------------------------------------------------- derived parameters
@@ -306,6 +316,10 @@ reg        o_wz; reg [OB_SHIFT:0] o_wz_n;
 // within one output word (pair_fits)
 reg        o_w2; reg [127:0] o_w2d; reg [15:0] o_w2m;
 reg        o_re; reg [39:0] o_ra;
+// a short string's bytes on the second port: up to 16 bytes (mask o2_m) from o2_a
+reg        o2_we; reg [39:0] o2_a; reg [127:0] o2_d; reg [15:0] o2_m;
+reg        o2_we_reg = 1'b0; reg [OUT_ADDR_WIDTH-1:0] o2_wa_reg = 0; reg [OUT_WIDTH-1:0] o2_wd_reg = 0;
+reg [OUT_WIDTH/8-1:0] o2_wbe_reg = 0;
 reg        o_we_reg = 1'b0; reg [OUT_ADDR_WIDTH-1:0] o_wa_reg = 0; reg [OUT_WIDTH-1:0] o_wd_reg = 0;
 reg [OUT_WIDTH/8-1:0] o_wbe_reg = 0;
 reg        o_re_reg = 1'b0; reg [OUT_ADDR_WIDTH-1:0] o_ra_reg = 0; reg [OB_SHIFT-1:0] o_rlane_reg = 0;
@@ -374,6 +388,10 @@ hw_varint_decoder #(.AVAIL_WIDTH(5)) vdec2 (
 );
 wire [31:0] v2_len32 = {28'd0, v2_len};
 wire [31:0] hdr2 = vd_len32 + v2_len32;            // tag + length bytes
+// the window from the string after its tag and length (S_TAG) or from the string (S_STR4)
+wire [127:0] win3 = win2 >> {v2_len, 3'b000};
+wire [127:0] s_win = (state_reg == S_TAG) ? win3 : win;
+wire [31:0]  s_hdr = (state_reg == S_TAG) ? hdr2 : 32'd0;
 
 /* verilator lint_off UNUSEDSIGNAL */
 // ---------------------------------------------------------------- descriptor ROMs
@@ -532,11 +550,11 @@ wire [OB_SHIFT-1:0] rd_lane_idx = o_rlane_q >> 3;
 wire [63:0] rd_lane = out_rd_data[64 * rd_lane_idx +: 64];
 
 // utf-8 checker
-reg         u8_clear, u8_valid;
+reg         u8_clear, u8_valid, u8_whole;
 reg  [4:0]  u8_count;
 wire        u8_bad, u8_mid;
 hw_utf8_check #(.LANES(16)) u8 (.clk(clk), .rst(rst), .clear(u8_clear), .in_valid(u8_valid),
-    .in_data(win[127:0]), .in_count(u8_count), .bad(u8_bad), .mid(u8_mid));
+    .in_data(u8_whole ? s_win : win), .in_count(u8_count), .bad(u8_bad), .mid(u8_mid));
 
 // write pass: the string whose copy ended last cycle is invalid; some string was invalid
 // (the first one's offset)
@@ -553,9 +571,23 @@ wire       ni_direct = pass_reg && !ni_cnt_init && mb_ns == 8'd0;
 wire [7:0] uslot_k = ma_nc - 8'd1;           // the unknown-bytes slot within the instance
 /* verilator lint_on UNUSEDSIGNAL */
 
+// the lazily zeroed word holding byte a: {still to be zeroed, its index}
+/* verilator lint_off UNUSEDSIGNAL */
+function [RZB:0] rz_word;
+    input [39:0] a;
+    reg [39:0] d;
+    begin
+        d = {{OB_SHIFT{1'b0}}, a[39:OB_SHIFT] - rz_lo_reg[39:OB_SHIFT]};
+        rz_word = {d < RZW && rz_need_reg[d[RZB-1:0]], d[RZB-1:0]};
+    end
+endfunction
+/* verilator lint_on UNUSEDSIGNAL */
+
 // ---------------------------------------------------------------- next-state logic
 reg        rz_hit;                     // this cycle's write also zeroes root word rz_idx
 reg [RZB-1:0] rz_idx;
+reg        rz2_hit;                    // the second port's write, root word rz2_idx
+reg [RZB-1:0] rz2_idx;
 integer    k2, k3, k4;
 reg [39:0] tmp40;
 reg [31:0] tmp32;
@@ -599,27 +631,60 @@ task img_wr2;
     end
 endtask
 
+// write pass, OUT2_WR: the string's len bytes are whole in the window (after s_hdr bytes)
+// and fit the output word at top_reg, which is not the word of its slot at at
+/* verilator lint_off UNUSEDSIGNAL */
+function s_whole;
+    input [39:0] at;
+    input [31:0] len;
+    begin
+        s_whole = OUT2_WR != 0 && pass_reg && len != 32'd0 && len <= 32'd16 && s_hdr + len <= wav32
+                  && (len <= 32'd8 || (OB >= 16 && {{(32-OB_SHIFT){1'b0}}, top_reg[OB_SHIFT-1:0]} + 32'd16 <= OB_32))
+                  && top_reg[39:OB_SHIFT] != at[39:OB_SHIFT];
+    end
+endfunction
+/* verilator lint_on UNUSEDSIGNAL */
+
 // write pass: a string of len bytes whose {ptr,len} slot is at at: pointer and length
-// (one pair write, else the length in S_STR5), then the copy (UTF-8 checked on the way,
-// verdict pending a cycle later). at_tag: offset for a capacity error.
+// (one pair write; a pair across two output words: the length on the second port, else
+// in S_STR5), then the copy (UTF-8 checked on the way, verdict pending a cycle later),
+// or, when s_whole, the bytes on the second port in the same cycle. at_tag: offset for a
+// capacity error.
 task str_start;
     input [39:0] at;
     input [31:0] len;
     input [31:0] at_tag;
+    reg split, whole;
     begin
+        whole = s_whole(at, len);
+        split = OUT2_WR != 0 && !pair_fits(at) && !whole;
         s_dst_next = top_reg;
         u8_clear = 1'b1;
         cu8_next = f_utf8;
         if (pair_fits(at)) img_wr2(at, (len == 32'd0) ? 64'd0 : base_reg + {24'd0, top_reg}, {32'd0, len});
         else img_wr(at, (len == 32'd0) ? 64'd0 : base_reg + {24'd0, top_reg}, PW4);
+        if (split) begin
+            o2_we = 1'b1; o2_a = at + {8'd0, PW};
+            o2_d = {96'd0, len}; o2_m = (PTR_BYTES == 8) ? 16'h00FF : 16'h000F;
+        end
         if (len == 32'd0) begin
-            state_next = pair_fits(at) ? S_TAG : S_STR5;
+            state_next = (pair_fits(at) || split) ? S_TAG : S_STR5;
         end else if (top_reg + align8({8'd0, len}) > OUT_BYTES) begin
             fail(E_CAPACITY, at_tag);
         end else begin
             top_next = top_reg + align8({8'd0, len});
             cdst_next = top_reg;
-            cons(C_COPYS, len, pair_fits(at) ? S_TAG : S_STR5);
+            if (whole) begin
+                o2_we = 1'b1; o2_a = top_reg;
+                o2_d = s_win & ((len >= 32'd16) ? {128{1'b1}} : ((128'd1 << (8 * len[3:0])) - 128'd1));
+                o2_m = (len > 32'd8) ? 16'hFFFF : 16'h00FF;
+                sk_en = 1'b1; sk_len = s_hdr + len;
+                u8_whole = 1'b1; u8_valid = f_utf8; u8_count = len[4:0];
+                u8pend_next = f_utf8;
+                state_next = pair_fits(at) ? S_TAG : S_STR5;
+            end else begin
+                cons(C_COPYS, len, (pair_fits(at) || split) ? S_TAG : S_STR5);
+            end
         end
     end
 endtask
@@ -894,8 +959,9 @@ always @* begin
     o_we = 1'b0; o_wa = 40'd0; o_wd = 64'd0; o_wbe = 8'd0; o_wz = 1'b0; o_wz_n = 0;
     o_w2 = 1'b0; o_w2d = 128'd0; o_w2m = 16'd0;
     o_re = 1'b0; o_ra = 40'd0;
+    o2_we = 1'b0; o2_a = 40'd0; o2_d = 128'd0; o2_m = 16'd0;
     sk_en = 1'b0; sk_len = 32'd0; rdr_restart = 1'b0;
-    u8_clear = 1'b0; u8_valid = 1'b0; u8_count = 5'd0;
+    u8_clear = 1'b0; u8_valid = 1'b0; u8_whole = 1'b0; u8_count = 5'd0;
     tmp40 = 40'd0; tmp32 = 32'd0; tmp64 = 64'd0; chunk = 4'd0;
 
     case (state_reg)
@@ -1738,13 +1804,14 @@ always @* begin
         o_we = 1'b1; o_wa = {rz_lo_reg[39:OB_SHIFT] + {{(40-OB_SHIFT-RZB){1'b0}}, rz_idx}, {OB_SHIFT{1'b0}}};
         o_wz = 1'b1; o_wz_n = 0;
     end
-    // a write to a word still to be zeroed zeroes the allocation's bytes there too
-    tmp40 = {{OB_SHIFT{1'b0}}, o_wa[39:OB_SHIFT] - rz_lo_reg[39:OB_SHIFT]};
-    if (o_we && tmp40 < RZW && rz_need_reg[tmp40[RZB-1:0]]) begin
-        rz_hit = 1'b1;
-        rz_idx = tmp40[RZB-1:0];
+    // a write (either port) to a word still to be zeroed zeroes the allocation's bytes
+    // there too
+    if (o_we && rz_word(o_wa) >> RZB != 0) begin
+        {rz_hit, rz_idx} = rz_word(o_wa);
         rz_need_next[rz_idx] = 1'b0;
     end
+    {rz2_hit, rz2_idx} = o2_we ? rz_word(o2_a) : {(RZB+1){1'b0}};
+    if (rz2_hit) rz_need_next[rz2_idx] = 1'b0;
 
     // one pass: any error falls back to the two passes (their verdict is the CPU's)
     if (state_next == S_ERR && state_reg != S_ERR && fast_reg) begin
@@ -1788,13 +1855,16 @@ generate
         assign o_wbe_ext = {{(OUT_WIDTH/8-8){1'b0}}, o_wbe};
     end
 endgenerate
-// the bytes of the lazily zeroed allocation in its word rz_idx
-reg  [OB-1:0] rz_mask;
-reg  [39:0]   rz_wbyte;
+// the bytes of the lazily zeroed allocation in its words rz_idx and rz2_idx
+reg  [OB-1:0] rz_mask, rz2_mask;
+reg  [39:0]   rz_wbyte, rz2_wbyte;
 always @* begin
     rz_wbyte = {rz_lo_reg[39:OB_SHIFT] + {{(40-OB_SHIFT-RZB){1'b0}}, rz_idx}, {OB_SHIFT{1'b0}}};
-    for (k2 = 0; k2 < OB; k2 = k2 + 1)
+    rz2_wbyte = {rz_lo_reg[39:OB_SHIFT] + {{(40-OB_SHIFT-RZB){1'b0}}, rz2_idx}, {OB_SHIFT{1'b0}}};
+    for (k2 = 0; k2 < OB; k2 = k2 + 1) begin
         rz_mask[k2] = rz_wbyte + {8'd0, k2[31:0]} >= rz_lo_reg && rz_wbyte + {8'd0, k2[31:0]} < rz_hi_reg;
+        rz2_mask[k2] = rz2_wbyte + {8'd0, k2[31:0]} >= rz_lo_reg && rz2_wbyte + {8'd0, k2[31:0]} < rz_hi_reg;
+    end
 end
 // zero writes: o_wz_n bytes from the byte lane of o_wa
 /* verilator lint_off UNUSEDSIGNAL */
@@ -1805,6 +1875,8 @@ wire [OUT_WIDTH/8-1:0] o_wz_mask = o_wz_ones[OB-1:0] << o_wa[OB_SHIFT-1:0];
 /* verilator lint_off UNUSEDSIGNAL */
 wire [OUT_WIDTH+127:0] o_w2_sh = {{OUT_WIDTH{1'b0}}, o_w2d} << (8 * o_wa[OB_SHIFT-1:0]);
 wire [OB+15:0] o_w2_msk = {{OB{1'b0}}, o_w2m} << o_wa[OB_SHIFT-1:0];
+wire [OUT_WIDTH+127:0] o2_sh = {{OUT_WIDTH{1'b0}}, o2_d} << (8 * o2_a[OB_SHIFT-1:0]);
+wire [OB+15:0] o2_msk = {{OB{1'b0}}, o2_m} << o2_a[OB_SHIFT-1:0];
 /* verilator lint_on UNUSEDSIGNAL */
 integer k;
 initial begin
@@ -1825,6 +1897,7 @@ always @(posedge clk) begin
         cycles_reg <= 64'd0;
         o_we_reg <= 1'b0;
         o_re_reg <= 1'b0;
+        o2_we_reg <= 1'b0;
         top_reg <= 40'd0;
     end else begin
         state_reg <= state_next;
@@ -1842,6 +1915,7 @@ always @(posedge clk) begin
         // image port (one cycle behind the state machine, reads and writes alike)
         o_we_reg <= o_we && (o_wa < OUT_BYTES);
         o_re_reg <= o_re && (o_ra < OUT_BYTES);
+        o2_we_reg <= o2_we && (o2_a < OUT_BYTES);
     end
     if (start) begin
         in_len_reg <= in_len;
@@ -1873,6 +1947,10 @@ always @(posedge clk) begin
     o_wd_reg <= o_wz ? {OUT_WIDTH{1'b0}} : o_w2 ? o_w2_sh[OUT_WIDTH-1:0] : o_wd_ext << (64 * {29'd0, o_wa_lane});
     o_wbe_reg <= (o_wz ? o_wz_mask : o_w2 ? o_w2_msk[OB-1:0] : o_wbe_ext << (8 * {29'd0, o_wa_lane}))
                  | (rz_hit ? rz_mask : {OB{1'b0}});
+    o2_wa_reg <= o2_a[OB_SHIFT +: OUT_ADDR_WIDTH];
+    o2_wd_reg <= o2_sh[OUT_WIDTH-1:0];
+    // (o2_sh is zero outside the string's or the length's bytes)
+    o2_wbe_reg <= o2_msk[OB-1:0] | (rz2_hit ? rz2_mask : {OB{1'b0}});
     o_ra_reg <= o_ra[OB_SHIFT +: OUT_ADDR_WIDTH];
     o_rlane_reg <= o_ra[OB_SHIFT-1:0];
     o_rlane_q <= o_rlane_reg;
@@ -1910,6 +1988,10 @@ assign out_wr_data = o_wd_reg;
 assign out_wr_be = o_wbe_reg;
 assign out_rd_en = o_re_reg;
 assign out_rd_addr = o_ra_reg;
+assign out2_wr_en = o2_we_reg;
+assign out2_wr_addr = o2_wa_reg;
+assign out2_wr_data = o2_wd_reg;
+assign out2_wr_be = o2_wbe_reg;
 
 endmodule
 

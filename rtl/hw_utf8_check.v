@@ -5,7 +5,8 @@
  * accept: no overlong forms (C0, C1, E0 80..9F, F0 80..8F), no surrogates (ED A0..BF),
  * nothing above U+10FFFF (F4 90.., F5..FF), no stray continuation bytes.
  *
- *   clear      one-cycle pulse: start a new string (state empty, no error)
+ *   clear      one-cycle pulse: start a new string (state empty, no error); with
+ *              in_valid, the bytes fed that cycle are the new string's first
  *   in_valid   feed in_count (1..LANES) bytes, byte 0 = in_data[7:0]
  *   bad        sticky since clear: an invalid byte was seen
  *   mid        the bytes so far end inside a multi-byte sequence
@@ -89,8 +90,8 @@ reg       e [0:LANES];
 reg [5:0] s;
 integer i;
 always @* begin
-    r[0] = rem_reg;
-    l[0] = lim_reg;
+    r[0] = clear ? 2'd0 : rem_reg;
+    l[0] = clear ? 3'd0 : lim_reg;
     e[0] = 1'b0;
     for (i = 0; i < LANES; i = i + 1) begin
         s = step(r[i], l[i], in_data[8*i +: 8]);
@@ -107,14 +108,14 @@ always @* begin
 end
 
 always @(posedge clk) begin
-    if (rst || clear) begin
+    if (rst || (clear && !in_valid)) begin
         rem_reg <= 2'd0;
         lim_reg <= 3'd0;
         bad_reg <= 1'b0;
     end else if (in_valid) begin
         rem_reg <= r[LANES];
         lim_reg <= l[LANES];
-        bad_reg <= bad_reg | e[LANES];
+        bad_reg <= (bad_reg && !clear) | e[LANES];
     end
 end
 

@@ -287,7 +287,8 @@ module heapwire_core #(
     parameter CNT_BITS = 11,        // log2 count-memory entries
     parameter ST_BITS = 11,         // log2 state-memory entries
     parameter DROP_BITS = 8,        // log2 dropped-map-entry list entries
-    parameter ONE_PASS = 1          // 1 = one pass first, two passes when needed; 0 = always two
+    parameter ONE_PASS = 1,         // 1 = one pass first, two passes when needed; 0 = always two
+    parameter OUT2_WR = 1           // 1 = short strings through the second output write port
 ) (
     input  wire clk, input wire rst,
     input  wire start, input wire [31:0] in_len, input wire [15:0] root_msg, input wire [63:0] base,
@@ -297,11 +298,13 @@ module heapwire_core #(
     output wire in_rd_en, output wire [IN_ADDR_WIDTH-1:0] in_addr, input wire [IN_WIDTH-1:0] in_rd_data,
     output wire out_wr_en, output wire [OUT_ADDR_WIDTH-1:0] out_wr_addr, output wire [OUT_WIDTH-1:0] out_wr_data,
     output wire [OUT_WIDTH/8-1:0] out_wr_be, output wire out_rd_en, output wire [OUT_ADDR_WIDTH-1:0] out_rd_addr,
-    input  wire [OUT_WIDTH-1:0] out_rd_data
+    input  wire [OUT_WIDTH-1:0] out_rd_data,
+    output wire out2_wr_en, output wire [OUT_ADDR_WIDTH-1:0] out2_wr_addr, output wire [OUT_WIDTH-1:0] out2_wr_data,
+    output wire [OUT_WIDTH/8-1:0] out2_wr_be
 );
 hw_pb_core #(
     .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH),
-    .MAX_DEPTH(MAX_DEPTH), .INST_BITS(INST_BITS), .CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS), .DROP_BITS(DROP_BITS), .ONE_PASS(ONE_PASS),
+    .MAX_DEPTH(MAX_DEPTH), .INST_BITS(INST_BITS), .CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS), .DROP_BITS(DROP_BITS), .ONE_PASS(ONE_PASS), .OUT2_WR(OUT2_WR),
     .PTR_BYTES(8), .HEADER_WORDS(0), .NUM_MSGS(3), .HAS_REQUIRED(0)
 ) core (
     .clk(clk), .rst(rst), .start(start), .in_len(in_len), .root_msg(root_msg), .base(base),
@@ -309,7 +312,8 @@ hw_pb_core #(
     .type_wr_en(type_wr_en), .type_wr_idx(type_wr_idx), .type_wr_data(type_wr_data),
     .in_rd_en(in_rd_en), .in_addr(in_addr), .in_rd_data(in_rd_data),
     .out_wr_en(out_wr_en), .out_wr_addr(out_wr_addr), .out_wr_data(out_wr_data), .out_wr_be(out_wr_be),
-    .out_rd_en(out_rd_en), .out_rd_addr(out_rd_addr), .out_rd_data(out_rd_data)
+    .out_rd_en(out_rd_en), .out_rd_addr(out_rd_addr), .out_rd_data(out_rd_data),
+    .out2_wr_en(out2_wr_en), .out2_wr_addr(out2_wr_addr), .out2_wr_data(out2_wr_data), .out2_wr_be(out2_wr_be)
 );
 endmodule
 

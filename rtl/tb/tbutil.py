@@ -141,7 +141,9 @@ class CoreHost:
     the input and for words not requested), the
     output memory (whole-word writes, or byte-enabled when the core has out_wr_be; an
     optional read port with one cycle of latency that returns the word before a write in
-    the same cycle, like a read-first block RAM; unwritten bytes read as 0xA5), and the
+    the same cycle, like a read-first block RAM; an optional second write port `out2_`,
+    on the read port's side, so never beside a read nor on the word the first port
+    writes; unwritten bytes read as 0xA5), and the
     start/done handshake. Port names are those of heapwire_core / heapwire_og_core."""
 
     FILL = 0xA5
@@ -153,6 +155,7 @@ class CoreHost:
         self.byte_enables = hasattr(dut, "out_wr_be")
         self.read_port = hasattr(dut, "out_rd_en")
         self.in_ports = ["in_"] + (["in2_"] if hasattr(dut, "in2_rd_en") else [])
+        self.out_ports = ["out_"] + (["out2_"] if hasattr(dut, "out2_wr_en") else [])
 
     async def setup(self, inputs):
         """Starts the clock, sets the control inputs (names) and memory data to 0, resets."""
@@ -216,13 +219,20 @@ class CoreHost:
                 pending[p] = int(getattr(d, p + "addr").value) if int(getattr(d, p + "rd_en").value) else None
             if self.read_port:
                 rd_pending = self._word(omem, int(d.out_rd_addr.value)) if int(d.out_rd_en.value) else None
-            if int(d.out_wr_en.value):
-                a = int(d.out_wr_addr.value)
-                v = d.out_wr_data.value
-                assert v.is_resolvable, f"cycle {cyc}: write of x/z bits to word {a}: {v}"
+            written = []
+            for p in self.out_ports:
+                if not int(getattr(d, p + "wr_en").value):
+                    continue
+                a = int(getattr(d, p + "wr_addr").value)
+                v = getattr(d, p + "wr_data").value
+                assert v.is_resolvable, f"cycle {cyc}: {p}wr of x/z bits to word {a}: {v}"
+                assert p == "out_" or not (self.read_port and int(d.out_rd_en.value)), \
+                    f"cycle {cyc}: {p}wr beside a read on the same port"
+                assert a not in written, f"cycle {cyc}: two writes to word {a}"
+                written.append(a)
                 v = int(v)
                 if self.byte_enables:
-                    be = int(d.out_wr_be.value)
+                    be = int(getattr(d, p + "wr_be").value)
                     old = self._word(omem, a)
                     mask = sum(0xFF << (8 * b) for b in range(self.ow) if be >> b & 1)
                     v = (old & ~mask) | (v & mask)

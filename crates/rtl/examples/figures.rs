@@ -1,9 +1,10 @@
 //! Throughput of the simulated core: bytes/cycle per social workload (first N messages of
 //! bench/out/quick/*.bin; run `python3 bench/gen_workloads.py --out bench/out/quick --mb 0.5` or `bench/run.sh --quick` first) and on single
-//! messages of growing size. cargo run --release -p heapwire-rtl --example figures -- [N] [hist] [w=BITS] [in=BITS]
+//! messages of growing size. cargo run --release -p heapwire-rtl --example figures -- [N] [hist] [w=BITS] [in=BITS] [no-out2]
 //! (`hist`: also the cycles per (pass, state) of the core, per workload and in total;
 //! `w=`: the output memory width, 64 (default), 128 or 256; `in=`: the input memory
-//! width, 64 (default), 32 or 128).
+//! width, 64 (default), 32 or 128; `no-out2`: the core's OUT2_WR=0, short strings copied
+//! through the first write port).
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -21,8 +22,9 @@ fn main() {
     let hist = std::env::args().skip(2).any(|a| a == "hist");
     let width = |key: &str| std::env::args().skip(2).find_map(|a| a.strip_prefix(key).and_then(|w| w.parse().ok())).unwrap_or(64);
     let (out_width, in_width) = (width("w="), width("in="));
-    let opts = heapwire_rtl::SimOptions { out_width, in_width, ..Default::default() };
-    println!("{in_width}-bit input memory, {out_width}-bit output memory");
+    let out2_wr = !std::env::args().skip(2).any(|a| a == "no-out2");
+    let opts = heapwire_rtl::SimOptions { out_width, in_width, out2_wr, ..Default::default() };
+    println!("{in_width}-bit input memory, {out_width}-bit output memory, second write port {}", if out2_wr { "used" } else { "unused" });
     let names: BTreeMap<u8, String> = heapwire_rtl::state_names().into_iter().collect();
     let mut all = BTreeMap::new();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

@@ -68,11 +68,14 @@ pub struct SimOptions {
     pub in_width: u32,
     /// The core's ONE_PASS parameter: one pass first (default), or always two passes.
     pub one_pass: bool,
+    /// The core's OUT2_WR parameter: short strings written through the output memory's
+    /// second port (default), or that port only reads.
+    pub out2_wr: bool,
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { base: 0, max_depth: 100, max_cycles: 0, out_width: 64, in_width: 64, one_pass: true }
+        SimOptions { base: 0, max_depth: 100, max_cycles: 0, out_width: 64, in_width: 64, one_pass: true, out2_wr: true }
     }
 }
 
@@ -119,6 +122,7 @@ struct Sizes {
     out_width: u32,
     in_width: u32,
     one_pass: bool,
+    out2_wr: bool,
 }
 
 fn log2_ceil(v: u64) -> u32 {
@@ -133,7 +137,7 @@ fn log2_ceil(v: u64) -> u32 {
 /// every message instance costs at least 2 input bytes), rounded up to powers of two
 /// with floors so that small inputs share one simulator build.
 fn sizes_for(schema: &CompiledSchema, root: usize, n: usize, opts: &SimOptions) -> Sizes {
-    let SimOptions { max_depth: depth, out_width, in_width, one_pass, .. } = *opts;
+    let SimOptions { max_depth: depth, out_width, in_width, one_pass, out2_wr, .. } = *opts;
     let n = n as u64;
     let k = schema.messages.iter().map(|m| ((m.size as u64 + 7) & !7) / 2 + 8).max().unwrap_or(0).max(16);
     let img = ((schema.messages[root].size as u64 + 7) & !7) + n * k + 64;
@@ -154,6 +158,7 @@ fn sizes_for(schema: &CompiledSchema, root: usize, n: usize, opts: &SimOptions) 
         out_width,
         in_width,
         one_pass,
+        out2_wr,
     }
 }
 
@@ -210,23 +215,24 @@ wire [63:0] cycles;
 wire in_rd_en;
 wire [IN_AW:0] in_addr;
 reg [IW-1:0] in_rd_data = 0;
-wire out_wr_en, out_rd_en;
-wire [OUT_AW-1:0] out_wr_addr, out_rd_addr;
-wire [OW-1:0] out_wr_data;
-wire [OW/8-1:0] out_wr_be;
+wire out_wr_en, out_rd_en, out2_wr_en;
+wire [OUT_AW-1:0] out_wr_addr, out_rd_addr, out2_wr_addr;
+wire [OW-1:0] out_wr_data, out2_wr_data;
+wire [OW/8-1:0] out_wr_be, out2_wr_be;
 reg [OW-1:0] out_rd_data = 0;
 reg [63:0] imem [0:(1<<IN_AW)-1];
 reg [OW-1:0] omem [0:(1<<OUT_AW)-1];
 integer i, b, fd;
 reg [1023:0] fin, fout;
 heapwire_core #(.IN_WIDTH(IW), .IN_ADDR_WIDTH(IN_AW + 1), .OUT_WIDTH(OW), .OUT_ADDR_WIDTH(OUT_AW),
-    .MAX_DEPTH({depth}), .INST_BITS({inst}), .CNT_BITS({cnt}), .ST_BITS({st}), .DROP_BITS({inst}), .ONE_PASS({one_pass})) dut (
+    .MAX_DEPTH({depth}), .INST_BITS({inst}), .CNT_BITS({cnt}), .ST_BITS({st}), .DROP_BITS({inst}), .ONE_PASS({one_pass}), .OUT2_WR({out2_wr})) dut (
     .clk(clk), .rst(rst), .start(start), .in_len(in_len), .root_msg(root), .base(base),
     .busy(busy), .done(done), .err_code(err_code), .err_offset(err_offset), .image_size(image_size), .cycles(cycles),
     .type_wr_en(1'b0), .type_wr_idx(16'd0), .type_wr_data(64'd0),
     .in_rd_en(in_rd_en), .in_addr(in_addr), .in_rd_data(in_rd_data),
     .out_wr_en(out_wr_en), .out_wr_addr(out_wr_addr), .out_wr_data(out_wr_data), .out_wr_be(out_wr_be),
-    .out_rd_en(out_rd_en), .out_rd_addr(out_rd_addr), .out_rd_data(out_rd_data));
+    .out_rd_en(out_rd_en), .out_rd_addr(out_rd_addr), .out_rd_data(out_rd_data),
+    .out2_wr_en(out2_wr_en), .out2_wr_addr(out2_wr_addr), .out2_wr_data(out2_wr_data), .out2_wr_be(out2_wr_be));
 always #5 clk = ~clk;
 {in_word}always @(posedge clk) begin
     if (in_rd_en) in_rd_data <= in_word(in_addr);
@@ -234,6 +240,14 @@ always #5 clk = ~clk;
     if (out_wr_en)
         for (b = 0; b < OW/8; b = b + 1)
             if (out_wr_be[b]) omem[out_wr_addr][8*b +: 8] <= out_wr_data[8*b +: 8];
+    if (out2_wr_en)
+        for (b = 0; b < OW/8; b = b + 1)
+            if (out2_wr_be[b]) omem[out2_wr_addr][8*b +: 8] <= out2_wr_data[8*b +: 8];
+    // the second port is the read port's side of a dual-port RAM
+    if (out2_wr_en && (out_rd_en || (out_wr_en && out_wr_addr == out2_wr_addr))) begin
+        $display("conflict %0d out2_wr word %0d beside %s", cycles, out2_wr_addr, out_rd_en ? "a read" : "a write to it");
+        $finish;
+    end
 end
 initial begin
     // garbage, not zeros: the core must zero what it allocates
@@ -290,7 +304,8 @@ endmodule
         out_width = sz.out_width,
         in_width = sz.in_width,
         in_word = TB_IN_WORD,
-        one_pass = sz.one_pass as u8
+        one_pass = sz.one_pass as u8,
+        out2_wr = sz.out2_wr as u8
     )
 }
 
@@ -402,7 +417,7 @@ pub fn write_core(schema: &CompiledSchema, stem: &str, dir: &Path) -> std::io::R
 /// Runs the generated core on `input` (protobuf binary of message `root`) in Icarus
 /// Verilog and returns the image it wrote, or the error its error register holds.
 /// Reads what a testbench printed (`cycles N`, `err CODE OFFSET`, `size N`, or
-/// `timeout N`): the cycle count and image size, or the core's verdict as an error.
+/// `timeout N` / `conflict ...`): the cycle count and image size, or the core's verdict as an error.
 /// The image file is removed on every error path.
 pub(crate) fn sim_report(text: &str, stderr: &[u8], image_file: &Path, names: fn(u32) -> &'static str) -> Result<(u64, usize), SimError> {
     let (mut cycles, mut errc, mut size) = (None, None, None);
@@ -414,6 +429,7 @@ pub(crate) fn sim_report(text: &str, stderr: &[u8], image_file: &Path, names: fn
             ["err", c, o] => errc = Some((c.parse::<u32>().unwrap_or(255), o.parse::<u64>().unwrap_or(0))),
             ["size", s] => size = s.parse::<usize>().ok(),
             ["timeout", c] => failure = Some(SimError::Tool(format!("core did not finish within {c} cycles"))),
+            ["conflict", ..] => failure = Some(SimError::Tool(format!("output memory port misuse: {line}"))),
             _ => {}
         }
     }

@@ -9,13 +9,14 @@ input up to MAX_LEN bytes can hit `capacity`):
   * scalars3.proto (proto3: every scalar kind, repeated packed/unpacked, maps, oneofs,
     recursion), 64-bit pointers, 64-bit input and output words;
   * proto2.proto (groups, closed enums, required, defaults, maps of closed enums) with
-    header words, 32-bit input / 128-bit output words;
+    header words, 32-bit input / 128-bit output words, the second output write port
+    unused (OUT2_WR 0);
   * scalars3.proto with 32-bit pointers, 128-bit input / 256-bit output words;
   * proto2.proto with the core's ONE_PASS parameter 0 (always the two passes), 64/256.
 
 The testbench is the host (tbutil.CoreHost): input memory with one cycle of read latency
 and junk after the input, output memory filled with 0xA5 with byte-enabled writes and a
-read-first read port, random idle gaps, resets between some decodes, type-register
+read-first read port (and a second write port on its side), random idle gaps, resets between some decodes, type-register
 writes. Messages come from the official `protobuf` package (the differential suite's
 seeded generator, tests/differential/hwdiff/gen.py) and mutations of them
 (hwdiff/mutate.py: truncation, bad lengths and wire types, over-long varints, field 0,
@@ -306,7 +307,7 @@ async def test_replay(dut):
 CONFIGS = {
     # name: (schema, compile options, IN_WIDTH, OUT_WIDTH, other core parameters)
     "scalars3": ("scalars3.proto", [], 64, 64, {}),
-    "proto2_hdr": ("proto2.proto", ["--header-word"], 32, 128, {}),
+    "proto2_hdr": ("proto2.proto", ["--header-word"], 32, 128, {"OUT2_WR": 0}),
     "scalars3_p32": ("scalars3.proto", ["--pointer-width", "32"], 128, 256, {}),
     "proto2_twopass": ("proto2.proto", [], 64, 256, {"ONE_PASS": 0}),  # the two passes only
 }
