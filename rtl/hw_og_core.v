@@ -487,19 +487,22 @@ reg [ENT_W-1:0]      tw_data;
 localparam PQ_N = 8;
 reg [ENT_BITS:0]     pf_rd_reg = {ENT_BITS+1{1'b0}};   // next entry to read
 reg                  pf_on_reg = 1'b0;    // prefetching (the member phase runs)
-reg                  pf_v_reg = 1'b0;     // a read was issued last cycle: wq lands in the queue
+reg                  pf_v_reg = 1'b0;     // a read was issued last cycle: wq is valid
+reg                  pf_v2_reg = 1'b0;    // ... two cycles ago: wq2 lands in the queue
 reg [3:0]            pq_n_reg = 4'd0;     // entries in the queue
 reg [2:0]            pq_h_reg = 3'd0, pq_t_reg = 3'd0;   // head (next to take), tail
 reg [ENT_W-1:0]      pq [0:PQ_N-1];
 reg [ENT_W-1:0]      wq = {ENT_W{1'b0}};  // walk copy read data
+reg [ENT_W-1:0]      wq2 = {ENT_W{1'b0}}; // registered once more (the block RAM's clock-to-output)
 reg [ENT_W-1:0]      wmem [0:(1<<ENT_BITS)-1];
-wire pf_issue = pf_on_reg && ({1'b0, pq_n_reg} + {4'd0, pf_v_reg} < 5'd8) &&
+wire pf_issue = pf_on_reg && ({1'b0, pq_n_reg} + {4'd0, pf_v_reg} + {4'd0, pf_v2_reg} < 5'd8) &&
                 (alloc_fin_reg || pf_rd_reg < ent_done_reg);
 wire [ENT_W-1:0] pq_head = pq[pq_h_reg];
 always @(posedge clk) begin
     if (tw_en) wmem[tw_addr] <= tw_data;
     if (pf_issue) wq <= wmem[pf_rd_reg[ENT_BITS-1:0]];
-    if (pf_v_reg) pq[pq_t_reg] <= wq;
+    wq2 <= wq;
+    if (pf_v2_reg) pq[pq_t_reg] <= wq2;
 end
 wire [NREF*ENT_BITS-1:0] rra, rrb;        // reference copies: read addresses of M1b and M1c
 wire [NREF*ENT_W-1:0]    rq;              // and registered data
@@ -892,9 +895,10 @@ always @* begin
         wst_next = W_WALK;
     end
     W_WALK: begin
-        if (m4_fail) begin
+        // (walk_reg is set here: left out, so the loop does not wait for its wide net)
+        if (mv && m4_valid && m4_err) begin
             wst_next = W_END;
-        end else if (m6_go && m6_fin) begin
+        end else if (mv && m6_valid && m6_fin) begin
             wst_next = W_FLUSH;
         end
     end
@@ -1039,15 +1043,18 @@ always @(posedge clk) begin
     // ---------------- allocation progress, seen by the member phase
     if (tw_en) ent_done_reg <= ent_done_reg + 1'b1;
     if (t6_ok && t6_lastg) alloc_fin_reg <= 1'b1;
-    // the walk's prefetch: one entry read a cycle into wq, then into the queue; the walk
+    // the walk's prefetch: one entry read a cycle into wq, then wq2, then into the queue; the walk
     // takes one at each of LOAD0, LOAD1 and a step crossing into the next entry
     pf_v_reg <= pf_issue;
+    pf_v2_reg <= pf_v_reg;
     if (pf_issue) pf_rd_reg <= pf_rd_reg + 1'b1;
-    if (pf_v_reg) pq_t_reg <= pq_t_reg + 3'd1;
+    if (pf_v2_reg) pq_t_reg <= pq_t_reg + 3'd1;
     if (pq_pop) pq_h_reg <= pq_h_reg + 3'd1;
-    pq_n_reg <= pq_n_reg + {3'd0, pf_v_reg} - {3'd0, pq_pop};
+    pq_n_reg <= pq_n_reg + {3'd0, pf_v2_reg} - {3'd0, pq_pop};
+    // (off a cycle after the walk ends: one more entry read is harmless, and the enable
+    // stays off the walk's control path)
+    if (wst_reg == W_END || wst_reg == W_IDLE) pf_on_reg <= 1'b0;
     if (walk_go) pf_on_reg <= 1'b1;
-    if (wst_next == W_END || wst_next == W_IDLE) pf_on_reg <= 1'b0;
     // a step may issue when the queue holds an entry for a crossing: registered a cycle
     // ahead, so with one entry of slack (at most one is taken a cycle)
     tab_ok_reg <= pq_n_reg >= 4'd2;
@@ -1207,7 +1214,7 @@ always @(posedge clk) begin
         lw_reg <= in_words[31:0];
         ttk_reg <= 5'd4;
         ent_done_reg <= {ENT_BITS+1{1'b0}}; alloc_fin_reg <= 1'b0; tab_ok_reg <= 1'b0; rwait_reg <= 1'b0;
-        pf_on_reg <= 1'b0; pf_rd_reg <= {ENT_BITS+1{1'b0}}; pf_v_reg <= 1'b0;
+        pf_on_reg <= 1'b0; pf_rd_reg <= {ENT_BITS+1{1'b0}}; pf_v_reg <= 1'b0; pf_v2_reg <= 1'b0;
         pq_n_reg <= 4'd0; pq_h_reg <= 3'd0; pq_t_reg <= 3'd0;
         merr_reg <= 1'b0;
         wst_reg <= W_IDLE; walk_reg <= 1'b0; load2_reg <= 1'b0;
