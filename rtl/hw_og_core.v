@@ -490,12 +490,13 @@ reg                  pf_on_reg = 1'b0;    // prefetching (the member phase runs)
 reg                  pf_v_reg = 1'b0;     // a read was issued last cycle: wq is valid
 reg                  pf_v2_reg = 1'b0;    // ... two cycles ago: wq2 lands in the queue
 reg [3:0]            pq_n_reg = 4'd0;     // entries in the queue
+reg [3:0]            pf_cnt_reg = 4'd0;   // ... and on their way (pq_n + pf_v + pf_v2): 8 = full
 reg [2:0]            pq_h_reg = 3'd0, pq_t_reg = 3'd0;   // head (next to take), tail
 reg [ENT_W-1:0]      pq [0:PQ_N-1];
 reg [ENT_W-1:0]      wq = {ENT_W{1'b0}};  // walk copy read data
 reg [ENT_W-1:0]      wq2 = {ENT_W{1'b0}}; // registered once more (the block RAM's clock-to-output)
 reg [ENT_W-1:0]      wmem [0:(1<<ENT_BITS)-1];
-wire pf_issue = pf_on_reg && ({1'b0, pq_n_reg} + {4'd0, pf_v_reg} + {4'd0, pf_v2_reg} < 5'd8) &&
+wire pf_issue = pf_on_reg && !pf_cnt_reg[3] &&
                 (alloc_fin_reg || pf_rd_reg < ent_done_reg);
 wire [ENT_W-1:0] pq_head = pq[pq_h_reg];
 always @(posedge clk) begin
@@ -1051,6 +1052,7 @@ always @(posedge clk) begin
     if (pf_v2_reg) pq_t_reg <= pq_t_reg + 3'd1;
     if (pq_pop) pq_h_reg <= pq_h_reg + 3'd1;
     pq_n_reg <= pq_n_reg + {3'd0, pf_v2_reg} - {3'd0, pq_pop};
+    pf_cnt_reg <= pf_cnt_reg + {3'd0, pf_issue} - {3'd0, pq_pop};
     // (off a cycle after the walk ends: one more entry read is harmless, and the enable
     // stays off the walk's control path)
     if (wst_reg == W_END || wst_reg == W_IDLE) pf_on_reg <= 1'b0;
@@ -1214,7 +1216,7 @@ always @(posedge clk) begin
         lw_reg <= in_words[31:0];
         ttk_reg <= 5'd4;
         ent_done_reg <= {ENT_BITS+1{1'b0}}; alloc_fin_reg <= 1'b0; tab_ok_reg <= 1'b0; rwait_reg <= 1'b0;
-        pf_on_reg <= 1'b0; pf_rd_reg <= {ENT_BITS+1{1'b0}}; pf_v_reg <= 1'b0; pf_v2_reg <= 1'b0;
+        pf_on_reg <= 1'b0; pf_rd_reg <= {ENT_BITS+1{1'b0}}; pf_v_reg <= 1'b0; pf_v2_reg <= 1'b0; pf_cnt_reg <= 4'd0;
         pq_n_reg <= 4'd0; pq_h_reg <= 3'd0; pq_t_reg <= 3'd0;
         merr_reg <= 1'b0;
         wst_reg <= W_IDLE; walk_reg <= 1'b0; load2_reg <= 1'b0;
