@@ -673,6 +673,7 @@ endgenerate
 // pipeline with the step in M1c until its entry is written (the entry must be counted in
 // ent_done_reg the cycle before the table read that M2 uses). Registered: computed for
 // both "M1b moves to M1c" and "M1c holds" from registered indexes; the move selects.
+// A null reference, or one past the table, waits until the last entry is written.
 function ref_waits;
     input              valid;
     input [NREF-1:0]   rv;
@@ -683,8 +684,9 @@ function ref_waits;
 begin
     w = 1'b0;
     for (k = 0; k < NREF; k = k + 1) begin
-        // (r >> TPC_SH >= done_ents, as a short comparison beside an OR of the high bits)
-        if (valid && rv[k] && r[32*k +: 32] != 32'hffffffff &&
+        // (r >> TPC_SH >= done_ents, as a short comparison beside an OR of the high bits;
+        // a null reference has them set and waits too, harmlessly: until the last entry)
+        if (valid && rv[k] &&
             (r[32*k + OBJ_BITS +: 32 - OBJ_BITS] != {32-OBJ_BITS{1'b0}} ||
              {1'b0, r[32*k + TPC_SH +: ENT_BITS]} >= done_ents)) w = 1'b1;
     end
@@ -909,7 +911,10 @@ always @* begin
     default: ;
     endcase
     if (walk_go) wst_next = W_SKIP;
-    if (state_next == S_DONE) wst_next = W_IDLE;
+    // a decode that ended (an allocation-phase error) stops the walk a cycle later, from
+    // the registered state: the error checks stay off the walk's control path (the
+    // writer drops that cycle's write)
+    if (state_reg == S_DONE) wst_next = W_IDLE;
 end
 
 
@@ -1198,6 +1203,7 @@ always @(posedge clk) begin
         wr_en_reg <= 1'b1;
     end
 
+    if (state_reg == S_DONE) wr_en_reg <= 1'b0;
     if (state_next == S_DONE && state_reg != S_DONE) done_reg <= 1'b1;
     state_reg <= state_next;
     wst_reg <= wst_next;
