@@ -225,6 +225,8 @@ reg [3:0]            state_reg = S_IDLE, state_next;
 reg [2:0]            wst_reg = W_IDLE, wst_next;   // the member phase
 reg                  walk_reg = 1'b0;              // wst_reg == W_WALK (a register of its own: it fans out wide)
 reg                  load2_reg = 1'b0;             // wst_reg == W_LOAD2 (likewise, near the walk loop)
+reg                  winit_reg = 1'b0;             // the same, for the writer (a different function
+                                                   // of the same state, so not merged with load2_reg)
 reg [31:0]           len_reg = 32'd0;
 reg [63:0]           base_reg = 64'd0;
 reg                  base0_reg = 1'b0;                  // base == 0
@@ -261,13 +263,15 @@ wire                 a_start, m_start;
 wire [31:0]          a_words, m_first, m_words;
 reg [4:0]            ttk_reg = 5'd4;              // bytes the next type-id group takes (COUNT: 4)
 reg [5:0]            w_nb_reg = 6'd0;             // bytes the next step takes (W_SKIP: to the members)
+// (the readers stop a cycle after the decode or the walk ends, from registered state: one
+// more word read, within the input, is harmless)
 hw_og_reader #(.IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH)) rd_alloc (
-    .clk(clk), .rst(rst), .start(a_start), .first_word(32'd0), .nwords(a_words), .stop(state_next == S_DONE),
+    .clk(clk), .rst(rst), .start(a_start), .first_word(32'd0), .nwords(a_words), .stop(state_reg == S_DONE),
     .fire(cnt_fire || t0_fire), .take_n({1'b0, ttk_reg}), .window(window), .ok(rd_ok), .pos(pos_reg), .pos_q(take_q_reg),
     .in_rd_en(in_rd_en), .in_addr(in_addr), .in_rd_data(in_rd_data));
 hw_og_reader #(.IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH)) rd_member (
     .clk(clk), .rst(rst), .start(m_start), .first_word(m_first), .nwords(m_words),
-    .stop(state_next == S_DONE || wst_next == W_END),
+    .stop(state_reg == S_DONE || wst_reg == W_END),
     .fire(skip_fire || w_fire), .take_n(w_nb_reg), .window(mwindow), .ok(mrd_ok), .pos(mpos_reg), .pos_q(mtake_q_reg),
     .in_rd_en(in2_rd_en), .in_addr(in2_addr), .in_rd_data(in2_rd_data));
 
@@ -793,12 +797,14 @@ wire m6_go = walk_reg && mv && m6_valid;
 // the member phase starts once the count is accepted, beside the allocation phase
 wire walk_go = (state_reg == S_COUNT3) && !n_big_reg && !n_cap_reg && !n_zero_reg;
 reg  [31:0] mstart = 32'd0;                                  // wire offset of the first member (from COUNT3 on)
+reg  [31:0] m_words_reg = 32'd0;                             // input words from its word on (from COUNT3 on)
+wire [31:0] mstart_n = {n_reg[29:0], 2'b00} + 32'd4;
 wire [32:0] in_words = ({1'b0, in_len} + {1'b0, IB32} - 33'd1) >> IB_SH;   // input words
 assign a_start = start;
 assign a_words = (base[2:0] != 3'd0 || in_len < 32'd4) ? 32'd0 : in_words[31:0];
 assign m_start = walk_go;
 assign m_first = mstart >> IB_SH;
-assign m_words = lw_reg - m_first;
+assign m_words = m_words_reg;
 // member errors wait for the allocation phase's verdict (the CPU engine's order)
 reg                  merr_reg = 1'b0;
 reg [7:0]            merr_code = 8'd0;
@@ -926,7 +932,8 @@ always @(posedge clk) begin
     // ---------------- COUNT
     if (cnt_fire) n_reg <= window[31:0];
     lenq_reg <= (len_reg - 32'd4) >> 2;
-    mstart <= {n_reg[29:0], 2'b00} + 32'd4;
+    mstart <= mstart_n;
+    m_words_reg <= lw_reg - (mstart_n >> IB_SH);
     n_big_reg <= n_reg > lenq_reg;
     n_cap_reg <= n_reg > OBJ_N;
     n_zero_reg <= n_reg == 32'd0;
@@ -1077,7 +1084,7 @@ always @(posedge clk) begin
     end
     if (wst_reg == W_LOAD0 && pq_pop) ent_cur <= pq_head;
     if (wst_reg == W_LOAD1 && pq_pop) ent_nxt <= pq_head;
-    if (wst_reg == W_LOAD2) begin
+    if (load2_reg) begin
         w_act_reg <= 1'b1;
         w_i_reg <= 32'd0;
         w_lasto_reg <= (n_reg == 32'd1);
@@ -1087,6 +1094,8 @@ always @(posedge clk) begin
         w_o_reg <= ent_cur[31:0];
         w_nb_reg <= sb_nb;
         w_last_reg <= sb_last;
+    end
+    if (winit_reg) begin
         acc_reg <= {OUT_WIDTH{1'b0}};
         accw_reg <= 32'd0;
         pend_reg <= 1'b0;
@@ -1209,6 +1218,7 @@ always @(posedge clk) begin
     wst_reg <= wst_next;
     walk_reg <= wst_next == W_WALK;
     load2_reg <= wst_next == W_LOAD2;
+    winit_reg <= wst_reg == W_LOAD1 && pq_n_reg != 4'd0 && state_reg != S_DONE;   // (= load2_reg)
     err_reg <= err_next;
     erroff_reg <= erroff_next;
 
@@ -1225,7 +1235,7 @@ always @(posedge clk) begin
         pf_on_reg <= 1'b0; pf_rd_reg <= {ENT_BITS+1{1'b0}}; pf_v_reg <= 1'b0; pf_v2_reg <= 1'b0; pf_cnt_reg <= 4'd0;
         pq_n_reg <= 4'd0; pq_h_reg <= 3'd0; pq_t_reg <= 3'd0;
         merr_reg <= 1'b0;
-        wst_reg <= W_IDLE; walk_reg <= 1'b0; load2_reg <= 1'b0;
+        wst_reg <= W_IDLE; walk_reg <= 1'b0; load2_reg <= 1'b0; winit_reg <= 1'b0;
         // (stale pipeline contents of an aborted decode are dropped)
         t1_valid <= 1'b0; t2_valid <= 1'b0; t3_valid <= 1'b0; t3b_valid <= 1'b0; t4_valid <= 1'b0; t5_valid <= 1'b0; t6_valid <= 1'b0;
         m1_valid <= 1'b0; m1b_valid <= 1'b0; m1c_valid <= 1'b0; m2_valid <= 1'b0; m3_valid <= 1'b0; m4_valid <= 1'b0;
@@ -1244,7 +1254,7 @@ always @(posedge clk) begin
         err_reg <= 8'd0;
         erroff_reg <= 32'd0;
         cyc_reg <= 64'd0;
-        wst_reg <= W_IDLE; walk_reg <= 1'b0; load2_reg <= 1'b0;
+        wst_reg <= W_IDLE; walk_reg <= 1'b0; load2_reg <= 1'b0; winit_reg <= 1'b0;
         rwait_reg <= 1'b0;
         pf_on_reg <= 1'b0;
         t1_valid <= 1'b0;
