@@ -651,8 +651,10 @@ reg                  m5_cross = 1'b0;                      // the fragment reach
 // M6
 reg                  m6_valid = 1'b0, m6_fin = 1'b0;
 reg [2*OUT_WIDTH-1:0] m6_field = {2*OUT_WIDTH{1'b0}};
-reg                  m6_w0 = 1'b0;                         // bit 0 of the fragment's word index
 reg                  m6_cross = 1'b0;
+// the fragment's word is the accumulator's (bit 0 of its word index == accw_reg[0]), decided as it enters M6
+// from the accumulator's next word parity: a register drives the writer's wide selects
+reg                  m6_same = 1'b0;
 // image writer
 reg [OUT_WIDTH-1:0]  acc_reg = {OUT_WIDTH{1'b0}};
 reg [31:0]           accw_reg = 32'd0;
@@ -1175,20 +1177,22 @@ always @(posedge clk) begin
         m5_cross <= m4_endlane[OUT_SHIFT];
         // M5 -> M6
         m6_valid <= m5_valid; m6_fin <= m5_fin; m6_field <= m5_field;
-        m6_w0 <= m5_a[OUT_SHIFT]; m6_cross <= m5_cross;
+        m6_cross <= m5_cross;
+        // (accw_reg's parity next: a step in a new word adds one unless it also crosses)
+        m6_same <= m5_a[OUT_SHIFT] == (m6_go ? accw_reg[0] ^ (m6_same == m6_cross) : winit_reg ? 1'b0 : accw_reg[0]);
     end
     // M6: image writer. The write address and data are chosen without enables (few
     // cases, registered selects); wr_en says when.
     wr_addr_reg <= pend_reg ? pend_addr : accw_reg;
-    wr_data_reg <= pend_reg ? pend_data : (m6_go && m6_w0 == accw_reg[0]) ? (acc_reg | m6_field[OUT_WIDTH-1:0]) : acc_reg;
+    wr_data_reg <= pend_reg ? pend_data : (m6_go && m6_same) ? (acc_reg | m6_field[OUT_WIDTH-1:0]) : acc_reg;
     pend_addr <= accw_reg + 32'd1;
     pend_data <= m6_field[OUT_WIDTH-1:0];
     if ((wst_reg == W_WALK || wst_reg == W_FLUSH) && pend_reg) begin
         wr_en_reg <= 1'b1;
         pend_reg <= 1'b0;
     end else if (m6_go) begin
-        wr_en_reg <= m6_cross || m6_w0 != accw_reg[0];
-        if (m6_w0 == accw_reg[0]) begin
+        wr_en_reg <= m6_cross || !m6_same;
+        if (m6_same) begin
             if (m6_cross) begin
                 acc_reg <= m6_field[2*OUT_WIDTH-1:OUT_WIDTH];
                 accw_reg <= accw_reg + 32'd1;

@@ -78,6 +78,9 @@ reg [31:0]           pos_reg = 32'd0;
 reg [5:0]            take_q_reg = 6'd0;   // last cycle's take
 reg                  all_reg = 1'b0;      // every requested word has landed
 reg                  full_reg = 1'b0;     // avail_reg >= WIN
+// the FIFO slot a landing word goes to (occ_reg - pp_reg), one-hot, decided a cycle ahead
+// for both outcomes of that cycle's take: ins0 with no word used up, ins1 with the take's
+reg [FIFO_WORDS-1:0] ins0_reg = {{FIFO_WORDS-1{1'b0}}, 1'b1}, ins1_reg = {{FIFO_WORDS-1{1'b0}}, 1'b1};
 
 wire [5*IN_WIDTH-1:0] fq_head = fq_reg[5*IN_WIDTH-1:0];
 wire [5*IN_WIDTH-1:0] fq_shift = fq_head >> {pp_reg, bofs_reg, 3'b000};
@@ -95,11 +98,12 @@ assign in_addr = fetch_reg[IN_ADDR_WIDTH-1:0];
 wire [FIFO_WORDS*IN_WIDTH-1:0] fq_next;
 wire [(FIFO_WORDS+2)*IN_WIDTH-1:0] fq_ext = {{2*IN_WIDTH{1'b0}}, fq_reg};
 wire [3:0] occ_left = occ_reg - {2'b00, pp_reg};
+wire [3:0] occ_n = occ_left + {3'b000, land_reg};             // occ_reg next
+wire [FIFO_WORDS-1:0] ins_oh = (pp_reg != 2'd0) ? ins1_reg : ins0_reg;   // (= K == occ_left)
 genvar gk;
 generate
 for (gk = 0; gk < FIFO_WORDS; gk = gk + 1) begin : g_fq
-    localparam [3:0] K = gk;
-    assign fq_next[gk*IN_WIDTH +: IN_WIDTH] = (land_reg && K == occ_left) ? in_rd_data :
+    assign fq_next[gk*IN_WIDTH +: IN_WIDTH] = (land_reg && ins_oh[gk]) ? in_rd_data :
         (pp_reg == 2'd0) ? fq_ext[gk*IN_WIDTH +: IN_WIDTH] :
         (pp_reg == 2'd1) ? fq_ext[(gk+1)*IN_WIDTH +: IN_WIDTH] : fq_ext[(gk+2)*IN_WIDTH +: IN_WIDTH];
 end
@@ -115,6 +119,7 @@ wire [5:0] tend = {{6-IB_SH{1'b0}}, bofs_reg} + take_n;   // (whole words used u
 wire [7:0] avail_left = avail_reg - {2'b00, take_n};
 wire full_take = avail_left >= WIN8, full_keep = avail_reg >= WIN8;
 
+integer k;
 always @(posedge clk) begin
     take_q_reg <= fire ? take_n : 6'd0;
     pos_reg <= pos_reg + {26'd0, take_q_reg};
@@ -122,7 +127,11 @@ always @(posedge clk) begin
     if (fire) bofs_reg <= tend[IB_SH-1:0];
     avail_reg <= fire ? avail_take : avail_land;
     full_reg <= fire ? full_take : full_keep;
-    occ_reg <= occ_left + {3'b000, land_reg};
+    occ_reg <= occ_n;
+    for (k = 0; k < FIFO_WORDS; k = k + 1) begin
+        ins0_reg[k] <= occ_n == k[3:0];
+        ins1_reg[k] <= occ_n - {2'b00, tend[IB_SH+1:IB_SH]} == k[3:0];
+    end
     pp_reg <= fire ? tend[IB_SH+1:IB_SH] : 2'd0;
     fq_reg <= fq_next;
     land_reg <= issue;
@@ -138,6 +147,7 @@ always @(posedge clk) begin
         pos_reg <= first_word << IB_SH;
         take_q_reg <= 6'd0; all_reg <= 1'b0; full_reg <= 1'b0; bofs_reg <= {IB_SH{1'b0}};
         avail_reg <= 8'd0; occ_reg <= 4'd0; pp_reg <= 2'd0;
+        ins0_reg <= {{FIFO_WORDS-1{1'b0}}, 1'b1}; ins1_reg <= {{FIFO_WORDS-1{1'b0}}, 1'b1};
         fq_reg <= {FIFO_WORDS*IN_WIDTH{1'b0}};
         land_reg <= 1'b0; fetch_reg <= first_word; rd_on_reg <= 1'b1;
         left_reg <= nwords;
