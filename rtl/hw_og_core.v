@@ -224,6 +224,8 @@ localparam [2:0] W_IDLE = 3'd0, W_SKIP = 3'd1, W_LOAD0 = 3'd2, W_LOAD1 = 3'd3, W
 reg [3:0]            state_reg = S_IDLE, state_next;
 reg [2:0]            wst_reg = W_IDLE, wst_next;   // the member phase
 reg                  walk_reg = 1'b0;              // wst_reg == W_WALK (a register of its own: it fans out wide)
+reg                  wwalk_reg = 1'b0;             // the same for the image writer (not cleared by start, so
+                                                   // not merged with walk_reg: start empties M6 anyway)
 reg                  load2_reg = 1'b0;             // wst_reg == W_LOAD2 (likewise, near the walk loop)
 reg                  winit_reg = 1'b0;             // the same, for the writer (a different function
                                                    // of the same state, so not merged with load2_reg)
@@ -238,7 +240,6 @@ reg                  n_big_reg = 1'b0, n_cap_reg = 1'b0, n_zero_reg = 1'b0;   //
 reg [7:0]            err_reg = 8'd0;
 reg [31:0]           erroff_reg = 32'd0;
 reg [63:0]           cyc_reg = 64'd0;
-reg                  done_reg = 1'b0;
 
 // ---------------------------------------------------------------- per-class header registers
 reg [63:0]           hdr_regs [0:NCLS-1];
@@ -795,7 +796,7 @@ assign cnt_fire = (state_reg == S_COUNT) && rd_ok;
 assign t0_fire = (state_reg == S_TYPES) && trem_nz_reg && rd_ok;
 wire t6_ok = (state_reg == S_TYPES) && t6_valid && !t6_err;
 wire m4_fail = walk_reg && mv && m4_valid && m4_err;
-wire m6_go = walk_reg && mv && m6_valid;
+wire m6_go = wwalk_reg && mv && m6_valid;
 // the member phase starts once the count is accepted, beside the allocation phase
 wire walk_go = (state_reg == S_COUNT3) && !n_big_reg && !n_cap_reg && !n_zero_reg;
 reg  [31:0] mstart = 32'd0;                                  // wire offset of the first member (from COUNT3 on)
@@ -1217,10 +1218,10 @@ always @(posedge clk) begin
     end
 
     if (state_reg == S_DONE) wr_en_reg <= 1'b0;
-    if (state_next == S_DONE && state_reg != S_DONE) done_reg <= 1'b1;
     state_reg <= state_next;
     wst_reg <= wst_next;
     walk_reg <= wst_next == W_WALK;
+    wwalk_reg <= wst_next == W_WALK;
     load2_reg <= wst_next == W_LOAD2;
     winit_reg <= wst_reg == W_LOAD1 && pq_n_reg != 4'd0 && state_reg != S_DONE;   // (= load2_reg)
     err_reg <= err_next;
@@ -1230,7 +1231,7 @@ always @(posedge clk) begin
     if (start) begin
         len_reg <= in_len; base_reg <= base; base0_reg <= (base == 64'd0); root_reg <= root_cls;
         maxim_reg <= (max_image > 64'h00000000ffffffff) ? 33'h0ffffffff : max_image[32:0];
-        n_reg <= 32'd0; cyc_reg <= 64'd0; done_reg <= 1'b0;
+        n_reg <= 32'd0; cyc_reg <= 64'd0;
         err_reg <= 8'd0; erroff_reg <= 32'd0;
         top_reg <= 40'd0;
         lw_reg <= in_words[31:0];
@@ -1247,18 +1248,17 @@ always @(posedge clk) begin
         w_act_reg <= 1'b0; pend_reg <= 1'b0; w_i_reg <= 32'd0;
         state_reg <= S_COUNT;
         if (base[2:0] != 3'd0) begin
-            err_reg <= E_BASE; state_reg <= S_DONE; done_reg <= 1'b1;
+            err_reg <= E_BASE; state_reg <= S_DONE;
         end else if (in_len < 32'd4) begin
-            err_reg <= E_TRUNC; state_reg <= S_DONE; done_reg <= 1'b1;
+            err_reg <= E_TRUNC; state_reg <= S_DONE;
         end
     end
     if (rst) begin
         state_reg <= S_IDLE;
-        done_reg <= 1'b0;
         err_reg <= 8'd0;
         erroff_reg <= 32'd0;
         cyc_reg <= 64'd0;
-        wst_reg <= W_IDLE; walk_reg <= 1'b0; load2_reg <= 1'b0; winit_reg <= 1'b0;
+        wst_reg <= W_IDLE; walk_reg <= 1'b0; wwalk_reg <= 1'b0; load2_reg <= 1'b0; winit_reg <= 1'b0;
         rwait_reg <= 1'b0;
         pf_on_reg <= 1'b0;
         t1_valid <= 1'b0;
@@ -1272,7 +1272,7 @@ end
 
 // ---------------------------------------------------------------- outputs
 assign busy = state_reg != S_IDLE && state_reg != S_DONE;
-assign done = done_reg;
+assign done = state_reg == S_DONE;
 assign err_code = err_reg;
 assign err_offset = erroff_reg;
 assign image_size = top_reg[31:0];
