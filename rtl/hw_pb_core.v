@@ -505,14 +505,30 @@ wire [43:0] enc_val = venc32(raw_reg[31:0]);
 wire [3:0]  enc_len = enc_tag[43:40] + enc_val[43:40];
 wire [79:0] enc_bytes = {40'd0, enc_tag[39:0]} | ({40'd0, enc_val[39:0]} << (8 * enc_tag[43:40]));
 
-// the window's low bytes, and byte masks
+// the first n bytes of d, the rest zero (n >= 16: all). Byte compares, not a shifted mask:
+// yosys' resource sharing (share) runs out of memory on the shifters inlined in the state
+// machine.
+function [127:0] first_bytes;
+    input [127:0] d;
+    input [4:0] n;
+    integer b;
+    begin
+        for (b = 0; b < 16; b = b + 1) first_bytes[8 * b +: 8] = (b < n) ? d[8 * b +: 8] : 8'd0;
+    end
+endfunction
+
+// the window's low bytes
+/* verilator lint_off UNUSEDSIGNAL */
 function [63:0] lowbytes;
     input [63:0] v;
     input [3:0] n;
+    reg [127:0] t;
     begin
-        lowbytes = (n >= 4'd8) ? v : (v & ((64'd1 << (8 * n)) - 64'd1));
+        t = first_bytes({64'd0, v}, {1'b0, n});
+        lowbytes = t[63:0];
     end
 endfunction
+/* verilator lint_on UNUSEDSIGNAL */
 
 // the frame's slots
 wire [31:0] cslot = fr_cb_reg + {24'd0, f_slot};
@@ -588,7 +604,7 @@ reg        rz_hit;                     // this cycle's write also zeroes root wo
 reg [RZB-1:0] rz_idx;
 reg        rz2_hit;                    // the second port's write, root word rz2_idx
 reg [RZB-1:0] rz2_idx;
-integer    k2, k3, k4;
+integer    k3, k4;
 reg [39:0] tmp40;
 reg [31:0] tmp32;
 /* verilator lint_off UNUSEDSIGNAL */
@@ -676,7 +692,7 @@ task str_start;
             cdst_next = top_reg;
             if (whole) begin
                 o2_we = 1'b1; o2_a = top_reg;
-                o2_d = s_win & ((len >= 32'd16) ? {128{1'b1}} : ((128'd1 << (8 * len[3:0])) - 128'd1));
+                o2_d = first_bytes(s_win, len[4:0]);
                 o2_m = (len > 32'd8) ? 16'hFFFF : 16'h00FF;
                 sk_en = 1'b1; sk_len = s_hdr + len;
                 u8_whole = 1'b1; u8_valid = f_utf8; u8_count = len[4:0];
@@ -1628,7 +1644,7 @@ always @* begin
                 if (wav32 >= tmp32) begin
                     sk_en = 1'b1; sk_len = tmp32;
                     o_we = 1'b1; o_wa = cdst_reg; o_w2 = 1'b1;
-                    o_w2d = win & ((tmp32 >= 32'd16) ? {128{1'b1}} : ((128'd1 << (8 * tmp32[3:0])) - 128'd1));
+                    o_w2d = first_bytes(win, tmp32[4:0]);
                     o_w2m = (tmp32 > 32'd8) ? 16'hFFFF : 16'h00FF;
                     u8_valid = cu8_reg; u8_count = tmp32[4:0];
                     if (crem_reg == tmp32) u8pend_next = cu8_reg;
@@ -1855,17 +1871,28 @@ generate
         assign o_wbe_ext = {{(OUT_WIDTH/8-8){1'b0}}, o_wbe};
     end
 endgenerate
-// the bytes of the lazily zeroed allocation in its words rz_idx and rz2_idx
-reg  [OB-1:0] rz_mask, rz2_mask;
-reg  [39:0]   rz_wbyte, rz2_wbyte;
-always @* begin
-    rz_wbyte = {rz_lo_reg[39:OB_SHIFT] + {{(40-OB_SHIFT-RZB){1'b0}}, rz_idx}, {OB_SHIFT{1'b0}}};
-    rz2_wbyte = {rz_lo_reg[39:OB_SHIFT] + {{(40-OB_SHIFT-RZB){1'b0}}, rz2_idx}, {OB_SHIFT{1'b0}}};
-    for (k2 = 0; k2 < OB; k2 = k2 + 1) begin
-        rz_mask[k2] = rz_wbyte + {8'd0, k2[31:0]} >= rz_lo_reg && rz_wbyte + {8'd0, k2[31:0]} < rz_hi_reg;
-        rz2_mask[k2] = rz2_wbyte + {8'd0, k2[31:0]} >= rz_lo_reg && rz2_wbyte + {8'd0, k2[31:0]} < rz_hi_reg;
+// the bytes of the lazily zeroed allocation in its word idx (from the allocation's first
+// word): positions relative to that word's start. The allocation spans at most RZW words, so
+// its end fits RZB+OB_SHIFT+1 bits.
+localparam RZP = RZB + OB_SHIFT + 1;
+wire [RZP-1:0] rz_lo_rel = {{(RZB+1){1'b0}}, rz_lo_reg[OB_SHIFT-1:0]};
+wire [RZP-1:0] rz_hi_rel = rz_hi_reg[RZP-1:0] - {rz_lo_reg[RZP-1:OB_SHIFT], {OB_SHIFT{1'b0}}};
+// (lo and hi are arguments: a continuous assignment is sensitive to its arguments only)
+function [OB-1:0] rz_bytes;
+    input [RZB-1:0] idx;
+    input [RZP-1:0] lo;
+    input [RZP-1:0] hi;
+    integer b;
+    reg [RZP-1:0] at;
+    begin
+        for (b = 0; b < OB; b = b + 1) begin
+            at = {1'b0, idx, b[OB_SHIFT-1:0]};
+            rz_bytes[b] = at >= lo && at < hi;
+        end
     end
-end
+endfunction
+wire [OB-1:0] rz_mask = rz_bytes(rz_idx, rz_lo_rel, rz_hi_rel);
+wire [OB-1:0] rz2_mask = rz_bytes(rz2_idx, rz_lo_rel, rz_hi_rel);
 // zero writes: o_wz_n bytes from the byte lane of o_wa
 /* verilator lint_off UNUSEDSIGNAL */
 wire [OB:0] o_wz_ones = ({{OB{1'b0}}, 1'b1} << o_wz_n) - {{OB{1'b0}}, 1'b1};
