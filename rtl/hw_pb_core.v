@@ -389,7 +389,16 @@ hw_varint_decoder #(.AVAIL_WIDTH(5)) vdec2 (
 wire [31:0] v2_len32 = {28'd0, v2_len};
 wire [31:0] hdr2 = vd_len32 + v2_len32;            // tag + length bytes
 // the window from the string after its tag and length (S_TAG) or from the string (S_STR4)
-wire [127:0] win3 = win2 >> {v2_len, 3'b000};
+// Byte selects, not a shifter: yosys' resource sharing (share, in synth_ecp5) considers
+// every wide $shl/$shr and enumerates the mux paths from its output to flip-flops; from a
+// shifted win3 those run through the UTF-8 checker and the state machine, and yosys grew
+// past 24 GB. ($shiftx cells from variable part-selects are not considered.)
+reg  [127:0] win3;
+integer      w3b;
+always @* begin
+    for (w3b = 0; w3b < 16; w3b = w3b + 1)
+        win3[8 * w3b +: 8] = (w3b + v2_len32 < 16) ? win2[8 * (w3b + v2_len32) +: 8] : 8'd0;
+end
 wire [127:0] s_win = (state_reg == S_TAG) ? win3 : win;
 wire [31:0]  s_hdr = (state_reg == S_TAG) ? hdr2 : 32'd0;
 
@@ -505,9 +514,8 @@ wire [43:0] enc_val = venc32(raw_reg[31:0]);
 wire [3:0]  enc_len = enc_tag[43:40] + enc_val[43:40];
 wire [79:0] enc_bytes = {40'd0, enc_tag[39:0]} | ({40'd0, enc_val[39:0]} << (8 * enc_tag[43:40]));
 
-// the first n bytes of d, the rest zero (n >= 16: all). Byte compares, not a shifted mask:
-// yosys' resource sharing (share) runs out of memory on the shifters inlined in the state
-// machine.
+// the first n bytes of d, the rest zero (n >= 16: all). Byte compares, not a shifted mask
+// (share, below).
 function [127:0] first_bytes;
     input [127:0] d;
     input [4:0] n;
