@@ -87,6 +87,23 @@ endfunction
 
 // unrolled chain
 // The reachable {rem, lim} pairs, numbered 0..7 (step never leaves this set).
+function [2:0] st_enc;
+    input [1:0] rem;
+    input [2:0] lim;
+    begin
+        case ({rem, lim})
+            {2'd1, 3'd0}: st_enc = 3'd1;
+            {2'd2, 3'd0}: st_enc = 3'd2;
+            {2'd2, 3'd1}: st_enc = 3'd3;
+            {2'd2, 3'd2}: st_enc = 3'd4;
+            {2'd3, 3'd0}: st_enc = 3'd5;
+            {2'd3, 3'd3}: st_enc = 3'd6;
+            {2'd3, 3'd4}: st_enc = 3'd7;
+            default:      st_enc = 3'd0;
+        endcase
+    end
+endfunction
+
 function [4:0] st_dec;   // {rem, lim}
     input [2:0] st;
     begin
@@ -100,16 +117,6 @@ function [4:0] st_dec;   // {rem, lim}
             3'd7: st_dec = {2'd3, 3'd4};
             default: st_dec = {2'd0, 3'd0};
         endcase
-    end
-endfunction
-
-function [2:0] st_enc;   // the inverse of st_dec
-    input [1:0] rem;
-    input [2:0] lim;
-    integer k;
-    begin
-        st_enc = 3'd0;
-        for (k = 1; k < 8; k = k + 1) if (st_dec(k[2:0]) == {rem, lim}) st_enc = k[2:0];
     end
 endfunction
 
