@@ -7,13 +7,11 @@
 
 use std::path::Path;
 
+use heapwire_cpu::objgraph::scaled_tree::wire as chain;
 use heapwire_cpu::objgraph::ObjDecoder;
 use heapwire_cpu::DecodeOptions;
 use heapwire_rtl::{simulate_objgraph, OgSimOptions};
 use heapwire_schema::{compile_files, LayoutOptions, PointerWidth};
-#[path = "../tests/common/expr_tree.rs"]
-mod expr_tree;
-use expr_tree::chain;
 
 fn main() {
     let ns: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();

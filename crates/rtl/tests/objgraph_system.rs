@@ -13,11 +13,9 @@
 //! HEAPWIRE_OG_MAXN (largest n of the full 1..n expression-tree sweep, default 127).
 
 mod common;
-#[path = "common/expr_tree.rs"]
-mod expr_tree;
-use expr_tree::chain;
 use common::{env_num, root, Rng};
 
+use heapwire_cpu::objgraph::scaled_tree::wire as chain;
 use heapwire_cpu::objgraph::ObjDecoder;
 use heapwire_cpu::DecodeOptions;
 use heapwire_rtl::{simulate_objgraph, OgSimOptions, SimError};

@@ -9,6 +9,7 @@
 //! * [`json`]: a decoded graph as JSON (objects by id, references as `{"@ref": id}`),
 //!   and JSON back to wire bytes.
 //! * [`header`]: the C/C++ header with `static_assert`s on the class layout.
+//! * [`scaled_tree`]: the paper's scaled expression tree on the wire (tests, figures).
 //!
 //! Nothing here recurses: graphs are flat lists and traversals use explicit stacks.
 
@@ -16,6 +17,7 @@ mod decode;
 pub mod encode;
 pub mod header;
 pub mod json;
+pub mod scaled_tree;
 #[cfg(test)]
 mod tests;
 

@@ -187,38 +187,13 @@ fn shared_objects_and_cycles_survive() {
     assert_eq!(back, wire);
 }
 
-fn chain(n: usize) -> Vec<u8> {
-    // Op(L, Op(L, ... Op(L, L))): objects in prefix order op0, l, op1, l, ..., l, l.
-    let mut types = Vec::new();
-    let mut members = Vec::new();
-    let mut id = 0u32;
-    for k in 0..n {
-        types.push(1u32);
-        let me = id;
-        members.extend_from_slice(&(me + 1).to_le_bytes());
-        members.extend_from_slice(&(me + 2).to_le_bytes());
-        members.push((k % 3) as u8);
-        types.push(0);
-        members.extend_from_slice(&((k % 10) as u32 + 1).to_le_bytes());
-        id += 2;
-    }
-    types.push(0);
-    members.extend_from_slice(&7u32.to_le_bytes());
-    let mut v = (types.len() as u32).to_le_bytes().to_vec();
-    for t in types {
-        v.extend_from_slice(&t.to_le_bytes());
-    }
-    v.extend_from_slice(&members);
-    v
-}
-
 #[test]
 fn scaled_tree_sizes_match_the_paper() {
     let s = expr(PointerWidth::P32);
     let mut d = ObjDecoder::new(&s);
     let mut img = Vec::new();
     for n in [1usize, 2, 10, 127] {
-        let w = chain(n);
+        let w = super::scaled_tree::wire(n);
         // The paper's 21n+12 is our wire (count, types, members); its request adds the
         // 4-byte heap pointer: 2,683 bytes for n = 127, as section 6.3.1 reports.
         assert_eq!(w.len(), 21 * n + 12);
@@ -233,7 +208,7 @@ fn scaled_tree_sizes_match_the_paper() {
 #[test]
 fn million_long_chain_encodes_decodes_and_prints() {
     let s = expr(PointerWidth::P64);
-    let w = chain(500_000); // 1,000,001 objects
+    let w = super::scaled_tree::wire(500_000); // 1,000,001 objects
     let mut d = ObjDecoder::new(&s);
     let mut img = Vec::new();
     let base = 0x1_0000_0000;

@@ -1,9 +1,10 @@
-//! The MSR paper's scaled expression tree (Fig. 18) on the objgraph wire, shared by the
-//! objgraph system test and the `og_figures` example.
+//! The MSR paper's scaled expression tree (its Fig. 18) on the objgraph wire, for
+//! `examples/expression_tree/expr.proto` (type ids: 0 `Literal`, 1 `Operation`). Shared by
+//! the tests, the hardware system test and the figures, so they all measure one input.
 
 /// A chain of `n` Operations, each with a Literal left child and the next Operation (the
-/// last: a Literal) on its right: 2n+1 objects, 21n+12 wire bytes.
-pub fn chain(n: usize) -> Vec<u8> {
+/// last: a Literal) on its right, in prefix order: 2n+1 objects, 21n+12 wire bytes.
+pub fn wire(n: usize) -> Vec<u8> {
     let mut types = Vec::new();
     let mut members = Vec::new();
     let mut id = 0u32;
