@@ -188,6 +188,45 @@ end
 endfunction
 ";
 
+/// The testbenches' plusargs: input and output files, input length, root, base, cycle limit.
+pub(crate) const TB_ARGS: &str = r#"    if (!$value$plusargs("in=%s", fin)) begin $display("tb: no +in"); $finish; end
+    if (!$value$plusargs("out=%s", fout)) begin $display("tb: no +out"); $finish; end
+    if (!$value$plusargs("len=%d", in_len)) in_len = 0;
+    if (!$value$plusargs("root=%d", root)) root = 0;
+    if (!$value$plusargs("base=%h", base)) base = 0;
+    if (!$value$plusargs("maxcycles=%d", max_cycles)) max_cycles = 1000000;
+"#;
+
+/// The testbenches' run: a start pulse, then cycles (each running `each_cycle`) until done
+/// or the limit, and the verdict lines `parse_sim_output` reads.
+pub(crate) fn tb_run(each_cycle: &str) -> String {
+    format!(
+        r#"    start <= 1'b1;
+    @(posedge clk);
+    start <= 1'b0;
+    @(posedge clk);
+    tb_cycles = 0;
+    while (!done && tb_cycles < max_cycles) begin
+        @(posedge clk);
+        tb_cycles = tb_cycles + 1;
+{each_cycle}    end
+    repeat (3) @(posedge clk);
+    if (!done) begin
+        $display("timeout %0d", cycles);
+        $finish;
+    end
+    $display("cycles %0d", cycles);
+    $display("err %0d %0d", err_code, err_offset);
+    $display("size %0d", image_size);
+"#
+    )
+}
+
+/// The protobuf testbench's per-cycle work: the state histogram (+hist) and trace (+trace).
+const PB_EACH_CYCLE: &str = r#"        if (hist && !done) hist_n[{dut.core.pass_reg, dut.core.state_reg}] = hist_n[{dut.core.pass_reg, dut.core.state_reg}] + 1;
+        if (trace) $display("t %0d state %0d pos %0d depth %0d ne_a %0d filn %h fila %h cdst %h crem %0d", tb_cycles, dut.core.state_reg, dut.core.pos, dut.core.depth_reg, dut.core.ne_a_reg, dut.core.filn_q, dut.core.fila_q, dut.core.cdst_reg, dut.core.crem_reg, " cb %h nc %h msg %h", dut.core.fr_cb_reg, dut.core.ma_nc, dut.core.fr_msg_reg);
+"#;
+
 fn testbench(sz: &Sizes) -> String {
     format!(
         r#"// generated testbench: input from +in=FILE (hex words), image to +out=FILE
@@ -253,39 +292,14 @@ initial begin
     // garbage, not zeros: the core must zero what it allocates
     for (i = 0; i < (1<<OUT_AW); i = i + 1) omem[i] = {{(OW/64){{64'hA5A5A5A5A5A5A5A5}}}};
     for (i = 0; i < (1<<IN_AW); i = i + 1) imem[i] = 64'h0;
-    if (!$value$plusargs("in=%s", fin)) begin $display("tb: no +in"); $finish; end
-    if (!$value$plusargs("out=%s", fout)) begin $display("tb: no +out"); $finish; end
-    if (!$value$plusargs("len=%d", in_len)) in_len = 0;
-    if (!$value$plusargs("root=%d", root)) root = 0;
-    if (!$value$plusargs("base=%h", base)) base = 0;
-    if (!$value$plusargs("maxcycles=%d", max_cycles)) max_cycles = 1000000;
-    trace = $test$plusargs("trace");
+{args}    trace = $test$plusargs("trace");
     hist = $test$plusargs("hist");
     for (i = 0; i < 256; i = i + 1) hist_n[i] = 0;
     if (in_len != 0) $readmemh(fin, imem);
     repeat (3) @(posedge clk);
     rst <= 1'b0;
     @(posedge clk);
-    start <= 1'b1;
-    @(posedge clk);
-    start <= 1'b0;
-    @(posedge clk);
-    tb_cycles = 0;
-    while (!done && tb_cycles < max_cycles) begin
-        @(posedge clk);
-        tb_cycles = tb_cycles + 1;
-        if (hist && !done) hist_n[{{dut.core.pass_reg, dut.core.state_reg}}] = hist_n[{{dut.core.pass_reg, dut.core.state_reg}}] + 1;
-        if (trace) $display("t %0d state %0d pos %0d depth %0d ne_a %0d filn %h fila %h cdst %h crem %0d", tb_cycles, dut.core.state_reg, dut.core.pos, dut.core.depth_reg, dut.core.ne_a_reg, dut.core.filn_q, dut.core.fila_q, dut.core.cdst_reg, dut.core.crem_reg, " cb %h nc %h msg %h", dut.core.fr_cb_reg, dut.core.ma_nc, dut.core.fr_msg_reg);
-    end
-    repeat (3) @(posedge clk);
-    if (!done) begin
-        $display("timeout %0d", cycles);
-        $finish;
-    end
-    $display("cycles %0d", cycles);
-    $display("err %0d %0d", err_code, err_offset);
-    $display("size %0d", image_size);
-    if (hist) for (i = 0; i < 256; i = i + 1) if (hist_n[i] != 0) $display("hist %0d %0d %0d", i / 128, i % 128, hist_n[i]);
+{run}    if (hist) for (i = 0; i < 256; i = i + 1) if (hist_n[i] != 0) $display("hist %0d %0d %0d", i / 128, i % 128, hist_n[i]);
     if (err_code == 0) begin
         fd = $fopen(fout, "w");
         for (i = 0; i < (image_size + 7) / 8; i = i + 1) $fdisplay(fd, "%h", omem[i / (OW/64)][64*(i % (OW/64)) +: 64]);
@@ -304,6 +318,8 @@ endmodule
         out_width = sz.out_width,
         in_width = sz.in_width,
         in_word = TB_IN_WORD,
+        args = TB_ARGS,
+        run = tb_run(PB_EACH_CYCLE),
         one_pass = sz.one_pass as u8,
         out2_wr = sz.out2_wr as u8
     )

@@ -508,13 +508,7 @@ initial begin
     // garbage, not zeros: the core must write every byte of the image
     for (i = 0; i < (1<<OUT_AW); i = i + 1) omem[i] = {{(OW/8){{8'hA5}}}};
     for (i = 0; i < (1<<IN_AW); i = i + 1) imem[i] = 64'h0;
-    if (!$value$plusargs("in=%s", fin)) begin $display("tb: no +in"); $finish; end
-    if (!$value$plusargs("out=%s", fout)) begin $display("tb: no +out"); $finish; end
-    if (!$value$plusargs("len=%d", in_len)) in_len = 0;
-    if (!$value$plusargs("root=%d", root)) root = 0;
-    if (!$value$plusargs("base=%h", base)) base = 0;
-    if (!$value$plusargs("maximage=%d", max_image)) max_image = 64'd1073741824;
-    if (!$value$plusargs("maxcycles=%d", max_cycles)) max_cycles = 1000000;
+{args}    if (!$value$plusargs("maximage=%d", max_image)) max_image = 64'd1073741824;
     if (in_len != 0) $readmemh(fin, imem);
     repeat (3) @(posedge clk);
     rst <= 1'b0;
@@ -527,24 +521,7 @@ initial begin
         end
         hdr_wr_en <= 1'b0;
     end
-    start <= 1'b1;
-    @(posedge clk);
-    start <= 1'b0;
-    @(posedge clk);
-    tb_cycles = 0;
-    while (!done && tb_cycles < max_cycles) begin
-        @(posedge clk);
-        tb_cycles = tb_cycles + 1;
-    end
-    repeat (3) @(posedge clk);
-    if (!done) begin
-        $display("timeout %0d", cycles);
-        $finish;
-    end
-    $display("cycles %0d", cycles);
-    $display("err %0d %0d", err_code, err_offset);
-    $display("size %0d", image_size);
-    if (err_code == 0) begin
+{run}    if (err_code == 0) begin
         fd = $fopen(fout, "w");
         for (i = 0; i < (image_size + OW/8 - 1) / (OW/8); i = i + 1) $fdisplay(fd, "%h", omem[i]);
         $fclose(fd);
@@ -558,6 +535,8 @@ endmodule
         ow = sz.out_width,
         iw = sz.in_width,
         in_word = crate::TB_IN_WORD,
+        args = crate::TB_ARGS,
+        run = crate::tb_run(""),
         ob = sz.obj_bits,
         nc = schema.classes.len().max(1),
         cbm = cb - 1,
