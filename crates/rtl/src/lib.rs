@@ -198,7 +198,7 @@ pub(crate) const TB_ARGS: &str = r#"    if (!$value$plusargs("in=%s", fin)) begi
 "#;
 
 /// The testbenches' run: a start pulse, then cycles (each running `each_cycle`) until done
-/// or the limit, and the verdict lines `parse_sim_output` reads.
+/// or the limit, and the verdict lines `sim_report` reads.
 pub(crate) fn tb_run(each_cycle: &str) -> String {
     format!(
         r#"    start <= 1'b1;
