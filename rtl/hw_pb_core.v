@@ -661,8 +661,9 @@ endtask
 function s_whole;
     input [39:0] at;
     input [31:0] len;
+    input [31:0] hdr;
     begin
-        s_whole = OUT2_WR != 0 && pass_reg && len != 32'd0 && len <= 32'd16 && s_hdr + len <= wav32
+        s_whole = OUT2_WR != 0 && pass_reg && len != 32'd0 && len <= 32'd16 && hdr + len <= wav32
                   && (len <= 32'd8 || (OB >= 16 && {{(32-OB_SHIFT){1'b0}}, top_reg[OB_SHIFT-1:0]} + 32'd16 <= OB_32))
                   && top_reg[39:OB_SHIFT] != at[39:OB_SHIFT];
     end
@@ -678,9 +679,11 @@ task str_start;
     input [39:0] at;
     input [31:0] len;
     input [31:0] at_tag;
+    input [127:0] sw;   // s_win
+    input [31:0] sh;    // s_hdr
     reg split, whole;
     begin
-        whole = s_whole(at, len);
+        whole = s_whole(at, len, sh);
         split = OUT2_WR != 0 && !pair_fits(at) && !whole;
         s_dst_next = top_reg;
         u8_clear = 1'b1;
@@ -700,9 +703,9 @@ task str_start;
             cdst_next = top_reg;
             if (whole) begin
                 o2_we = 1'b1; o2_a = top_reg;
-                o2_d = first_bytes(s_win, len[4:0]);
+                o2_d = first_bytes(sw, len[4:0]);
                 o2_m = (len > 32'd8) ? 16'hFFFF : 16'h00FF;
-                sk_en = 1'b1; sk_len = s_hdr + len;
+                sk_en = 1'b1; sk_len = sh + len;
                 u8_whole = 1'b1; u8_valid = f_utf8; u8_count = len[4:0];
                 u8pend_next = f_utf8;
                 state_next = pair_fits(at) ? S_TAG : S_STR5;
@@ -731,10 +734,12 @@ endtask
 // struct (size from the pre-pass, zeroed then as far as bz_a). wp: the write pass.
 task start_pass;
     input wp;
+    input [15:0] root;      // root_reg
+    input [31:0] len;       // in_len_reg
     begin
         depth_next = 32'd0;
         ninst_next = 32'd0; nextc_next = 32'd0; nexts_next = 32'd0; ndrop_next = 32'd0;
-        c_msg_next = root_reg; c_end_next = in_len_reg; c_grp_next = 32'd0;
+        c_msg_next = root; c_end_next = len; c_grp_next = 32'd0;
         c_off_next = 40'd0; c_root_next = 1'b1; c_new_next = 1'b1;
         t_pos_next = 32'd0;
         state_next = S_NI;
@@ -756,6 +761,8 @@ endtask
 // the root's bytes are done: the pre-pass hands over to the write pass (the reader
 // restarts now), the write pass ends with the checks
 task pass_end;
+    input [15:0] root;      // root_reg
+    input [31:0] len;       // in_len_reg
     begin
         if (pass_reg && rz_need_reg != {RZW{1'b0}}) begin
             state_next = S_PASS_END;     // (the root words still to be zeroed, first)
@@ -765,7 +772,7 @@ task pass_end;
             pass_next = 1'b1;
             drop_lim_next = ndrop_reg;
             rdr_restart = 1'b1;
-            start_pass(1'b1);
+            start_pass(1'b1, root, len);
         end else if (PTR_BYTES == 4 && ({24'd0, base_reg[39:0]} + {24'd0, top_reg} > 64'h1_0000_0000
                                         || base_reg[63:40] != 24'd0)) begin
             fail(E_BAD_BASE, 32'd0);
@@ -785,9 +792,10 @@ task scan_add;
     input [31:0] a;
     input [31:0] old;
     input [31:0] inc;
+    input [7:0]  nc;        // ma_nc
     begin
         cnt_we = 1'b1; cnt_wa = a; cnt_wd = old + inc;
-        if (ma_nc <= 8'd16 && !sc_seen_reg[so]) begin
+        if (nc <= 8'd16 && !sc_seen_reg[so]) begin
             cnt_wd = inc;
             fil_we = 1'b1; fil_wa = a; filn_wd = 32'd0; fila_wd = 40'd0;
             sc_seen_next[so] = 1'b1;
@@ -829,9 +837,10 @@ task zero_lazy;
     input [39:0] a;
     input [39:0] n;
     input [6:0] ret;
+    input [RZB:0] rzc;      // rz_count
     begin
         if (rz_need_reg != {RZW{1'b0}} && {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n <= RZW * OB
-                && {{(40-RZB-1){1'b0}}, rz_count} * OB < {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n) begin
+                && {{(40-RZB-1){1'b0}}, rzc} * OB < {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n) begin
             za_next = a; ze_next = a + n; zret_next = ret;
             state_next = S_RZF;
         end else if (rz_need_reg == {RZW{1'b0}} && {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n <= RZW * OB) begin
@@ -851,6 +860,7 @@ endtask
 // slot), then entered
 task new_inst;
     input [39:0] off;
+    input [31:0] ss;        // sslot
     begin
         if ((!pass_reg || fast_reg) && (ninst_reg >= INST_N_32 || nextc_reg + {24'd0, mb_nc} > CNT_N_32
                 || nexts_reg + {24'd0, mb_ns} > ST_N_32)) begin
@@ -870,7 +880,7 @@ task new_inst;
             nexts_next = nexts_reg + {24'd0, mb_ns};
             // the parent's state slot remembers a singular child
             if (!c_root_reg && !f_rep) begin
-                st_we = 1'b1; st_wa = sslot; st_wd = ninst_reg;
+                st_we = 1'b1; st_wa = ss; st_wd = ninst_reg;
             end
             ni_k_next = 32'd0;
             state_next = S_NI_INIT;
@@ -941,6 +951,8 @@ task enter;
 endtask
 /* verilator lint_on UNUSEDSIGNAL */
 
+// The tasks above take the module signals they read as arguments: an always @* block is
+// not sensitive to reads inside a task or function body (rtl/tb/test_sensitivity.py).
 always @* begin
     state_next = state_reg;
     pass_next = pass_reg;
@@ -992,7 +1004,7 @@ always @* begin
     S_IDLE: ;
     S_START: begin
         // reader restarts this cycle; set up the root
-        start_pass(pass_reg);
+        start_pass(pass_reg, root_reg, in_len_reg);
     end
     S_ROOT2: begin
         sret_next = S_NI;
@@ -1006,7 +1018,7 @@ always @* begin
 
     // ------------------------------------------------------------ new instance
     S_NI: begin
-        new_inst(c_off_reg);
+        new_inst(c_off_reg, sslot);
     end
     S_NI_INIT: begin
         // counts and fill counts to 0 (pre-pass), state slots to NONE / 0 (both passes)
@@ -1035,7 +1047,7 @@ always @* begin
             if (fr_grp_reg != 32'd0) begin
                 fail(E_TRUNCATED, pos);
             end else if (depth_reg <= 32'd1) begin
-                pass_end;
+                pass_end(root_reg, in_len_reg);
             end else begin
                 // upb's rule: a map entry holding unknown fields is not a map entry; the
                 // pre-pass rolls it back and sends it whole (tag to end) to the parent's
@@ -1115,7 +1127,7 @@ always @* begin
                         sret_next = S_STR4;
                         state_next = S_NE0;
                     end else if (f_pres == 2'd0) begin
-                        str_start(fat, v2_val[31:0], pos);
+                        str_start(fat, v2_val[31:0], pos, s_win, s_hdr);
                         pop_after(hdr2 + v2_val[31:0]);
                     end else begin
                         sret_next = S_STR4;
@@ -1251,7 +1263,7 @@ always @* begin
                 top_next = top_reg + {8'd0, mb_size8};
                 img_wr(fat, base_reg + {24'd0, top_reg}, PW4);
                 // zero the struct, then the header, then the instance
-                zero_lazy(top_reg, {8'd0, mb_size8}, S_AFTER_STRUCT);
+                zero_lazy(top_reg, {8'd0, mb_size8}, S_AFTER_STRUCT, rz_count);
             end
         end
     end
@@ -1309,7 +1321,7 @@ always @* begin
     end
     S_STR4: begin
         // write pass: string slot at elem_reg
-        str_start(elem_reg, s_len_reg, t_pos_reg);
+        str_start(elem_reg, s_len_reg, t_pos_reg, s_win, s_hdr);
     end
     S_STR5: begin
         // the length, when the pair did not fit one output word
@@ -1517,10 +1529,10 @@ always @* begin
                     elem_next = top_reg;
                     if (sret_reg == S_MSG3 && HEADER_WORDS == 0) begin
                         c_off_next = top_reg;
-                        zero_lazy(top_reg, tmp40, S_NI);
-                        if (state_next == S_NI && ni_direct) new_inst(top_reg);
+                        zero_lazy(top_reg, tmp40, S_NI, rz_count);
+                        if (state_next == S_NI && ni_direct) new_inst(top_reg, sslot);
                     end else begin
-                        zero_lazy(top_reg, tmp40, sret_reg);
+                        zero_lazy(top_reg, tmp40, sret_reg, rz_count);
                     end
                 end else begin
                     img_wr(ne_at_reg, base_reg + {24'd0, top_reg}, PW4);
@@ -1537,7 +1549,7 @@ always @* begin
             if (sret_reg == S_MSG3 && HEADER_WORDS == 0) begin
                 c_off_next = tmp40;
                 state_next = S_NI;
-                if (ni_direct) new_inst(tmp40);
+                if (ni_direct) new_inst(tmp40, sslot);
             end
         end
     end
@@ -1683,7 +1695,7 @@ always @* begin
 
     // ------------------------------------------------------------ end of a pass
     S_PASS_END: begin
-        pass_end;
+        pass_end(root_reg, in_len_reg);
     end
     S_REQ0: begin
         if (req_id_reg >= ninst_reg) begin
@@ -1724,7 +1736,7 @@ always @* begin
             fail(E_CAPACITY, 32'd0);
         end else begin
             top_next = {8'd0, mb_size8};
-            zero_lazy(40'd0, {8'd0, mb_size8}, S_AFTER_STRUCT);
+            zero_lazy(40'd0, {8'd0, mb_size8}, S_AFTER_STRUCT, rz_count);
         end
     end
     S_SCAN: begin
@@ -1740,7 +1752,7 @@ always @* begin
             sk_en = 1'b1; sk_len = vd_len32 + sc_vlen;
             if (f_hit && tag_wt == f_kwt) begin
                 if (f_closed || f_kind == K_GROUP) state_next = S_BAIL;
-                else if (f_rep) scan_add(f_slot[3:0], cslot, cnt_q_c, 32'd1);
+                else if (f_rep) scan_add(f_slot[3:0], cslot, cnt_q_c, 32'd1, ma_nc);
             end else if (f_hit && tag_wt == 3'd2 && f_rep && f_packable) begin
                 if (f_closed) begin
                     state_next = S_BAIL;
@@ -1750,10 +1762,10 @@ always @* begin
                     state_next = S_SCANPK;
                 end else begin
                     // (a length that is not a multiple fails in the write pass)
-                    scan_add(f_slot[3:0], cslot, cnt_q_c, (f_kwt == 3'd5) ? v2_val[33:2] : v2_val[34:3]);
+                    scan_add(f_slot[3:0], cslot, cnt_q_c, (f_kwt == 3'd5) ? v2_val[33:2] : v2_val[34:3], ma_nc);
                 end
             end else begin
-                scan_add(uslot_k[3:0], uslot, cnt_q_u, vd_len32 + sc_vlen);
+                scan_add(uslot_k[3:0], uslot, cnt_q_u, vd_len32 + sc_vlen, ma_nc);
             end
         end else if (wav32 >= SCAN_FULL || wav32 >= brem) begin
             state_next = S_BAIL;
@@ -1770,14 +1782,14 @@ always @* begin
                 state_next = S_BAIL;   // the run ends inside a varint (the write pass fails)
             end else begin
                 sk_en = 1'b1; sk_len = tmp32;
-                scan_add(f_slot[3:0], cslot, cnt_q_c, {27'd0, ends_in(win, tmp32[4:0])});
+                scan_add(f_slot[3:0], cslot, cnt_q_c, {27'd0, ends_in(win, tmp32[4:0])}, ma_nc);
                 if (tmp32 == vend_reg - pos) state_next = S_SCAN;
             end
         end
     end
     S_RZF: begin
         // the pending lazily zeroed words go out (idle-port zeroing), then [za, ze) lazily
-        if (rz_need_reg == {RZW{1'b0}}) zero_lazy(za_reg, ze_reg - za_reg, zret_reg);
+        if (rz_need_reg == {RZW{1'b0}}) zero_lazy(za_reg, ze_reg - za_reg, zret_reg, rz_count);
     end
     S_BAIL: begin
         // one pass given up: the two passes from the start

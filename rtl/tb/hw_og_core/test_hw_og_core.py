@@ -97,10 +97,17 @@ class Host(CoreHost):
         """Runs one vector on the core and compares it with the model (and the model, with
         default registers, with the CPU engine)."""
         want = self.m.decode(wire, root_cls, base, max_image, self.regs)
-        got = await self.run(wire, root_cls, base, max_image)
         ctx = f"{label}: {len(wire)} bytes {wire[:48].hex()}{'...' if len(wire) > 48 else ''} root {root_cls} base {base:#x} max_image {max_image}"
+
+        def saved():
+            return f" (input saved as {save_failing(os.environ.get('HW_OG_CFG', 'og') + '-' + label, wire)})"
+
+        try:
+            got = await self.run(wire, root_cls, base, max_image)
+        except AssertionError as e:  # the host's checks (writes past the image, x bits, a hang)
+            raise AssertionError(f"{ctx}{saved()}: {e}") from None
         if got[0] != want[0] or got[1] != want[1]:
-            ctx += f" (input saved as {save_failing(os.environ.get('HW_OG_CFG', 'og') + '-' + label, wire)})"
+            ctx += saved()
         if want[0] == "ok":
             assert got[0] == "ok", f"{ctx}: core rejected {got}, model accepts"
             assert got[1] == want[1], f"{ctx}: {first_difference(got[1], want[1])}"

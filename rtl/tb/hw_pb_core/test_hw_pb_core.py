@@ -126,10 +126,17 @@ class Host(CoreHost):
     async def check(self, label, data, type_name, base):
         mi = self.s.message_index(type_name)
         want = self.cpu(data, type_name, base)
-        got = await self.run(data, mi, base)
-        if got != want:
+
+        def ctx():
             path = save_failing(f"{os.environ.get('HW_PB_CFG', 'pb')}-{label}", data)
-            ctx = f"{label}: {type_name}, {len(data)} bytes {data[:40].hex()}{'...' if len(data) > 40 else ''}, base {base:#x} (input saved as {path})"
+            return f"{label}: {type_name}, {len(data)} bytes {data[:40].hex()}{'...' if len(data) > 40 else ''}, base {base:#x} (input saved as {path})"
+
+        try:
+            got = await self.run(data, mi, base)
+        except AssertionError as e:  # the host's checks (writes past the image, x bits, a hang)
+            raise AssertionError(f"{ctx()}: {e}") from None
+        if got != want:
+            ctx = ctx()
             if want[0] == "ok" and got[0] == "ok":
                 raise AssertionError(f"{ctx}: {first_difference(got[1], want[1])}")
             raise AssertionError(f"{ctx}: core {got[0]} {got[1] if got[0] != 'ok' else ''}, CPU engine {want[0]} {want[1] if want[0] != 'ok' else ''}")
