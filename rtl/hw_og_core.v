@@ -231,6 +231,7 @@ reg                  winit_reg = 1'b0;             // the same, for the writer (
                                                    // of the same state, so not merged with load2_reg)
 reg [31:0]           len_reg = 32'd0;
 reg [63:0]           base_reg = 64'd0;
+reg [64:0]           room_reg = 65'd0;                  // bytes from base to the end of the pointer range
 reg                  base0_reg = 1'b0;                  // base == 0
 reg [32:0]           maxim_reg = 33'd0;                 // min(max_image, 2^32-1)
 reg [CLS_BITS-1:0]   root_reg = {CLS_BITS{1'b0}};
@@ -651,7 +652,9 @@ reg [31:0]           m5_a = 32'd0;
 reg                  m5_cross = 1'b0;                      // the fragment reaches the end of its word
 // M6
 reg                  m6_valid = 1'b0, m6_fin = 1'b0;
-reg [2*OUT_WIDTH-1:0] m6_field = {2*OUT_WIDTH{1'b0}};
+reg [OUT_WIDTH-1:0]  m6_rot = {OUT_WIDTH{1'b0}};       // the fragment rotated to its lane (M5)
+reg [OB-1:0]         m6_lom = {OB{1'b0}};              // its bytes in the lane's word: at or after the lane
+reg [OB-1:0]         m6_newm = {OB{1'b0}};             // its bytes the accumulator takes (see the writer)
 reg                  m6_cross = 1'b0;
 // the fragment's word is the accumulator's (bit 0 of its word index == accw_reg[0]), decided as it enters M6
 // from the accumulator's next word parity: a register drives the writer's wide selects
@@ -788,8 +791,21 @@ end
 endgenerate
 wire [OUT_SHIFT:0] m4_endlane = {1'b0, m4_a[OUT_SHIFT-1:0]} + m4_len[OUT_SHIFT:0];
 
-// M5: the fragment at its lane of a two-word field
-wire [2*OUT_WIDTH-1:0] m5_field = {{OUT_WIDTH{1'b0}}, m5_frag} << {m5_a[OUT_SHIFT-1:0], 3'b000};
+// M5: the fragment rotated left by its lane: the bytes at or after the lane belong to the
+// lane's word, those that wrap around below it to the next word (the fragment's bytes past
+// its length are zero, so the two parts never overlap)
+function [OUT_WIDTH-1:0] rotl_bytes;
+    input [OUT_WIDTH-1:0] d;
+    input [OUT_SHIFT-1:0] k;
+    integer s;
+begin
+    rotl_bytes = d;
+    for (s = 0; s < OUT_SHIFT; s = s + 1)
+        if (k[s]) rotl_bytes = (rotl_bytes << (8 << s)) | (rotl_bytes >> (OUT_WIDTH - (8 << s)));
+end
+endfunction
+wire [OUT_SHIFT-1:0]  m5_lane = m5_a[OUT_SHIFT-1:0];
+wire [OUT_WIDTH-1:0]  m5_rot = rotl_bytes(m5_frag, m5_lane);
 
 // ---------------------------------------------------------------- next state (combinational)
 assign cnt_fire = (state_reg == S_COUNT) && rd_ok;
@@ -797,6 +813,18 @@ assign t0_fire = (state_reg == S_TYPES) && trem_nz_reg && rd_ok;
 wire t6_ok = (state_reg == S_TYPES) && t6_valid && !t6_err;
 wire m4_fail = walk_reg && mv && m4_valid && m4_err;
 wire m6_go = wwalk_reg && mv && m6_valid;
+// M6, the image writer's per-byte selects (from registers): the fragment's bytes in the
+// lane's word (m6_lo), those merged into the written word, the accumulator's next value
+wire [OUT_WIDTH-1:0] m6_lo, m6_merge, acc_next;
+wire acc_keep = !winit_reg && (!m6_go || (m6_same && !m6_cross));
+wire acc_take = !winit_reg && m6_go;
+generate
+for (gj = 0; gj < OB; gj = gj + 1) begin : g_wr
+    assign m6_lo[8*gj +: 8] = m6_rot[8*gj +: 8] & {8{m6_lom[gj]}};
+    assign m6_merge[8*gj +: 8] = {8{m6_go && m6_same && m6_lom[gj]}};
+    assign acc_next[8*gj +: 8] = (m6_rot[8*gj +: 8] & {8{acc_take && m6_newm[gj]}}) | (acc_reg[8*gj +: 8] & {8{acc_keep}});
+end
+endgenerate
 // the member phase starts once the count is accepted, beside the allocation phase
 wire walk_go = (state_reg == S_COUNT3) && !n_big_reg && !n_cap_reg && !n_zero_reg;
 reg  [31:0] mstart = 32'd0;                                  // wire offset of the first member (from COUNT3 on)
@@ -1037,8 +1065,10 @@ always @(posedge clk) begin
     // CHECK's comparisons (wpos and top are final a cycle before CHECK0)
     ck_long_reg <= wpos_reg > {24'd0, len_reg};
     ck_short_reg <= wpos_reg < {24'd0, len_reg};
-    ck_base_reg <= (PTR_BYTES == 4 && (base_reg[63:32] != 32'd0 || {24'd0, base_reg[31:0]} + {16'd0, top_reg} > 56'h100000000)) ||
-                   (PTR_BYTES == 8 && {1'b0, base_reg} + {25'd0, top_reg} > 65'h0ffffffffffffffff);
+    // (base + top past the pointer range: top against the room above base, registered
+    // from base_reg, fixed since start, so the check is one comparison, no adder)
+    room_reg <= (PTR_BYTES == 4) ? {32'd0, 33'h100000000 - {1'b0, base_reg[31:0]}} : {1'b0, ~base_reg};
+    ck_base_reg <= (PTR_BYTES == 4 && base_reg[63:32] != 32'd0) || {25'd0, top_reg} > room_reg;
 
     // ---------------- TRUNC
     if (state_reg == S_CHECK) tr_k_reg <= 16'd0;
@@ -1066,8 +1096,10 @@ always @(posedge clk) begin
     if (pf_issue) pf_rd_reg <= pf_rd_reg + 1'b1;
     if (pf_v2_reg) pq_t_reg <= pq_t_reg + 3'd1;
     if (pq_pop) pq_h_reg <= pq_h_reg + 3'd1;
-    pq_n_reg <= pq_n_reg + {3'd0, pf_v2_reg} - {3'd0, pq_pop};
-    pf_cnt_reg <= pf_cnt_reg + {3'd0, pf_issue} - {3'd0, pq_pop};
+    // (both counts for "the walk takes an entry" and "it does not" come from registers:
+    // pq_pop, late in the cycle, only selects)
+    pq_n_reg <= pq_pop ? pq_n_reg + {3'd0, pf_v2_reg} - 4'd1 : pq_n_reg + {3'd0, pf_v2_reg};
+    pf_cnt_reg <= pq_pop ? pf_cnt_reg + {3'd0, pf_issue} - 4'd1 : pf_cnt_reg + {3'd0, pf_issue};
     // (off a cycle after the walk ends: one more entry read is harmless, and the enable
     // stays off the walk's control path)
     if (wst_reg == W_END || wst_reg == W_IDLE) pf_on_reg <= 1'b0;
@@ -1099,7 +1131,6 @@ always @(posedge clk) begin
         w_last_reg <= sb_last;
     end
     if (winit_reg) begin
-        acc_reg <= {OUT_WIDTH{1'b0}};
         accw_reg <= 32'd0;
         pend_reg <= 1'b0;
     end
@@ -1177,42 +1208,35 @@ always @(posedge clk) begin
         m5_a <= m4_a;
         m5_cross <= m4_endlane[OUT_SHIFT];
         // M5 -> M6
-        m6_valid <= m5_valid; m6_fin <= m5_fin; m6_field <= m5_field;
+        m6_valid <= m5_valid; m6_fin <= m5_fin; m6_rot <= m5_rot;
         m6_cross <= m5_cross;
+        for (j = 0; j < OB; j = j + 1) begin
+            m6_lom[j] <= j >= m5_lane;
+            // a fragment that completes its word leaves the accumulator its wrapped bytes
+            m6_newm[j] <= m5_cross ? j < m5_lane : j >= m5_lane;
+        end
         // (accw_reg's parity next: a step in a new word adds one unless it also crosses)
         m6_same <= m5_a[OUT_SHIFT] == (m6_go ? accw_reg[0] ^ (m6_same == m6_cross) : winit_reg ? 1'b0 : accw_reg[0]);
     end
     // M6: image writer. The write address and data are chosen without enables (few
-    // cases, registered selects); wr_en says when.
+    // cases, registered selects); wr_en says when. The accumulator's bits are
+    // rot & take[byte] | acc & keep (acc_next): one LUT each, the selects shared.
     wr_addr_reg <= pend_reg ? pend_addr : accw_reg;
-    wr_data_reg <= pend_reg ? pend_data : (m6_go && m6_same) ? (acc_reg | m6_field[OUT_WIDTH-1:0]) : acc_reg;
+    wr_data_reg <= pend_reg ? pend_data : acc_reg | (m6_rot & m6_merge);
     pend_addr <= accw_reg + 32'd1;
-    pend_data <= m6_field[OUT_WIDTH-1:0];
+    pend_data <= m6_lo;
+    acc_reg <= acc_next;
     if ((wst_reg == W_WALK || wst_reg == W_FLUSH) && pend_reg) begin
         wr_en_reg <= 1'b1;
         pend_reg <= 1'b0;
     end else if (m6_go) begin
+        // a fragment in the accumulator's word (m6_same) writes the word when it completes
+        // it; one in the next word (an alignment gap crossed a word boundary) writes the
+        // complete accumulator, and if it also completes its own word, that word is parked
+        // (pend) and written next cycle while the pipeline holds
         wr_en_reg <= m6_cross || !m6_same;
-        if (m6_same) begin
-            if (m6_cross) begin
-                acc_reg <= m6_field[2*OUT_WIDTH-1:OUT_WIDTH];
-                accw_reg <= accw_reg + 32'd1;
-            end else begin
-                acc_reg <= acc_reg | m6_field[OUT_WIDTH-1:0];
-            end
-        end else begin
-            // an alignment gap crossed a word boundary: the accumulator's word is complete
-            // (written now); if the fragment also completes its own word, that word is
-            // parked (pend) and written next cycle while the pipeline holds
-            if (m6_cross) begin
-                pend_reg <= 1'b1;
-                acc_reg <= m6_field[2*OUT_WIDTH-1:OUT_WIDTH];
-                accw_reg <= accw_reg + 32'd2;
-            end else begin
-                acc_reg <= m6_field[OUT_WIDTH-1:0];
-                accw_reg <= accw_reg + 32'd1;
-            end
-        end
+        if (!m6_same && m6_cross) pend_reg <= 1'b1;
+        accw_reg <= accw_reg + {30'd0, !m6_same && m6_cross, m6_same == m6_cross};
     end else if (wst_reg == W_FLUSH && top_reg[OUT_SHIFT-1:0] != {OUT_SHIFT{1'b0}}) begin
         wr_en_reg <= 1'b1;
     end
