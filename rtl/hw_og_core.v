@@ -569,7 +569,10 @@ hw_og_desc_step #(.WIN_BYTES(WIN), .FRAG_BYTES(FRAG), .NREF(NREF), .SEL_BITS(SEL
 // The consumers take bytes when the window is full (WIN bytes: every step and group fits)
 // or the whole input has landed (then it holds every byte still needed): a comparison
 // with a constant, not with the step's size.
-assign w_fire = walk_reg && mv && w_act_reg && mrd_ok && tab_ok_reg;
+// (the freeze is not in it: a step issued in a frozen cycle waits in the slot k_step, and
+// the walk issues only into an empty slot, so the loop's control stays local)
+reg  k_full_reg = 1'b0;
+assign w_fire = walk_reg && !k_full_reg && w_act_reg && mrd_ok && tab_ok_reg;
 assign skip_fire = (wst_reg == W_SKIP) && mrd_ok;
 wire pq_pop = ((wst_reg == W_LOAD0 || wst_reg == W_LOAD1) && pq_n_reg != 4'd0) ||
               (w_fire && w_last_reg && !w_lasto_reg && w_cross);
@@ -586,6 +589,11 @@ reg [5:0]            m1_posq = 6'd0;      // (plus this)
 reg [NREF-1:0]       m1_rv = {NREF{1'b0}};
 reg [5*NREF-1:0]     m1_roff = {5*NREF{1'b0}};
 reg [CLS_BITS*NREF-1:0] m1_rtgt = {CLS_BITS*NREF{1'b0}};
+// M0's step, as M1 takes it, and the slot a step issued in a frozen cycle waits in
+localparam STEP_W = 1 + WIN*8 + CLS_BITS + 16 + 32 + 6 + 32 + 6 + NREF + 5*NREF + CLS_BITS*NREF;
+wire [STEP_W-1:0]    m0_step = {w_last_reg && w_lasto_reg, mwindow, w_c_reg, w_s_reg, w_o_reg + sm_lo, sm_len,
+                                mpos_reg, mtake_q_reg, sm_rv, sm_roff, sm_rtgt};
+reg  [STEP_W-1:0]    k_step = {STEP_W{1'b0}};
 // M1b (the reference indexes, registered)
 reg                  m1b_valid = 1'b0, m1b_fin = 1'b0;
 reg [WIN*8-1:0]      m1b_win = {WIN*8{1'b0}};
@@ -647,6 +655,9 @@ reg [63:0]           m4_hval = 64'd0;
 reg [SEL_BITS*FRAG-1:0] m4_sel = {SEL_BITS*FRAG{1'b0}};
 // M5
 reg                  m5_valid = 1'b0, m5_fin = 1'b0;
+reg                  m5_err = 1'b0;                        // M4 found the step's first error: the walk stops
+reg [7:0]            m5_ecode = 8'd0;
+reg [31:0]           m5_eat = 32'd0;
 reg [FRAG*8-1:0]     m5_frag = {FRAG*8{1'b0}};
 reg [31:0]           m5_a = 32'd0;
 reg                  m5_cross = 1'b0;                      // the fragment reaches the end of its word
@@ -811,7 +822,7 @@ wire [OUT_WIDTH-1:0]  m5_rot = rotl_bytes(m5_frag, m5_lane);
 assign cnt_fire = (state_reg == S_COUNT) && rd_ok;
 assign t0_fire = (state_reg == S_TYPES) && trem_nz_reg && rd_ok;
 wire t6_ok = (state_reg == S_TYPES) && t6_valid && !t6_err;
-wire m4_fail = walk_reg && mv && m4_valid && m4_err;
+wire m5_fail = walk_reg && m5_err;
 wire m6_go = wwalk_reg && mv && m6_valid;
 // M6, the image writer's per-byte selects (from registers): the fragment's bytes in the
 // lane's word (m6_lo), those merged into the written word, the accumulator's next value
@@ -826,7 +837,9 @@ for (gj = 0; gj < OB; gj = gj + 1) begin : g_wr
 end
 endgenerate
 // the member phase starts once the count is accepted, beside the allocation phase
-wire walk_go = (state_reg == S_COUNT3) && !n_big_reg && !n_cap_reg && !n_zero_reg;
+// (registered: high in COUNT3 when n passes its checks, decided in COUNT2 from n's next
+// flags, so the member reader's wide start comes from a flip-flop)
+reg  walk_go = 1'b0;
 reg  [31:0] mstart = 32'd0;                                  // wire offset of the first member (from COUNT3 on)
 reg  [31:0] m_words_reg = 32'd0;                             // input words from its word on (from COUNT3 on)
 wire [31:0] mstart_n = {n_reg[29:0], 2'b00} + 32'd4;
@@ -936,7 +949,7 @@ always @* begin
     end
     W_WALK: begin
         // (walk_reg is set here: left out, so the loop does not wait for its wide net)
-        if (mv && m4_valid && m4_err) begin
+        if (m5_err) begin
             wst_next = W_END;
         end else if (mv && m6_valid && m6_fin) begin
             wst_next = W_FLUSH;
@@ -968,6 +981,7 @@ always @(posedge clk) begin
     n_big_reg <= n_reg > lenq_reg;
     n_cap_reg <= n_reg > OBJ_N;
     n_zero_reg <= n_reg == 32'd0;
+    walk_go <= state_reg == S_COUNT2 && !(n_reg > lenq_reg) && !(n_reg > OBJ_N) && n_reg != 32'd0 && !start && !rst;
     if (state_reg == S_COUNT3) begin
         trem_reg <= n_reg;
         trem_nz_reg <= !n_zero_reg;
@@ -1108,8 +1122,8 @@ always @(posedge clk) begin
     // ahead, so with one entry of slack (at most one is taken a cycle)
     tab_ok_reg <= pq_n_reg >= 4'd2;
     rwait_reg <= walk_reg && (mv ? wait_m1b : wait_m1c);
-    if (m4_fail) begin
-        merr_reg <= 1'b1; merr_code <= m4_code; merr_off <= m4_errat;
+    if (m5_fail) begin
+        merr_reg <= 1'b1; merr_code <= m5_ecode; merr_off <= m5_eat;
     end
 
     // ---------------- SKIP, LOAD: to the first member; the walk's first entries
@@ -1135,20 +1149,15 @@ always @(posedge clk) begin
         pend_reg <= 1'b0;
     end
 
-    // ---------------- M0: issue a step (the walk loop)
-    if (mv) m1_valid <= w_fire;
+    // ---------------- M0: issue a step (the walk loop); a step issued while the member
+    // pipeline is frozen waits in the slot, which M1 takes first
+    if (w_fire && !mv) k_step <= m0_step;
+    k_full_reg <= !mv && (k_full_reg || w_fire);
+    if (mv) begin
+        m1_valid <= k_full_reg || w_fire;
+        {m1_fin, m1_win, m1_c, m1_s, m1_a, m1_len, m1_pos, m1_posq, m1_rv, m1_roff, m1_rtgt} <= k_full_reg ? k_step : m0_step;
+    end
     if (w_fire) begin
-        m1_fin <= w_last_reg && w_lasto_reg;
-        m1_win <= mwindow;
-        m1_c <= w_c_reg;
-        m1_s <= w_s_reg;
-        m1_a <= w_o_reg + sm_lo;
-        m1_len <= sm_len;
-        m1_pos <= mpos_reg;
-        m1_posq <= mtake_q_reg;
-        m1_rv <= sm_rv;
-        m1_roff <= sm_roff;
-        m1_rtgt <= sm_rtgt;
         if (w_last_reg) begin
             if (w_lasto_reg) begin
                 w_act_reg <= 1'b0;
@@ -1201,8 +1210,11 @@ always @(posedge clk) begin
         m4_valid <= m3_valid; m4_fin <= m3_fin; m4_win <= m3_win; m4_a <= m3_a; m4_len <= m3_len;
         m4_eoff <= m3_eoff; m4_eref <= m3_eref; m4_etype <= m3_etype; m4_ebase <= m3_ebase;
         m4_val <= m3_val; m4_hval <= m3_hval & PTR_MASK; m4_sel <= s3_sel;
-        // M4 -> M5 (an error stops the walk here)
+        // M4 -> M5 (an erring step goes no further; its registered error stops the walk)
         m5_valid <= m4_valid && !m4_err;
+        m5_err <= m4_valid && m4_err;
+        m5_ecode <= m4_code;
+        m5_eat <= m4_errat;
         m5_fin <= m4_fin;
         m5_frag <= m4_frag;
         m5_a <= m4_a;
@@ -1267,8 +1279,8 @@ always @(posedge clk) begin
         wst_reg <= W_IDLE; walk_reg <= 1'b0; load2_reg <= 1'b0; winit_reg <= 1'b0;
         // (stale pipeline contents of an aborted decode are dropped)
         t1_valid <= 1'b0; t2_valid <= 1'b0; t3_valid <= 1'b0; t3b_valid <= 1'b0; t4_valid <= 1'b0; t5_valid <= 1'b0; t6_valid <= 1'b0;
-        m1_valid <= 1'b0; m1b_valid <= 1'b0; m1c_valid <= 1'b0; m2_valid <= 1'b0; m3_valid <= 1'b0; m4_valid <= 1'b0;
-        m5_valid <= 1'b0; m6_valid <= 1'b0;
+        m1_valid <= 1'b0; k_full_reg <= 1'b0; m1b_valid <= 1'b0; m1c_valid <= 1'b0; m2_valid <= 1'b0; m3_valid <= 1'b0; m4_valid <= 1'b0;
+        m5_valid <= 1'b0; m5_err <= 1'b0; m6_valid <= 1'b0;
         w_act_reg <= 1'b0; pend_reg <= 1'b0; w_i_reg <= 32'd0;
         state_reg <= S_COUNT;
         if (base[2:0] != 3'd0) begin
@@ -1288,6 +1300,8 @@ always @(posedge clk) begin
         t1_valid <= 1'b0;
         w_act_reg <= 1'b0;
         m1_valid <= 1'b0;
+        k_full_reg <= 1'b0;
+        m5_err <= 1'b0;
         pend_reg <= 1'b0;
         wr_en_reg <= 1'b0;
         top_reg <= 40'd0;

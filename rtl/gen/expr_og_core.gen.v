@@ -100,22 +100,25 @@ module hw_og_desc_step #(
 localparam ROW = 45 + NREF * (6 + 2) + SEL_BITS * FRAG_BYTES;
 wire [ROW-1:0] row;
 assign {s_nb, s_last, s_lo, s_len, s_rv, s_roff, s_rtgt, s_sel} = row;
+// (the walk never asks for a step past an object's last, so a table compares only the
+// index bits its longest object needs: a short match in front of the ROM)
+wire unused_s_idx = &{1'b0, s_idx};
 generate
 if (WIN_BYTES == 8 && FRAG_BYTES == 8) begin : g_w8_f8
     reg [100:0] r;
     always @* begin
-        case ({s_cls, s_idx})
-        18'd0: r = 101'h00000000000800207185103081; // expr.Node step 0
-        18'd1: r = 101'h0200000002088040f38d30b289; // expr.Node step 1
-        18'd2: r = 101'h0240000004088040f38d30b289; // expr.Node step 2
-        18'd65536: r = 101'h00000000000800207185103081; // expr.Literal step 0
-        18'd65537: r = 101'h00000000020800000000000000; // expr.Literal step 1
-        18'd65538: r = 101'h00000000040800000000000000; // expr.Literal step 2
-        18'd65539: r = 101'h02400000060800000000513491; // expr.Literal step 3
-        18'd131072: r = 101'h00000000000800207185103081; // expr.Operation step 0
-        18'd131073: r = 101'h0200000002088040f38d30b289; // expr.Operation step 1
-        18'd131074: r = 101'h0200000004088040f38d30b289; // expr.Operation step 2
-        18'd131075: r = 101'h00c00000060800000000659651; // expr.Operation step 3
+        case ({s_cls, s_idx[1:0]})
+        4'd0: r = 101'h00000000000800207185103081; // expr.Node step 0
+        4'd1: r = 101'h0200000002088040f38d30b289; // expr.Node step 1
+        4'd2: r = 101'h0240000004088040f38d30b289; // expr.Node step 2
+        4'd4: r = 101'h00000000000800207185103081; // expr.Literal step 0
+        4'd5: r = 101'h00000000020800000000000000; // expr.Literal step 1
+        4'd6: r = 101'h00000000040800000000000000; // expr.Literal step 2
+        4'd7: r = 101'h02400000060800000000513491; // expr.Literal step 3
+        4'd8: r = 101'h00000000000800207185103081; // expr.Operation step 0
+        4'd9: r = 101'h0200000002088040f38d30b289; // expr.Operation step 1
+        4'd10: r = 101'h0200000004088040f38d30b289; // expr.Operation step 2
+        4'd11: r = 101'h00c00000060800000000659651; // expr.Operation step 3
         default: r = {101{1'b0}};
         endcase
     end
@@ -123,13 +126,13 @@ if (WIN_BYTES == 8 && FRAG_BYTES == 8) begin : g_w8_f8
 end else if (WIN_BYTES == 8 && FRAG_BYTES == 16) begin : g_w8_f16
     reg [148:0] r;
     always @* begin
-        case ({s_cls, s_idx})
-        18'd0: r = 149'h0200000000108040f38d30b289207185103081; // expr.Node step 0
-        18'd1: r = 149'h0240000004088000000000000040f38d30b289; // expr.Node step 1
-        18'd65536: r = 149'h00000000001000000000000000207185103081; // expr.Literal step 0
-        18'd65537: r = 149'h02400000041000000000513491000000000000; // expr.Literal step 1
-        18'd131072: r = 149'h0200000000108040f38d30b289207185103081; // expr.Operation step 0
-        18'd131073: r = 149'h02c0000004108000000075d75540f38d30b289; // expr.Operation step 1
+        case ({s_cls, s_idx[0:0]})
+        3'd0: r = 149'h0200000000108040f38d30b289207185103081; // expr.Node step 0
+        3'd1: r = 149'h0240000004088000000000000040f38d30b289; // expr.Node step 1
+        3'd2: r = 149'h00000000001000000000000000207185103081; // expr.Literal step 0
+        3'd3: r = 149'h02400000041000000000513491000000000000; // expr.Literal step 1
+        3'd4: r = 149'h0200000000108040f38d30b289207185103081; // expr.Operation step 0
+        3'd5: r = 149'h02c0000004108000000075d75540f38d30b289; // expr.Operation step 1
         default: r = {149{1'b0}};
         endcase
     end
@@ -137,12 +140,12 @@ end else if (WIN_BYTES == 8 && FRAG_BYTES == 16) begin : g_w8_f16
 end else if (WIN_BYTES == 8 && FRAG_BYTES == 32) begin : g_w8_f32
     reg [244:0] r;
     always @* begin
-        case ({s_cls, s_idx})
-        18'd0: r = 245'h0200000000108000000000000000000000000040f38d30b289207185103081; // expr.Node step 0
-        18'd1: r = 245'h0240000004088000000000000000000000000000000000000040f38d30b289; // expr.Node step 1
-        18'd65536: r = 245'h02400000002000000000513491000000000000000000000000207185103081; // expr.Literal step 0
-        18'd131072: r = 245'h0200000000108000000000000000000000000040f38d30b289207185103081; // expr.Operation step 0
-        18'd131073: r = 245'h02c0000004108000000000000000000000000000000075d75540f38d30b289; // expr.Operation step 1
+        case ({s_cls, s_idx[0:0]})
+        3'd0: r = 245'h0200000000108000000000000000000000000040f38d30b289207185103081; // expr.Node step 0
+        3'd1: r = 245'h0240000004088000000000000000000000000000000000000040f38d30b289; // expr.Node step 1
+        3'd2: r = 245'h02400000002000000000513491000000000000000000000000207185103081; // expr.Literal step 0
+        3'd4: r = 245'h0200000000108000000000000000000000000040f38d30b289207185103081; // expr.Operation step 0
+        3'd5: r = 245'h02c0000004108000000000000000000000000000000075d75540f38d30b289; // expr.Operation step 1
         default: r = {245{1'b0}};
         endcase
     end
@@ -150,18 +153,18 @@ end else if (WIN_BYTES == 8 && FRAG_BYTES == 32) begin : g_w8_f32
 end else if (WIN_BYTES == 16 && FRAG_BYTES == 8) begin : g_w16_f8
     reg [116:0] r;
     always @* begin
-        case ({s_cls, s_idx})
-        18'd0: r = 117'h0000000000080000101c305080c101; // expr.Node step 0
-        18'd1: r = 117'h0200000002084000203c70d182c509; // expr.Node step 1
-        18'd2: r = 117'h0240000004084000203c70d182c509; // expr.Node step 2
-        18'd65536: r = 117'h0000000000080000101c305080c101; // expr.Literal step 0
-        18'd65537: r = 117'h000000000208000000000000000000; // expr.Literal step 1
-        18'd65538: r = 117'h000000000408000000000000000000; // expr.Literal step 2
-        18'd65539: r = 117'h02400000060800000000000386cd19; // expr.Literal step 3
-        18'd131072: r = 117'h0000000000080000101c305080c101; // expr.Operation step 0
-        18'd131073: r = 117'h0200000002084000203c70d182c509; // expr.Operation step 1
-        18'd131074: r = 117'h0200000004084000203c70d182c509; // expr.Operation step 2
-        18'd131075: r = 117'h00c0000006080000000000052a5499; // expr.Operation step 3
+        case ({s_cls, s_idx[1:0]})
+        4'd0: r = 117'h0000000000080000101c305080c101; // expr.Node step 0
+        4'd1: r = 117'h0200000002084000203c70d182c509; // expr.Node step 1
+        4'd2: r = 117'h0240000004084000203c70d182c509; // expr.Node step 2
+        4'd4: r = 117'h0000000000080000101c305080c101; // expr.Literal step 0
+        4'd5: r = 117'h000000000208000000000000000000; // expr.Literal step 1
+        4'd6: r = 117'h000000000408000000000000000000; // expr.Literal step 2
+        4'd7: r = 117'h02400000060800000000000386cd19; // expr.Literal step 3
+        4'd8: r = 117'h0000000000080000101c305080c101; // expr.Operation step 0
+        4'd9: r = 117'h0200000002084000203c70d182c509; // expr.Operation step 1
+        4'd10: r = 117'h0200000004084000203c70d182c509; // expr.Operation step 2
+        4'd11: r = 117'h00c0000006080000000000052a5499; // expr.Operation step 3
         default: r = {117{1'b0}};
         endcase
     end
@@ -169,13 +172,13 @@ end else if (WIN_BYTES == 16 && FRAG_BYTES == 8) begin : g_w16_f8
 end else if (WIN_BYTES == 16 && FRAG_BYTES == 16) begin : g_w16_f16
     reg [172:0] r;
     always @* begin
-        case ({s_cls, s_idx})
-        18'd0: r = 173'h0200000000104000203c70d182c509101c305080c101; // expr.Node step 0
-        18'd1: r = 173'h024000000408400000000000000000203c70d182c509; // expr.Node step 1
-        18'd65536: r = 173'h000000000010000000000000000000101c305080c101; // expr.Literal step 0
-        18'd65537: r = 173'h02400000041000000000000386cd1900000000000000; // expr.Literal step 1
-        18'd131072: r = 173'h0200000000104000203c70d182c509101c305080c101; // expr.Operation step 0
-        18'd131073: r = 173'h02c000000410400000000005ab569d203c70d182c509; // expr.Operation step 1
+        case ({s_cls, s_idx[0:0]})
+        3'd0: r = 173'h0200000000104000203c70d182c509101c305080c101; // expr.Node step 0
+        3'd1: r = 173'h024000000408400000000000000000203c70d182c509; // expr.Node step 1
+        3'd2: r = 173'h000000000010000000000000000000101c305080c101; // expr.Literal step 0
+        3'd3: r = 173'h02400000041000000000000386cd1900000000000000; // expr.Literal step 1
+        3'd4: r = 173'h0200000000104000203c70d182c509101c305080c101; // expr.Operation step 0
+        3'd5: r = 173'h02c000000410400000000005ab569d203c70d182c509; // expr.Operation step 1
         default: r = {173{1'b0}};
         endcase
     end
@@ -183,10 +186,10 @@ end else if (WIN_BYTES == 16 && FRAG_BYTES == 16) begin : g_w16_f16
 end else if (WIN_BYTES == 16 && FRAG_BYTES == 32) begin : g_w16_f32
     reg [284:0] r;
     always @* begin
-        case ({s_cls, s_idx})
-        18'd0: r = 285'h044000000018c80000000000000000305cb15284c911203c70d182c509101c305080c101; // expr.Node step 0
-        18'd65536: r = 285'h02400000002000000000000386cd190000000000000000000000000000101c305080c101; // expr.Literal step 0
-        18'd131072: r = 285'h04c000000020c800000000062c58a1305cb15284c911203c70d182c509101c305080c101; // expr.Operation step 0
+        case (s_cls)
+        2'd0: r = 285'h044000000018c80000000000000000305cb15284c911203c70d182c509101c305080c101; // expr.Node step 0
+        2'd1: r = 285'h02400000002000000000000386cd190000000000000000000000000000101c305080c101; // expr.Literal step 0
+        2'd2: r = 285'h04c000000020c800000000062c58a1305cb15284c911203c70d182c509101c305080c101; // expr.Operation step 0
         default: r = {285{1'b0}};
         endcase
     end
@@ -194,18 +197,18 @@ end else if (WIN_BYTES == 16 && FRAG_BYTES == 32) begin : g_w16_f32
 end else if (WIN_BYTES == 32 && FRAG_BYTES == 8) begin : g_w32_f8
     reg [140:0] r;
     always @* begin
-        case ({s_cls, s_idx})
-        18'd0: r = 141'h000000000008000000000807060504030201; // expr.Node step 0
-        18'd1: r = 141'h02000000020810000000100f0e0d0c0b0a09; // expr.Node step 1
-        18'd2: r = 141'h02400000040810000000100f0e0d0c0b0a09; // expr.Node step 2
-        18'd65536: r = 141'h000000000008000000000807060504030201; // expr.Literal step 0
-        18'd65537: r = 141'h000000000208000000000000000000000000; // expr.Literal step 1
-        18'd65538: r = 141'h000000000408000000000000000000000000; // expr.Literal step 2
-        18'd65539: r = 141'h02400000060800000000000000002c2b2a29; // expr.Literal step 3
-        18'd131072: r = 141'h000000000008000000000807060504030201; // expr.Operation step 0
-        18'd131073: r = 141'h02000000020810000000100f0e0d0c0b0a09; // expr.Operation step 1
-        18'd131074: r = 141'h02000000040810000000100f0e0d0c0b0a09; // expr.Operation step 2
-        18'd131075: r = 141'h00c000000608000000000000000049494929; // expr.Operation step 3
+        case ({s_cls, s_idx[1:0]})
+        4'd0: r = 141'h000000000008000000000807060504030201; // expr.Node step 0
+        4'd1: r = 141'h02000000020810000000100f0e0d0c0b0a09; // expr.Node step 1
+        4'd2: r = 141'h02400000040810000000100f0e0d0c0b0a09; // expr.Node step 2
+        4'd4: r = 141'h000000000008000000000807060504030201; // expr.Literal step 0
+        4'd5: r = 141'h000000000208000000000000000000000000; // expr.Literal step 1
+        4'd6: r = 141'h000000000408000000000000000000000000; // expr.Literal step 2
+        4'd7: r = 141'h02400000060800000000000000002c2b2a29; // expr.Literal step 3
+        4'd8: r = 141'h000000000008000000000807060504030201; // expr.Operation step 0
+        4'd9: r = 141'h02000000020810000000100f0e0d0c0b0a09; // expr.Operation step 1
+        4'd10: r = 141'h02000000040810000000100f0e0d0c0b0a09; // expr.Operation step 2
+        4'd11: r = 141'h00c000000608000000000000000049494929; // expr.Operation step 3
         default: r = {141{1'b0}};
         endcase
     end
@@ -213,13 +216,13 @@ end else if (WIN_BYTES == 32 && FRAG_BYTES == 8) begin : g_w32_f8
 end else if (WIN_BYTES == 32 && FRAG_BYTES == 16) begin : g_w32_f16
     reg [204:0] r;
     always @* begin
-        case ({s_cls, s_idx})
-        18'd0: r = 205'h02000000001010000000100f0e0d0c0b0a090807060504030201; // expr.Node step 0
-        18'd1: r = 205'h024000000408100000000000000000000000100f0e0d0c0b0a09; // expr.Node step 1
-        18'd65536: r = 205'h0000000000100000000000000000000000000807060504030201; // expr.Literal step 0
-        18'd65537: r = 205'h02400000041000000000000000002c2b2a290000000000000000; // expr.Literal step 1
-        18'd131072: r = 205'h02000000001010000000100f0e0d0c0b0a090807060504030201; // expr.Operation step 0
-        18'd131073: r = 205'h02c00000041010000000000000004d4d4d2d100f0e0d0c0b0a09; // expr.Operation step 1
+        case ({s_cls, s_idx[0:0]})
+        3'd0: r = 205'h02000000001010000000100f0e0d0c0b0a090807060504030201; // expr.Node step 0
+        3'd1: r = 205'h024000000408100000000000000000000000100f0e0d0c0b0a09; // expr.Node step 1
+        3'd2: r = 205'h0000000000100000000000000000000000000807060504030201; // expr.Literal step 0
+        3'd3: r = 205'h02400000041000000000000000002c2b2a290000000000000000; // expr.Literal step 1
+        3'd4: r = 205'h02000000001010000000100f0e0d0c0b0a090807060504030201; // expr.Operation step 0
+        3'd5: r = 205'h02c00000041010000000000000004d4d4d2d100f0e0d0c0b0a09; // expr.Operation step 1
         default: r = {205{1'b0}};
         endcase
     end
@@ -227,10 +230,10 @@ end else if (WIN_BYTES == 32 && FRAG_BYTES == 16) begin : g_w32_f16
 end else if (WIN_BYTES == 32 && FRAG_BYTES == 32) begin : g_w32_f32
     reg [332:0] r;
     always @* begin
-        case ({s_cls, s_idx})
-        18'd0: r = 333'h0440000000183000800000000000000000001817161514131211100f0e0d0c0b0a090807060504030201; // expr.Node step 0
-        18'd65536: r = 333'h02400000002000000000000000002c2b2a29000000000000000000000000000000000807060504030201; // expr.Literal step 0
-        18'd131072: r = 333'h04c0000000203000800000000000515151311817161514131211100f0e0d0c0b0a090807060504030201; // expr.Operation step 0
+        case (s_cls)
+        2'd0: r = 333'h0440000000183000800000000000000000001817161514131211100f0e0d0c0b0a090807060504030201; // expr.Node step 0
+        2'd1: r = 333'h02400000002000000000000000002c2b2a29000000000000000000000000000000000807060504030201; // expr.Literal step 0
+        2'd2: r = 333'h04c0000000203000800000000000515151311817161514131211100f0e0d0c0b0a090807060504030201; // expr.Operation step 0
         default: r = {333{1'b0}};
         endcase
     end

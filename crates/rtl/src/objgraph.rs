@@ -246,6 +246,9 @@ module hw_og_desc_step #(
 localparam ROW = 45 + NREF * (6 + {cb}) + SEL_BITS * FRAG_BYTES;
 wire [ROW-1:0] row;
 assign {{s_nb, s_last, s_lo, s_len, s_rv, s_roff, s_rtgt, s_sel}} = row;
+// (the walk never asks for a step past an object's last, so a table compares only the
+// index bits its longest object needs: a short match in front of the ROM)
+wire unused_s_idx = &{{1'b0, s_idx}};
 generate
 ", cbm = cb - 1);
     let mut first = true;
@@ -256,9 +259,12 @@ generate
             let row_bits = 45 + g.nref * (6 + cb) + sb * g.frag;
             let _ = writeln!(v, "{}if (WIN_BYTES == {} && FRAG_BYTES == {}) begin : g_w{}_f{}", if first { "" } else { "end else " }, g.win, g.frag, g.win, g.frag);
             first = false;
-            let _ = writeln!(v, "    reg [{}:0] r;\n    always @* begin\n        case ({{s_cls, s_idx}})", row_bits - 1);
+            let steps: Vec<Vec<Step>> = (0..schema.classes.len()).map(|ci| class_steps(schema, ci, g, none)).collect();
+            let ib = log2_ceil(steps.iter().map(|s| s.len()).max().unwrap_or(1).max(1) as u64);
+            let key_expr = if ib == 0 { "s_cls".to_string() } else { format!("{{s_cls, s_idx[{}:0]}}", ib - 1) };
+            let _ = writeln!(v, "    reg [{}:0] r;\n    always @* begin\n        case ({key_expr})", row_bits - 1);
             for (ci, c) in schema.classes.iter().enumerate() {
-                for (si, st) in class_steps(schema, ci, g, none).iter().enumerate() {
+                for (si, st) in steps[ci].iter().enumerate() {
                     // bits, least significant first
                     let mut bits: Vec<bool> = Vec::with_capacity(row_bits as usize);
                     let mut put = |val: u64, w: u32| {
@@ -293,8 +299,8 @@ generate
                         }
                         hex.push(char::from_digit(x, 16).unwrap());
                     }
-                    let key = ((ci as u64) << 16) | si as u64;
-                    let _ = writeln!(v, "        {}'d{key}: r = {row_bits}'h{hex}; // {} step {si}", cb + 16, schema.messages[c.message as usize].full_name);
+                    let key = ((ci as u64) << ib) | si as u64;
+                    let _ = writeln!(v, "        {}'d{key}: r = {row_bits}'h{hex}; // {} step {si}", cb + ib, schema.messages[c.message as usize].full_name);
                 }
             }
             let _ = writeln!(v, "        default: r = {{{row_bits}{{1'b0}}}};\n        endcase\n    end\n    assign row = r;");
