@@ -511,19 +511,23 @@ always @(posedge clk) begin
     wq2 <= wq;
     if (pf_v2_reg) pq[pq_t_reg] <= wq2;
 end
+reg                      mv_q = 1'b0;     // the member pipeline moved at the last edge
 wire [NREF*ENT_BITS-1:0] rra, rrb;        // reference copies: read addresses of M1b and M1c
 wire [NREF*ENT_W-1:0]    rq;              // and registered data
 generate
 for (gj = 0; gj < NREF; gj = gj + 1) begin : g_rmem
     reg [ENT_W-1:0] rmem [0:(1<<ENT_BITS)-1];
-    reg [ENT_W-1:0] q1 = {ENT_W{1'b0}}, q = {ENT_W{1'b0}};
+    reg [ENT_W-1:0] q1 = {ENT_W{1'b0}}, q2 = {ENT_W{1'b0}}, qh = {ENT_W{1'b0}};
+    // read in M1b, registered twice (M1c, M2) with no logic between the block RAM's slow
+    // clock-to-output and the second register; while the member pipeline is frozen q1
+    // re-reads M1c's entry (it may have been written since) and M2's entry is the one
+    // taken at M2's last move (qh holds it)
+    wire [ENT_W-1:0] q = mv_q ? q2 : qh;
     always @(posedge clk) begin
         if (tw_en) rmem[tw_addr] <= tw_data;
-        // read in M1b, registered twice (M1c, M2: the block RAM's slow clock-to-output is
-        // not followed by logic); while the member pipeline is frozen q holds and q1
-        // re-reads M1c's entry (it may have been written since)
         q1 <= rmem[mv ? rra[ENT_BITS*gj +: ENT_BITS] : rrb[ENT_BITS*gj +: ENT_BITS]];
-        if (mv) q <= q1;
+        q2 <= q1;
+        qh <= q;
     end
     assign rq[ENT_W*gj +: ENT_W] = q;
 end
@@ -594,7 +598,19 @@ localparam STEP_W = 1 + WIN*8 + CLS_BITS + 16 + 32 + 6 + 32 + 6 + NREF + 5*NREF 
 wire [STEP_W-1:0]    m0_step = {w_last_reg && w_lasto_reg, mwindow, w_c_reg, w_s_reg, w_o_reg + sm_lo, sm_len,
                                 mpos_reg, mtake_q_reg, sm_rv, sm_roff, sm_rtgt};
 reg  [STEP_W-1:0]    k_step = {STEP_W{1'b0}};
-// M1b (the reference indexes, registered)
+// M1a (the reference indexes, registered)
+reg                  m1a_valid = 1'b0, m1a_fin = 1'b0;
+reg [WIN*8-1:0]      m1a_win = {WIN*8{1'b0}};
+reg [CLS_BITS-1:0]   m1a_c = {CLS_BITS{1'b0}};
+reg [15:0]           m1a_s = 16'd0;
+reg [31:0]           m1a_a = 32'd0;
+reg [5:0]            m1a_len = 6'd0;
+reg [31:0]           m1a_pos = 32'd0;
+reg [NREF-1:0]       m1a_rv = {NREF{1'b0}};
+reg [5*NREF-1:0]     m1a_roff = {5*NREF{1'b0}};
+reg [CLS_BITS*NREF-1:0] m1a_rtgt = {CLS_BITS*NREF{1'b0}};
+reg [NREF*32-1:0]    m1a_r = {NREF*32{1'b0}};
+// M1b (their wait flags, registered)
 reg                  m1b_valid = 1'b0, m1b_fin = 1'b0;
 reg [WIN*8-1:0]      m1b_win = {WIN*8{1'b0}};
 reg [CLS_BITS-1:0]   m1b_c = {CLS_BITS{1'b0}};
@@ -661,9 +677,14 @@ reg [31:0]           m5_eat = 32'd0;
 reg [FRAG*8-1:0]     m5_frag = {FRAG*8{1'b0}};
 reg [31:0]           m5_a = 32'd0;
 reg                  m5_cross = 1'b0;                      // the fragment reaches the end of its word
+// M5b: the fragment rotated by its lane's high bits
+reg                  m5b_valid = 1'b0, m5b_fin = 1'b0;
+reg [OUT_WIDTH-1:0]  m5b_rot = {OUT_WIDTH{1'b0}};
+reg [31:0]           m5b_a = 32'd0;
+reg                  m5b_cross = 1'b0;
 // M6
 reg                  m6_valid = 1'b0, m6_fin = 1'b0;
-reg [OUT_WIDTH-1:0]  m6_rot = {OUT_WIDTH{1'b0}};       // the fragment rotated to its lane (M5)
+reg [OUT_WIDTH-1:0]  m6_rot = {OUT_WIDTH{1'b0}};       // the fragment rotated to its lane
 reg [OB-1:0]         m6_lom = {OB{1'b0}};              // its bytes in the lane's word: at or after the lane
 reg [OB-1:0]         m6_newm = {OB{1'b0}};             // its bytes the accumulator takes (see the writer)
 reg                  m6_cross = 1'b0;
@@ -692,32 +713,42 @@ end
 endgenerate
 // A reference to an object the allocation phase has not written yet freezes the member
 // pipeline with the step in M1c until its entry is written (the entry must be counted in
-// ent_done_reg the cycle before the table read that M2 uses). Registered: computed for
-// both "M1b moves to M1c" and "M1c holds" from registered indexes; the move selects.
-// A null reference, or one past the table, waits until the last entry is written.
-function ref_waits;
+// ent_done_reg the cycle before the table read that M2 uses). A null reference, or one
+// past the table, waits until the last entry is written. The compare idx >= done is taken
+// a cycle ahead, for the step each of M1b and M1c holds next (the move selects): done
+// rises by at most one a cycle, so idx >= done now is idx > done then, or idx == done
+// then with no entry written (wq_tw); the freeze's logic reads flip-flops only.
+function [3*NREF-1:0] ref_flags;          // per reference: {high bits set, idx > done, idx == done}
     input              valid;
     input [NREF-1:0]   rv;
     input [NREF*32-1:0] r;
     input [ENT_BITS:0] done_ents;
-    reg w;
     integer k;
 begin
-    w = 1'b0;
     for (k = 0; k < NREF; k = k + 1) begin
-        // (r >> TPC_SH >= done_ents, as a short comparison beside an OR of the high bits;
-        // a null reference has them set and waits too, harmlessly: until the last entry)
-        if (valid && rv[k] &&
-            (r[32*k + OBJ_BITS +: 32 - OBJ_BITS] != {32-OBJ_BITS{1'b0}} ||
-             {1'b0, r[32*k + TPC_SH +: ENT_BITS]} >= done_ents)) w = 1'b1;
+        // (a null reference has the high bits set and waits too, harmlessly: until the last entry)
+        ref_flags[3*k + 2] = valid && rv[k] && r[32*k + OBJ_BITS +: 32 - OBJ_BITS] != {32-OBJ_BITS{1'b0}};
+        ref_flags[3*k + 1] = valid && rv[k] && {1'b0, r[32*k + TPC_SH +: ENT_BITS]} > done_ents;
+        ref_flags[3*k]     = valid && rv[k] && {1'b0, r[32*k + TPC_SH +: ENT_BITS]} == done_ents;
     end
-    ref_waits = w;
 end
 endfunction
+function ref_waits;
+    input [3*NREF-1:0] f;
+    input              tw;
+    integer k;
+begin
+    ref_waits = 1'b0;
+    for (k = 0; k < NREF; k = k + 1)
+        if (f[3*k + 2] || f[3*k + 1] || (f[3*k] && !tw)) ref_waits = 1'b1;
+end
+endfunction
+reg [3*NREF-1:0] wq_b = {3*NREF{1'b0}}, wq_c = {3*NREF{1'b0}};
+reg              wq_tw = 1'b0;
 // (after the last entry a reference past the table is bad_reference or garbage of a
 // rejected input: no wait)
-wire wait_m1b = !alloc_fin_reg && ref_waits(m1b_valid, m1b_rv, m1b_r, ent_done_reg);
-wire wait_m1c = !alloc_fin_reg && ref_waits(m1c_valid, m1c_rv, m1c_r, ent_done_reg);
+wire wait_m1b = !alloc_fin_reg && ref_waits(wq_b, wq_tw);
+wire wait_m1c = !alloc_fin_reg && ref_waits(wq_c, wq_tw);
 
 // M2: the referenced objects' rows
 wire [CLS_BITS*NREF-1:0] m2_tcls;
@@ -802,21 +833,34 @@ end
 endgenerate
 wire [OUT_SHIFT:0] m4_endlane = {1'b0, m4_a[OUT_SHIFT-1:0]} + m4_len[OUT_SHIFT:0];
 
-// M5: the fragment rotated left by its lane: the bytes at or after the lane belong to the
-// lane's word, those that wrap around below it to the next word (the fragment's bytes past
-// its length are zero, so the two parts never overlap)
-function [OUT_WIDTH-1:0] rotl_bytes;
+// M5, M5b: the fragment rotated left by its lane: the bytes at or after the lane belong to
+// the lane's word, those that wrap around below it to the next word (the fragment's bytes
+// past its length are zero, so the two parts never overlap). By the lane's bits from ROT_LO
+// up in M5, by those below in M5b: the barrel in two stages, each a few LUT levels.
+localparam ROT_LO = (OUT_SHIFT < 2) ? OUT_SHIFT : 2;
+function [OUT_WIDTH-1:0] rotl_hi;         // by k's bits from ROT_LO up
     input [OUT_WIDTH-1:0] d;
     input [OUT_SHIFT-1:0] k;
     integer s;
 begin
-    rotl_bytes = d;
-    for (s = 0; s < OUT_SHIFT; s = s + 1)
-        if (k[s]) rotl_bytes = (rotl_bytes << (8 << s)) | (rotl_bytes >> (OUT_WIDTH - (8 << s)));
+    rotl_hi = d;
+    for (s = ROT_LO; s < OUT_SHIFT; s = s + 1)
+        if (k[s]) rotl_hi = (rotl_hi << (8 << s)) | (rotl_hi >> (OUT_WIDTH - (8 << s)));
 end
 endfunction
-wire [OUT_SHIFT-1:0]  m5_lane = m5_a[OUT_SHIFT-1:0];
-wire [OUT_WIDTH-1:0]  m5_rot = rotl_bytes(m5_frag, m5_lane);
+function [OUT_WIDTH-1:0] rotl_lo;         // by k's bits below ROT_LO
+    input [OUT_WIDTH-1:0] d;
+    input [OUT_SHIFT-1:0] k;
+    integer s;
+begin
+    rotl_lo = d;
+    for (s = 0; s < ROT_LO; s = s + 1)
+        if (k[s]) rotl_lo = (rotl_lo << (8 << s)) | (rotl_lo >> (OUT_WIDTH - (8 << s)));
+end
+endfunction
+wire [OUT_WIDTH-1:0]  m5_rot = rotl_hi(m5_frag, m5_a[OUT_SHIFT-1:0]);
+wire [OUT_SHIFT-1:0]  m5b_lane = m5b_a[OUT_SHIFT-1:0];
+wire [OUT_WIDTH-1:0]  m5b_rot2 = rotl_lo(m5b_rot, m5b_lane);
 
 // ---------------------------------------------------------------- next state (combinational)
 assign cnt_fire = (state_reg == S_COUNT) && rd_ok;
@@ -832,7 +876,8 @@ wire acc_take = !winit_reg && m6_go;
 generate
 for (gj = 0; gj < OB; gj = gj + 1) begin : g_wr
     assign m6_lo[8*gj +: 8] = m6_rot[8*gj +: 8] & {8{m6_lom[gj]}};
-    assign m6_merge[8*gj +: 8] = {8{m6_go && m6_same && m6_lom[gj]}};
+    // (without mv: a frozen cycle writes nothing, or writes the parked word, picked first)
+    assign m6_merge[8*gj +: 8] = {8{wwalk_reg && m6_valid && m6_same && m6_lom[gj]}};
     assign acc_next[8*gj +: 8] = (m6_rot[8*gj +: 8] & {8{acc_take && m6_newm[gj]}}) | (acc_reg[8*gj +: 8] & {8{acc_keep}});
 end
 endgenerate
@@ -1122,6 +1167,10 @@ always @(posedge clk) begin
     // ahead, so with one entry of slack (at most one is taken a cycle)
     tab_ok_reg <= pq_n_reg >= 4'd2;
     rwait_reg <= walk_reg && (mv ? wait_m1b : wait_m1c);
+    wq_b <= mv ? ref_flags(m1a_valid, m1a_rv, m1a_r, ent_done_reg) : ref_flags(m1b_valid, m1b_rv, m1b_r, ent_done_reg);
+    wq_c <= mv ? ref_flags(m1b_valid, m1b_rv, m1b_r, ent_done_reg) : ref_flags(m1c_valid, m1c_rv, m1c_r, ent_done_reg);
+    wq_tw <= tw_en;
+    mv_q <= mv;
     if (m5_fail) begin
         merr_reg <= 1'b1; merr_code <= m5_ecode; merr_off <= m5_eat;
     end
@@ -1182,10 +1231,14 @@ always @(posedge clk) begin
         end
     end
     if (mv) begin
-        // M1 -> M1b
-        m1b_valid <= m1_valid; m1b_fin <= m1_fin; m1b_win <= m1_win; m1b_c <= m1_c; m1b_s <= m1_s;
-        m1b_a <= m1_a; m1b_len <= m1_len; m1b_pos <= m1_pos + {26'd0, m1_posq}; m1b_rv <= m1_rv; m1b_roff <= m1_roff;
-        m1b_rtgt <= m1_rtgt; m1b_r <= m1_r;
+        // M1 -> M1a
+        m1a_valid <= m1_valid; m1a_fin <= m1_fin; m1a_win <= m1_win; m1a_c <= m1_c; m1a_s <= m1_s;
+        m1a_a <= m1_a; m1a_len <= m1_len; m1a_pos <= m1_pos + {26'd0, m1_posq}; m1a_rv <= m1_rv; m1a_roff <= m1_roff;
+        m1a_rtgt <= m1_rtgt; m1a_r <= m1_r;
+        // M1a -> M1b
+        m1b_valid <= m1a_valid; m1b_fin <= m1a_fin; m1b_win <= m1a_win; m1b_c <= m1a_c; m1b_s <= m1a_s;
+        m1b_a <= m1a_a; m1b_len <= m1a_len; m1b_pos <= m1a_pos; m1b_rv <= m1a_rv; m1b_roff <= m1a_roff;
+        m1b_rtgt <= m1a_rtgt; m1b_r <= m1a_r;
         // M1b -> M1c (the table copies were read at this edge)
         m1c_valid <= m1b_valid; m1c_fin <= m1b_fin; m1c_win <= m1b_win; m1c_c <= m1b_c; m1c_s <= m1b_s;
         m1c_a <= m1b_a; m1c_len <= m1b_len; m1c_pos <= m1b_pos; m1c_rv <= m1b_rv; m1c_roff <= m1b_roff;
@@ -1197,7 +1250,10 @@ always @(posedge clk) begin
         for (j = 0; j < NREF; j = j + 1) begin
             m2_eoff[32*j +: 32] <= m1c_pos + {27'd0, m1c_roff[5*j +: 5]};
             m2_null[j] <= m1c_r[32*j +: 32] == 32'hffffffff;
-            m2_oob[j] <= m1c_r[32*j +: 32] >= n_reg;
+            // (r >= n: the walk runs only with n <= OBJ_N, so n fits OBJ_BITS + 1 bits and
+            // a short comparison beside an OR of r's high bits does)
+            m2_oob[j] <= m1c_r[32*j + OBJ_BITS + 1 +: 31 - OBJ_BITS] != {31-OBJ_BITS{1'b0}} ||
+                         m1c_r[32*j +: OBJ_BITS + 1] >= n_reg[OBJ_BITS:0];
             m2_zero[j] <= m1c_r[32*j +: 32] == 32'd0;
             m2_rsub[TPC_W*j +: TPC_W] <= m1c_r[32*j +: TPC_W];
         end
@@ -1219,16 +1275,18 @@ always @(posedge clk) begin
         m5_frag <= m4_frag;
         m5_a <= m4_a;
         m5_cross <= m4_endlane[OUT_SHIFT];
-        // M5 -> M6
-        m6_valid <= m5_valid; m6_fin <= m5_fin; m6_rot <= m5_rot;
-        m6_cross <= m5_cross;
+        // M5 -> M5b
+        m5b_valid <= m5_valid; m5b_fin <= m5_fin; m5b_rot <= m5_rot; m5b_a <= m5_a; m5b_cross <= m5_cross;
+        // M5b -> M6
+        m6_valid <= m5b_valid; m6_fin <= m5b_fin; m6_rot <= m5b_rot2;
+        m6_cross <= m5b_cross;
         for (j = 0; j < OB; j = j + 1) begin
-            m6_lom[j] <= j >= m5_lane;
+            m6_lom[j] <= j >= m5b_lane;
             // a fragment that completes its word leaves the accumulator its wrapped bytes
-            m6_newm[j] <= m5_cross ? j < m5_lane : j >= m5_lane;
+            m6_newm[j] <= m5b_cross ? j < m5b_lane : j >= m5b_lane;
         end
         // (accw_reg's parity next: a step in a new word adds one unless it also crosses)
-        m6_same <= m5_a[OUT_SHIFT] == (m6_go ? accw_reg[0] ^ (m6_same == m6_cross) : winit_reg ? 1'b0 : accw_reg[0]);
+        m6_same <= m5b_a[OUT_SHIFT] == (m6_go ? accw_reg[0] ^ (m6_same == m6_cross) : winit_reg ? 1'b0 : accw_reg[0]);
     end
     // M6: image writer. The write address and data are chosen without enables (few
     // cases, registered selects); wr_en says when. The accumulator's bits are
@@ -1279,8 +1337,8 @@ always @(posedge clk) begin
         wst_reg <= W_IDLE; walk_reg <= 1'b0; load2_reg <= 1'b0; winit_reg <= 1'b0;
         // (stale pipeline contents of an aborted decode are dropped)
         t1_valid <= 1'b0; t2_valid <= 1'b0; t3_valid <= 1'b0; t3b_valid <= 1'b0; t4_valid <= 1'b0; t5_valid <= 1'b0; t6_valid <= 1'b0;
-        m1_valid <= 1'b0; k_full_reg <= 1'b0; m1b_valid <= 1'b0; m1c_valid <= 1'b0; m2_valid <= 1'b0; m3_valid <= 1'b0; m4_valid <= 1'b0;
-        m5_valid <= 1'b0; m5_err <= 1'b0; m6_valid <= 1'b0;
+        m1_valid <= 1'b0; k_full_reg <= 1'b0; m1a_valid <= 1'b0; m1b_valid <= 1'b0; m1c_valid <= 1'b0; m2_valid <= 1'b0; m3_valid <= 1'b0; m4_valid <= 1'b0;
+        m5_valid <= 1'b0; m5_err <= 1'b0; m5b_valid <= 1'b0; m6_valid <= 1'b0;
         w_act_reg <= 1'b0; pend_reg <= 1'b0; w_i_reg <= 32'd0;
         state_reg <= S_COUNT;
         if (base[2:0] != 3'd0) begin
