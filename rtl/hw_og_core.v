@@ -55,21 +55,23 @@
  *   WALK     one STEP per cycle. A step is a precomputed slice of one
  *            object (hw_og_desc_step, per class and step index): up to WIN wire bytes,
  *            up to NREF = IN_WIDTH/32 references, up to FRAG = OUT_WIDTH/8 image bytes
- *            [lo, lo+len), header, padding and zeros included. A 9-stage pipeline:
+ *            [lo, lo+len), header, padding and zeros included. An 11-stage pipeline:
  *              M0 the only loop: (class, step, object) -> next, reader take; the step
  *                 ROM for the next step is looked up for both "same object" and "next
  *                 object" in parallel, so the loop is ROM -> mux -> register; the next
  *                 objects' table entries are prefetched (walk copy of the table)
+ *                 (a step issued while the pipeline is frozen waits in a skid slot)
  *              M1 reference indexes from the window
- *              M1b indexes registered -> table read (block RAM, one copy per reference
- *                 slot, read data registered twice: M1c, M2); the wait flag (above)
+ *              M1a indexes registered; their wait compares (a cycle ahead, above)
+ *              M1b table read (block RAM, one copy per reference slot, read data
+ *                 registered twice: M1c, M2); the wait flag
  *              M1c -> bad_reference / null / zero flags; header register
  *              M2 table data -> referenced object's class and offset
  *              M3 reference_type / bad_base checks; relocation (base + offset); the
  *                 step's byte sources (ROM)
  *              M4 errors in wire order (first slot first); the fragment: each image byte
  *                 picked from zero / header / reference / window / sign / bool bytes
- *              M5 the fragment shifted to its lane in a two-word field
+ *              M5, M5b the fragment rotated to its lane (high bits, then low bits)
  *              M6 image writer: merge into the accumulator word, write completed words
  *   FLUSH    the last partial word; END.
  *
