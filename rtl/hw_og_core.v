@@ -600,42 +600,24 @@ localparam STEP_W = 1 + WIN*8 + CLS_BITS + 16 + 32 + 6 + 32 + 6 + NREF + 5*NREF 
 wire [STEP_W-1:0]    m0_step = {w_last_reg && w_lasto_reg, mwindow, w_c_reg, w_s_reg, w_o_reg + sm_lo, sm_len,
                                 mpos_reg, mtake_q_reg, sm_rv, sm_roff, sm_rtgt};
 reg  [STEP_W-1:0]    k_step = {STEP_W{1'b0}};
-// M1a (the reference indexes, registered)
-reg                  m1a_valid = 1'b0, m1a_fin = 1'b0;
-reg [WIN*8-1:0]      m1a_win = {WIN*8{1'b0}};
-reg [CLS_BITS-1:0]   m1a_c = {CLS_BITS{1'b0}};
-reg [15:0]           m1a_s = 16'd0;
-reg [31:0]           m1a_a = 32'd0;
-reg [5:0]            m1a_len = 6'd0;
-reg [31:0]           m1a_pos = 32'd0;
-reg [NREF-1:0]       m1a_rv = {NREF{1'b0}};
-reg [5*NREF-1:0]     m1a_roff = {5*NREF{1'b0}};
-reg [CLS_BITS*NREF-1:0] m1a_rtgt = {CLS_BITS*NREF{1'b0}};
-reg [NREF*32-1:0]    m1a_r = {NREF*32{1'b0}};
-// M1b (their wait flags, registered)
-reg                  m1b_valid = 1'b0, m1b_fin = 1'b0;
-reg [WIN*8-1:0]      m1b_win = {WIN*8{1'b0}};
-reg [CLS_BITS-1:0]   m1b_c = {CLS_BITS{1'b0}};
-reg [15:0]           m1b_s = 16'd0;
-reg [31:0]           m1b_a = 32'd0;
-reg [5:0]            m1b_len = 6'd0;
-reg [31:0]           m1b_pos = 32'd0;
-reg [NREF-1:0]       m1b_rv = {NREF{1'b0}};
-reg [5*NREF-1:0]     m1b_roff = {5*NREF{1'b0}};
-reg [CLS_BITS*NREF-1:0] m1b_rtgt = {CLS_BITS*NREF{1'b0}};
-reg [NREF*32-1:0]    m1b_r = {NREF*32{1'b0}};
-// M1c (the table copies are read in M1b: their data is aligned with M1c, then M2)
-reg                  m1c_valid = 1'b0, m1c_fin = 1'b0;
-reg [WIN*8-1:0]      m1c_win = {WIN*8{1'b0}};
-reg [CLS_BITS-1:0]   m1c_c = {CLS_BITS{1'b0}};
-reg [15:0]           m1c_s = 16'd0;
-reg [31:0]           m1c_a = 32'd0;
-reg [5:0]            m1c_len = 6'd0;
-reg [31:0]           m1c_pos = 32'd0;
-reg [NREF-1:0]       m1c_rv = {NREF{1'b0}};
-reg [5*NREF-1:0]     m1c_roff = {5*NREF{1'b0}};
-reg [CLS_BITS*NREF-1:0] m1c_rtgt = {CLS_BITS*NREF{1'b0}};
-reg [NREF*32-1:0]    m1c_r = {NREF*32{1'b0}};
+// M1a, M1b, M1c: a step's reference indexes and their validity, registered for the wait
+// compares (M1a), the table read (M1b) and the checks (M1c); the rest of the step (M1p)
+// rides along packed and is unpacked where M2 takes it
+localparam M1P_W = 1 + WIN*8 + CLS_BITS + 16 + 32 + 6 + 32 + 5*NREF + CLS_BITS*NREF;
+reg                  m1a_valid = 1'b0, m1b_valid = 1'b0, m1c_valid = 1'b0;
+reg [NREF-1:0]       m1a_rv = {NREF{1'b0}}, m1b_rv = {NREF{1'b0}}, m1c_rv = {NREF{1'b0}};
+reg [NREF*32-1:0]    m1a_r = {NREF*32{1'b0}}, m1b_r = {NREF*32{1'b0}}, m1c_r = {NREF*32{1'b0}};
+reg [M1P_W-1:0]      m1a_p = {M1P_W{1'b0}}, m1b_p = {M1P_W{1'b0}}, m1c_p = {M1P_W{1'b0}};
+wire                 m1c_fin;
+wire [WIN*8-1:0]     m1c_win;
+wire [CLS_BITS-1:0]  m1c_c;
+wire [15:0]          m1c_s;
+wire [31:0]          m1c_a;
+wire [5:0]           m1c_len;
+wire [31:0]          m1c_pos;
+wire [5*NREF-1:0]    m1c_roff;
+wire [CLS_BITS*NREF-1:0] m1c_rtgt;
+assign {m1c_fin, m1c_win, m1c_c, m1c_s, m1c_a, m1c_len, m1c_pos, m1c_roff, m1c_rtgt} = m1c_p;
 // M2
 reg                  m2_valid = 1'b0, m2_fin = 1'b0;
 reg [WIN*8-1:0]      m2_win = {WIN*8{1'b0}};
@@ -887,6 +869,7 @@ endgenerate
 // (registered: high in COUNT3 when n passes its checks, decided in COUNT2 from n's next
 // flags, so the member reader's wide start comes from a flip-flop)
 reg  walk_go = 1'b0;
+wire n_big = n_reg > lenq_reg, n_cap = n_reg > OBJ_N, n_zero = n_reg == 32'd0;   // the count's checks
 reg  [31:0] mstart = 32'd0;                                  // wire offset of the first member (from COUNT3 on)
 reg  [31:0] m_words_reg = 32'd0;                             // input words from its word on (from COUNT3 on)
 wire [31:0] mstart_n = {n_reg[29:0], 2'b00} + 32'd4;
@@ -1025,10 +1008,10 @@ always @(posedge clk) begin
     lenq_reg <= (len_reg - 32'd4) >> 2;
     mstart <= mstart_n;
     m_words_reg <= lw_reg - (mstart_n >> IB_SH);
-    n_big_reg <= n_reg > lenq_reg;
-    n_cap_reg <= n_reg > OBJ_N;
-    n_zero_reg <= n_reg == 32'd0;
-    walk_go <= state_reg == S_COUNT2 && !(n_reg > lenq_reg) && !(n_reg > OBJ_N) && n_reg != 32'd0 && !start && !rst;
+    n_big_reg <= n_big;
+    n_cap_reg <= n_cap;
+    n_zero_reg <= n_zero;
+    walk_go <= state_reg == S_COUNT2 && !n_big && !n_cap && !n_zero && !start && !rst;
     if (state_reg == S_COUNT3) begin
         trem_reg <= n_reg;
         trem_nz_reg <= !n_zero_reg;
@@ -1233,18 +1216,11 @@ always @(posedge clk) begin
         end
     end
     if (mv) begin
-        // M1 -> M1a
-        m1a_valid <= m1_valid; m1a_fin <= m1_fin; m1a_win <= m1_win; m1a_c <= m1_c; m1a_s <= m1_s;
-        m1a_a <= m1_a; m1a_len <= m1_len; m1a_pos <= m1_pos + {26'd0, m1_posq}; m1a_rv <= m1_rv; m1a_roff <= m1_roff;
-        m1a_rtgt <= m1_rtgt; m1a_r <= m1_r;
-        // M1a -> M1b
-        m1b_valid <= m1a_valid; m1b_fin <= m1a_fin; m1b_win <= m1a_win; m1b_c <= m1a_c; m1b_s <= m1a_s;
-        m1b_a <= m1a_a; m1b_len <= m1a_len; m1b_pos <= m1a_pos; m1b_rv <= m1a_rv; m1b_roff <= m1a_roff;
-        m1b_rtgt <= m1a_rtgt; m1b_r <= m1a_r;
-        // M1b -> M1c (the table copies were read at this edge)
-        m1c_valid <= m1b_valid; m1c_fin <= m1b_fin; m1c_win <= m1b_win; m1c_c <= m1b_c; m1c_s <= m1b_s;
-        m1c_a <= m1b_a; m1c_len <= m1b_len; m1c_pos <= m1b_pos; m1c_rv <= m1b_rv; m1c_roff <= m1b_roff;
-        m1c_rtgt <= m1b_rtgt; m1c_r <= m1b_r;
+        // M1 -> M1a -> M1b -> M1c (the table copies are read at the edge into M1c)
+        m1a_valid <= m1_valid; m1a_rv <= m1_rv; m1a_r <= m1_r;
+        m1a_p <= {m1_fin, m1_win, m1_c, m1_s, m1_a, m1_len, m1_pos + {26'd0, m1_posq}, m1_roff, m1_rtgt};
+        m1b_valid <= m1a_valid; m1b_rv <= m1a_rv; m1b_r <= m1a_r; m1b_p <= m1a_p;
+        m1c_valid <= m1b_valid; m1c_rv <= m1b_rv; m1c_r <= m1b_r; m1c_p <= m1b_p;
         // M1c -> M2
         m2_valid <= m1c_valid; m2_fin <= m1c_fin; m2_win <= m1c_win; m2_c <= m1c_c; m2_s <= m1c_s;
         m2_a <= m1c_a; m2_len <= m1c_len; m2_rv <= m1c_rv; m2_rtgt <= m1c_rtgt;
