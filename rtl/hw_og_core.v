@@ -64,7 +64,8 @@
  *              M1 reference indexes from the window
  *              M1a indexes registered; their wait compares (a cycle ahead, above)
  *              M1b table read (block RAM, one copy per reference slot, read data
- *                 registered twice: M1c, M2); the wait flag
+ *                 registered twice: M1c, M2, the second the RAM's own output register
+ *                 where it has one: hw_sdp_ram); the wait flag
  *              M1c -> bad_reference / null / zero flags; header register
  *              M2 table data -> referenced object's class and offset
  *              M3 reference_type / bad_base checks; relocation (base + offset); the
@@ -362,6 +363,8 @@ reg [ENT_BITS-1:0]   t5_g = {ENT_BITS{1'b0}};
 reg                  t6_valid = 1'b0;
 reg [TPC-1:0]        t6_mask = {TPC{1'b0}}, t6_eu = {TPC{1'b0}}, t6_er = {TPC{1'b0}};
 reg [TPC-1:0]        t6_eimg = {TPC{1'b0}}, t6_ecap = {TPC{1'b0}}, t6_tr = {TPC{1'b0}};
+reg                  t6_bad = 1'b0;       // an object of the group fails a check (registered OR of
+                                          // the masked flags: the verdict's control path is short)
 reg [TPC*CLS_BITS-1:0] t6_cls = {TPC*CLS_BITS{1'b0}};
 reg [TPC*32-1:0]     t6_o = {TPC*32{1'b0}};
 reg [TPC*32-1:0]     t6_eo = {TPC*32{1'b0}};                 // wire offset of each type id
@@ -432,25 +435,24 @@ reg [ENT_BITS-1:0]   t3b_g = {ENT_BITS{1'b0}};
 localparam [39:0] OUT_CAP = 40'd1 << (OUT_ADDR_WIDTH + OUT_SHIFT);
 // T6: the first object of the group with an error, and the first truncated one
 // {error, code, offset, truncated found, its class, its wire start}
-localparam T6W = 1 + 8 + 32 + 1 + CLS_BITS + 34;
+localparam T6W = 8 + 32 + 1 + CLS_BITS + 34;
 function [T6W-1:0] group_checks;
     input [TPC-1:0]          mask, eu, er, eimg, ecap, tr;
     input [TPC*34-1:0]       ws;
     input [TPC*CLS_BITS-1:0] cls;
     input [TPC*32-1:0]       eo;
-    reg err, trf;
+    reg trf;
     reg [7:0] code;
     reg [31:0] eoff;
     reg [CLS_BITS-1:0] trc;
     reg [33:0] trp;
     integer k;
 begin
-    err = 1'b0; code = 8'd0; eoff = 32'd0; trf = 1'b0; trc = {CLS_BITS{1'b0}}; trp = 34'd0;
+    code = 8'd0; eoff = 32'd0; trf = 1'b0; trc = {CLS_BITS{1'b0}}; trp = 34'd0;
     // highest index first, so the lowest object wins
     for (k = TPC - 1; k >= 0; k = k - 1) begin
         if (mask[k]) begin
             if (eu[k] || er[k] || eimg[k] || ecap[k]) begin
-                err = 1'b1;
                 eoff = eo[32*k +: 32];
                 code = eu[k] ? E_TYPE : er[k] ? E_ROOT : eimg[k] ? E_IMAGE : E_CAP;
             end
@@ -461,16 +463,23 @@ begin
             end
         end
     end
-    group_checks = {err, code, eoff, trf, trc, trp};
+    group_checks = {code, eoff, trf, trc, trp};
 end
 endfunction
-wire                 t6_err;
+// T5's comparisons (registered into T6, and OR-ed for t6_bad)
+wire [TPC-1:0]       t5_eimg, t5_ecap;
+generate
+for (gj = 0; gj < TPC; gj = gj + 1) begin : g_t5cmp
+    assign t5_eimg[gj] = t5_e[40*gj +: 40] > {7'd0, maxim_reg};
+    assign t5_ecap[gj] = t5_e[40*gj +: 40] > OUT_CAP;
+end
+endgenerate
 wire [7:0]           t6_code;
 wire [31:0]          t6_eoff;
 wire                 t6_trf;
 wire [CLS_BITS-1:0]  t6_trc;
 wire [33:0]          t6_trp;
-assign {t6_err, t6_code, t6_eoff, t6_trf, t6_trc, t6_trp} =
+assign {t6_code, t6_eoff, t6_trf, t6_trc, t6_trp} =
     group_checks(t6_mask, t6_eu, t6_er, t6_eimg, t6_ecap, t6_tr, t6_ws, t6_cls, t6_eo);
 
 // ================================================================ object-pointer table
@@ -495,22 +504,21 @@ reg [ENT_W-1:0]      tw_data;
 localparam PQ_N = 8;
 reg [ENT_BITS:0]     pf_rd_reg = {ENT_BITS+1{1'b0}};   // next entry to read
 reg                  pf_on_reg = 1'b0;    // prefetching (the member phase runs)
-reg                  pf_v_reg = 1'b0;     // a read was issued last cycle: wq is valid
+reg                  pf_v_reg = 1'b0;     // a read was issued last cycle (in the RAM's latch)
 reg                  pf_v2_reg = 1'b0;    // ... two cycles ago: wq2 lands in the queue
 reg [3:0]            pq_n_reg = 4'd0;     // entries in the queue
 reg [3:0]            pf_cnt_reg = 4'd0;   // ... and on their way (pq_n + pf_v + pf_v2): 8 = full
 reg [2:0]            pq_h_reg = 3'd0, pq_t_reg = 3'd0;   // head (next to take), tail
 reg [ENT_W-1:0]      pq [0:PQ_N-1];
-reg [ENT_W-1:0]      wq = {ENT_W{1'b0}};  // walk copy read data
-reg [ENT_W-1:0]      wq2 = {ENT_W{1'b0}}; // registered once more (the block RAM's clock-to-output)
-reg [ENT_W-1:0]      wmem [0:(1<<ENT_BITS)-1];
+wire [ENT_W-1:0]     wq2;                 // walk copy read data (two registers after the read)
 wire pf_issue = pf_on_reg && !pf_cnt_reg[3] &&
                 (alloc_fin_reg || pf_rd_reg < ent_done_reg);
 wire [ENT_W-1:0] pq_head = pq[pq_h_reg];
+hw_sdp_ram #(.AW(ENT_BITS), .DW(ENT_W)) wram (
+    .clk(clk), .we(tw_en), .wa(tw_addr), .wd(tw_data),
+    .re(pf_issue), .ra(pf_rd_reg[ENT_BITS-1:0]), .q(wq2)
+);
 always @(posedge clk) begin
-    if (tw_en) wmem[tw_addr] <= tw_data;
-    if (pf_issue) wq <= wmem[pf_rd_reg[ENT_BITS-1:0]];
-    wq2 <= wq;
     if (pf_v2_reg) pq[pq_t_reg] <= wq2;
 end
 reg                      mv_q = 1'b0;     // the member pipeline moved at the last edge
@@ -518,19 +526,17 @@ wire [NREF*ENT_BITS-1:0] rra, rrb;        // reference copies: read addresses of
 wire [NREF*ENT_W-1:0]    rq;              // and registered data
 generate
 for (gj = 0; gj < NREF; gj = gj + 1) begin : g_rmem
-    reg [ENT_W-1:0] rmem [0:(1<<ENT_BITS)-1];
-    reg [ENT_W-1:0] q1 = {ENT_W{1'b0}}, q2 = {ENT_W{1'b0}}, qh = {ENT_W{1'b0}};
-    // read in M1b, registered twice (M1c, M2) with no logic between the block RAM's slow
-    // clock-to-output and the second register; while the member pipeline is frozen q1
-    // re-reads M1c's entry (it may have been written since) and M2's entry is the one
-    // taken at M2's last move (qh holds it)
+    // read in M1b (the block RAM's output register holds it in M2); while the member
+    // pipeline is frozen the RAM re-reads M1c's entry (it may have been written since)
+    // and M2's entry is the one taken at M2's last move (qh holds it)
+    wire [ENT_W-1:0] q2;
+    reg  [ENT_W-1:0] qh = {ENT_W{1'b0}};
     wire [ENT_W-1:0] q = mv_q ? q2 : qh;
-    always @(posedge clk) begin
-        if (tw_en) rmem[tw_addr] <= tw_data;
-        q1 <= rmem[mv ? rra[ENT_BITS*gj +: ENT_BITS] : rrb[ENT_BITS*gj +: ENT_BITS]];
-        q2 <= q1;
-        qh <= q;
-    end
+    hw_sdp_ram #(.AW(ENT_BITS), .DW(ENT_W)) rram (
+        .clk(clk), .we(tw_en), .wa(tw_addr), .wd(tw_data),
+        .re(1'b1), .ra(mv ? rra[ENT_BITS*gj +: ENT_BITS] : rrb[ENT_BITS*gj +: ENT_BITS]), .q(q2)
+    );
+    always @(posedge clk) qh <= q;
     assign rq[ENT_W*gj +: ENT_W] = q;
 end
 endgenerate
@@ -849,7 +855,7 @@ wire [OUT_WIDTH-1:0]  m5b_rot2 = rotl_lo(m5b_rot, m5b_lane);
 // ---------------------------------------------------------------- next state (combinational)
 assign cnt_fire = (state_reg == S_COUNT) && rd_ok;
 assign t0_fire = (state_reg == S_TYPES) && trem_nz_reg && rd_ok;
-wire t6_ok = (state_reg == S_TYPES) && t6_valid && !t6_err;
+wire t6_ok = (state_reg == S_TYPES) && t6_valid && !t6_bad;
 wire m5_fail = walk_reg && m5_err;
 wire m6_go = wwalk_reg && mv && m6_valid;
 // M6, the image writer's per-byte selects (from registers): the fragment's bytes in the
@@ -866,12 +872,13 @@ for (gj = 0; gj < OB; gj = gj + 1) begin : g_wr
 end
 endgenerate
 // the member phase starts once the count is accepted, beside the allocation phase
-// (registered: high in COUNT3 when n passes its checks, decided in COUNT2 from n's next
-// flags, so the member reader's wide start comes from a flip-flop)
+// (registered: high the cycle after COUNT3 when n passed its checks, decided in COUNT3
+// from the registered flags, so neither n's wide compares nor their routing sit before
+// it, and the member reader's wide start comes from a flip-flop)
 reg  walk_go = 1'b0;
 wire n_big = n_reg > lenq_reg, n_cap = n_reg > OBJ_N, n_zero = n_reg == 32'd0;   // the count's checks
 reg  [31:0] mstart = 32'd0;                                  // wire offset of the first member (from COUNT3 on)
-reg  [31:0] m_words_reg = 32'd0;                             // input words from its word on (from COUNT3 on)
+reg  [31:0] m_words_reg = 32'd0;                             // input words from its word on (from walk_go on)
 wire [31:0] mstart_n = {n_reg[29:0], 2'b00} + 32'd4;
 wire [32:0] in_words = ({1'b0, in_len} + {1'b0, IB32} - 33'd1) >> IB_SH;   // input words
 assign a_start = start;
@@ -918,7 +925,7 @@ always @* begin
         end
     end
     S_TYPES: begin
-        if (t6_valid && t6_err) begin
+        if (t6_valid && t6_bad) begin
             err_next = t6_code; erroff_next = t6_eoff; state_next = S_DONE;
         end else if (t6_ok && t6_lastg) begin
             state_next = S_CHECK0;
@@ -932,7 +939,7 @@ always @* begin
             err_next = E_TRAIL; erroff_next = wpos_reg[31:0]; state_next = S_DONE;
         end else if (ck_base_reg) begin
             err_next = E_BASE; erroff_next = 32'd0; state_next = S_DONE;
-        end else if (n_reg == 32'd0) begin
+        end else if (n_zero_reg) begin
             state_next = S_DONE;
         end else begin
             state_next = S_JOIN;
@@ -979,9 +986,11 @@ always @* begin
     end
     W_WALK: begin
         // (walk_reg is set here: left out, so the loop does not wait for its wide net)
+        // (the final step leaves M6 when mv; mv is !pend_reg there, as no step behind the
+        // final one waits for a reference: the wide mv net stays off this path)
         if (m5_err) begin
             wst_next = W_END;
-        end else if (mv && m6_valid && m6_fin) begin
+        end else if (!pend_reg && m6_valid && m6_fin) begin
             wst_next = W_FLUSH;
         end
     end
@@ -1007,11 +1016,11 @@ always @(posedge clk) begin
     if (cnt_fire) n_reg <= window[31:0];
     lenq_reg <= (len_reg - 32'd4) >> 2;
     mstart <= mstart_n;
-    m_words_reg <= lw_reg - (mstart_n >> IB_SH);
+    m_words_reg <= lw_reg - (mstart >> IB_SH);   // (from mstart: a cycle later, ready at walk_go)
     n_big_reg <= n_big;
     n_cap_reg <= n_cap;
     n_zero_reg <= n_zero;
-    walk_go <= state_reg == S_COUNT2 && !n_big && !n_cap && !n_zero && !start && !rst;
+    walk_go <= state_reg == S_COUNT3 && !n_big_reg && !n_cap_reg && !n_zero_reg && !start && !rst;
     if (state_reg == S_COUNT3) begin
         trem_reg <= n_reg;
         trem_nz_reg <= !n_zero_reg;
@@ -1081,9 +1090,10 @@ always @(posedge clk) begin
     t6_valid <= t5_valid;
     t6_mask <= t5_mask; t6_eu <= t5_eu; t6_er <= t5_er; t6_cls <= t5_cls;
     t6_lastg <= t5_lastg; t6_g <= t5_g;
+    t6_bad <= |(t5_mask & (t5_eu | t5_er | t5_eimg | t5_ecap));
+    t6_eimg <= t5_eimg;
+    t6_ecap <= t5_ecap;
     for (j = 0; j < TPC; j = j + 1) begin
-        t6_eimg[j] <= t5_e[40*j +: 40] > {7'd0, maxim_reg};
-        t6_ecap[j] <= t5_e[40*j +: 40] > OUT_CAP;
         t6_tr[j] <= t5_we[56*j +: 56] > {24'd0, len_reg};
         t6_o[32*j +: 32] <= t5_o[40*j +: 32];
         t6_eo[32*j +: 32] <= t5_off + 32'd4 * j;
@@ -1133,7 +1143,8 @@ always @(posedge clk) begin
     // ---------------- allocation progress, seen by the member phase
     if (tw_en) ent_done_reg <= ent_done_reg + 1'b1;
     if (t6_ok && t6_lastg) alloc_fin_reg <= 1'b1;
-    // the walk's prefetch: one entry read a cycle into wq, then wq2, then into the queue; the walk
+    // the walk's prefetch: one entry read a cycle into the RAM's latch, then its output
+    // register (wq2), then into the queue; the walk
     // takes one at each of LOAD0, LOAD1 and a step crossing into the next entry
     pf_v_reg <= pf_issue;
     pf_v2_reg <= pf_v_reg;

@@ -39,7 +39,7 @@ need() {
 need yosys "Debian: apt-get install yosys (figures were taken with yosys 0.23)"
 need timeout "coreutils"
 
-OG_FILES="$ROOT/rtl/hw_og_reader.v $ROOT/rtl/hw_og_core.v $ROOT/rtl/gen/expr_og_core.gen.v"
+OG_FILES="$ROOT/rtl/hw_og_reader.v $ROOT/rtl/hw_sdp_ram.v $ROOT/rtl/hw_og_core.v $ROOT/rtl/gen/expr_og_core.gen.v"
 OG_PARAMS="-set IN_ADDR_WIDTH 10 -set OUT_ADDR_WIDTH 10 -set OBJ_BITS 8 -set OUT_WIDTH 256"
 fail=0
 summary=()
@@ -95,7 +95,7 @@ fmax() { grep -E "Max frequency for clock" "$1" | tail -1 | sed 's/^[A-Za-z]*: *
 for step in "${steps[@]}"; do
   case "$step" in
   og-ecp5)
-    if run og-ecp5-synth yosys -q -l "$OUT/og-ecp5.log" -p "read_verilog -sv $OG_FILES; chparam $OG_PARAMS heapwire_og_core; synth_ecp5 -top heapwire_og_core -json $OUT/og-ecp5.json; tee -q -o $OUT/og-ecp5.stat stat"; then
+    if run og-ecp5-synth yosys -q -l "$OUT/og-ecp5.log" -p "read_verilog -sv -DHEAPWIRE_ECP5_BRAM $OG_FILES; chparam $OG_PARAMS heapwire_og_core; synth_ecp5 -top heapwire_og_core -json $OUT/og-ecp5.json; tee -q -o $OUT/og-ecp5.stat stat"; then
       summary+=("  ecp5 cells: $(cells "$OUT/og-ecp5.stat")")
       ecp5_pnr og-ecp5
     fi

@@ -31,7 +31,7 @@ declare -A LINT_TOP=(
 )
 declare -A LINT_FILES=(
   [hw_pb_core]="rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_utf8_check.v rtl/gen/unit_core.gen.v"
-  [hw_og_core]="rtl/hw_og_reader.v rtl/gen/expr_og_core.gen.v"
+  [hw_og_core]="rtl/hw_og_reader.v rtl/hw_sdp_ram.v rtl/gen/expr_og_core.gen.v"
 )
 
 fail=0

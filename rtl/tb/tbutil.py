@@ -32,10 +32,10 @@ def thorough() -> bool:
 
 
 def run_cocotb(tb_dir, toplevel, sources, build_name, parameters=None, testcase=None,
-               extra_env=None, includes=()):
-    """Builds `toplevel` from `sources` with Icarus Verilog into tb_dir/sim_build/build_name
-    and runs the cocotb tests of tb_dir/test_<tb_dir name>.py against it. Fails (assert)
-    when any cocotb test failed."""
+               extra_env=None, includes=(), defines=None):
+    """Builds `toplevel` from `sources` (with the `defines` macros) with Icarus Verilog into
+    tb_dir/sim_build/build_name and runs the cocotb tests of tb_dir/test_<tb_dir name>.py
+    against it. Fails (assert) when any cocotb test failed."""
     from cocotb_tools.check_results import get_results
     from cocotb_tools.runner import get_runner
 
@@ -43,7 +43,7 @@ def run_cocotb(tb_dir, toplevel, sources, build_name, parameters=None, testcase=
     build_dir = tb_dir / "sim_build" / build_name
     runner = get_runner("icarus")
     runner.build(sources=[Path(s) for s in sources], hdl_toplevel=toplevel, includes=list(includes),
-                 parameters=dict(parameters or {}), build_dir=build_dir, always=True,
+                 parameters=dict(parameters or {}), defines=dict(defines or {}), build_dir=build_dir, always=True,
                  timescale=("1ns", "1ps"))
     results = runner.test(hdl_toplevel=toplevel, test_module=f"test_{tb_dir.name}", test_dir=tb_dir,
                           build_dir=build_dir, testcase=testcase, extra_env=dict(extra_env or {}),

@@ -85,7 +85,7 @@ fn compile_rtl_writes_the_cores() {
     }
     let o = heapwire(&["compile", "examples/expression_tree/expr.proto", "-o", d, "--rtl"], b"");
     assert!(o.status.success(), "{}", stderr(&o));
-    for f in ["expr_og_core.gen.v", "hw_og_core.v", "hw_og_reader.v"] {
+    for f in ["expr_og_core.gen.v", "hw_og_core.v", "hw_og_reader.v", "hw_sdp_ram.v"] {
         assert!(dir.path().join(f).is_file(), "compile --rtl did not write {f}");
     }
 }

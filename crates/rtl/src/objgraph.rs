@@ -21,6 +21,7 @@ use crate::{log2_ceil, tool, SimError, SimOutput};
 pub const OG_CORE_SOURCES: &[(&str, &str)] = &[
     ("hw_og_core.v", include_str!("../../../rtl/hw_og_core.v")),
     ("hw_og_reader.v", include_str!("../../../rtl/hw_og_reader.v")),
+    ("hw_sdp_ram.v", include_str!("../../../rtl/hw_sdp_ram.v")),
 ];
 
 /// Error codes of the objgraph core's error register (index = code). The names are the

@@ -8,7 +8,10 @@ runs the cocotb tests below on heapwire_og_core for:
     and 32-bit layout (32-bit input, 64-bit output words);
   * rtl/tb/hw_og_core/zoo.proto (every wire width and conversion, abstract classes,
     omitted base members, a sparse type id, an empty class), 64-bit layout with 128-bit
-    input / 128-bit output words and 32-bit layout with 64-bit input / 256-bit output.
+    input / 128-bit output words and 32-bit layout with 64-bit input / 256-bit output;
+  * expr.proto 64-bit again with the object-pointer table built from ECP5 DP16KD cells as
+    scripts/synth.sh synthesizes it (HEAPWIRE_ECP5_BRAM, simulated on the cell model
+    rtl/tb/models/DP16KD.v, which reads x for a word written at the same edge).
 
 The testbench is the host: Python models of the input memory (1-cycle read latency,
 junk outside the input) and of the output memory (whole-word writes, filled with 0xA5
@@ -280,25 +283,31 @@ async def test_capacity(dut):
 # --------------------------------------------------------------------------- pytest entry
 
 CONFIGS = {
-    # name: (schema, pointer width, IN_WIDTH, OUT_WIDTH)
-    "expr64": (EXPR, 64, 64, 256),
-    "expr32": (EXPR, 32, 32, 64),
-    "zoo64": (ZOO, 64, 128, 128),
-    "zoo32": (ZOO, 32, 64, 256),
+    # name: (schema, pointer width, IN_WIDTH, OUT_WIDTH, ECP5 block RAM cells)
+    "expr64": (EXPR, 64, 64, 256, False),
+    "expr32": (EXPR, 32, 32, 64, False),
+    "zoo64": (ZOO, 64, 128, 128, False),
+    "zoo32": (ZOO, 32, 64, 256, False),
+    # the object-pointer table as instantiated for ECP5 synthesis (hw_sdp_ram with
+    # HEAPWIRE_ECP5_BRAM, on the DP16KD cell model: x on a read of a word being written)
+    "expr64_ecp5": (EXPR, 64, 64, 256, True),
 }
+DP16KD_MODEL = REPO / "rtl" / "tb" / "models" / "DP16KD.v"
 
 
 def _build_and_test(cfg, testcase=None):
-    proto, pw, in_w, out_w = CONFIGS[cfg]
+    proto, pw, in_w, out_w, ecp5 = CONFIGS[cfg]
     gen = compile_schema(proto, TB_DIR / "sim_build" / cfg / "gen", extra=["--pointer-width", str(pw)])
-    refresh_engine_copies(gen, ["hw_og_core.v", "hw_og_reader.v"])
+    refresh_engine_copies(gen, ["hw_og_core.v", "hw_og_reader.v", "hw_sdp_ram.v"])
     stem = proto.stem
-    sources = [gen / "hw_og_reader.v", gen / "hw_og_core.v", gen / f"{stem}_og_core.gen.v"]
+    sources = [gen / "hw_og_reader.v", gen / "hw_sdp_ram.v", gen / "hw_og_core.v", gen / f"{stem}_og_core.gen.v"]
+    sources += [DP16KD_MODEL] if ecp5 else []
     params = {"IN_WIDTH": in_w, "IN_ADDR_WIDTH": 12, "OUT_WIDTH": out_w, "OUT_ADDR_WIDTH": 12, "OBJ_BITS": OBJ_BITS}
     env = {"HW_OG_HWSC": str(gen / f"{stem}.hwsc"), "HW_OG_PROTO": str(proto), "HW_OG_CFG": cfg}
     from tbutil import heapwire_bin
     env["HEAPWIRE_BIN"] = heapwire_bin()
-    run_cocotb(TB_DIR, "heapwire_og_core", sources, cfg, params, testcase=testcase, extra_env=env)
+    run_cocotb(TB_DIR, "heapwire_og_core", sources, cfg, params, testcase=testcase, extra_env=env,
+               defines={"HEAPWIRE_ECP5_BRAM": 1} if ecp5 else None)
 
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))
