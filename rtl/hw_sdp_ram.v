@@ -38,7 +38,10 @@ module hw_sdp_ram #(
 );
 
 initial begin
-    if (AW < 1 || DW < 1) $error("hw_sdp_ram: AW and DW must be at least 1");
+    if (AW < 1 || DW < 1) begin
+        $error("hw_sdp_ram: AW and DW must be at least 1");
+        $finish;
+    end
 end
 
 `ifdef HEAPWIRE_ECP5_BRAM

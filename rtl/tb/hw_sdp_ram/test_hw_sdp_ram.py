@@ -19,7 +19,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
-from tbutil import run_cocotb, seed_for, thorough
+from tbutil import expect_param_error, run_cocotb, seed_for, thorough
 
 RTL_DIR = Path(__file__).resolve().parents[2]
 TB_DIR = Path(__file__).resolve().parent
@@ -96,6 +96,11 @@ def test_ecp5_build_uses_the_cell(tmp_path):
         subprocess.run(args + ["-s", "hw_sdp_ram"], check=True, capture_output=True)
         text = out.read_text()
         assert text.count('"DP16KD"') == want, f"HEAPWIRE_ECP5_BRAM={define}: {text.count(chr(34) + 'DP16KD' + chr(34))} DP16KD scopes"
+
+
+def test_bad_parameters_rejected(tmp_path):
+    # (DW = 0 already fails to elaborate: a zero replication)
+    expect_param_error(tmp_path, "hw_sdp_ram", RTL_DIR / "hw_sdp_ram.v", "AW=0", "AW and DW must be at least 1")
 
 
 if __name__ == "__main__":
