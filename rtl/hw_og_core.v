@@ -434,7 +434,8 @@ reg [ENT_BITS-1:0]   t3b_g = {ENT_BITS{1'b0}};
 // output memory capacity in bytes
 localparam [39:0] OUT_CAP = 40'd1 << (OUT_ADDR_WIDTH + OUT_SHIFT);
 // T6: the first object of the group with an error, and the first truncated one
-// {error, code, offset, truncated found, its class, its wire start}
+// {code, offset, truncated found, its class, its wire start} (whether any object has an
+// error is t6_bad, registered)
 localparam T6W = 8 + 32 + 1 + CLS_BITS + 34;
 function [T6W-1:0] group_checks;
     input [TPC-1:0]          mask, eu, er, eimg, ecap, tr;
