@@ -42,7 +42,9 @@
  *              T5 the comparisons (image_too_large, capacity, members past the end)
  *              T6 the first failing object of the group in object order (unknown_type,
  *                 root_type, image_too_large, capacity), the first truncated object, the
- *                 table write (one entry = the TPC objects of a group: one write port)
+ *                 table write (one entry = the TPC objects of a group: one write port);
+ *                 a failing group goes to TERR, which takes its first error from
+ *                 registers a cycle later
  *   CHECK    (flags registered in CHECK0) members' total length against the input:
  *            longer input is trailing_bytes; shorter searches the first truncated
  *            object's members (TRUNC0..3, one member per 4 cycles: an error path) for the
@@ -218,7 +220,7 @@ localparam [7:0] E_TRUNC = 8'd1, E_COUNT = 8'd2, E_TYPE = 8'd3, E_REF = 8'd4, E_
 // (every decision is taken on registered flags: COUNT2, CHECK0 and TRUNC0..2 wait for them)
 localparam [3:0] S_IDLE = 4'd0, S_COUNT = 4'd1, S_COUNT2 = 4'd2, S_COUNT3 = 4'd3, S_TYPES = 4'd4,
                  S_CHECK0 = 4'd5, S_CHECK = 4'd6, S_TRUNC0 = 4'd7, S_TRUNC1 = 4'd8, S_TRUNC2 = 4'd9,
-                 S_TRUNC3 = 4'd10, S_JOIN = 4'd11, S_DONE = 4'd12;
+                 S_TRUNC3 = 4'd10, S_JOIN = 4'd11, S_DONE = 4'd12, S_TERR = 4'd13;
 // the member phase's own state machine (it runs beside the allocation phase)
 localparam [2:0] W_IDLE = 3'd0, W_SKIP = 3'd1, W_LOAD0 = 3'd2, W_LOAD1 = 3'd3, W_LOAD2 = 3'd4,
                  W_WALK = 3'd5, W_FLUSH = 3'd6, W_END = 3'd7;
@@ -477,6 +479,8 @@ end
 endgenerate
 wire [7:0]           t6_code;
 wire [31:0]          t6_eoff;
+reg  [7:0]           t7_code = 8'd0;      // t6_code and t6_eoff registered (for TERR)
+reg  [31:0]          t7_eoff = 32'd0;
 wire                 t6_trf;
 wire [CLS_BITS-1:0]  t6_trc;
 wire [33:0]          t6_trp;
@@ -675,6 +679,7 @@ reg [31:0]           m5b_a = 32'd0;
 reg                  m5b_cross = 1'b0;
 // M6
 reg                  m6_valid = 1'b0, m6_fin = 1'b0;
+reg                  m6_done = 1'b0;      // the writer took M6's step while the pipeline was frozen
 reg [OUT_WIDTH-1:0]  m6_rot = {OUT_WIDTH{1'b0}};       // the fragment rotated to its lane
 reg [OB-1:0]         m6_lom = {OB{1'b0}};              // its bytes in the lane's word: at or after the lane
 reg [OB-1:0]         m6_newm = {OB{1'b0}};             // its bytes the accumulator takes (see the writer)
@@ -858,7 +863,10 @@ assign cnt_fire = (state_reg == S_COUNT) && rd_ok;
 assign t0_fire = (state_reg == S_TYPES) && trem_nz_reg && rd_ok;
 wire t6_ok = (state_reg == S_TYPES) && t6_valid && !t6_bad;
 wire m5_fail = walk_reg && m5_err;
-wire m6_go = wwalk_reg && mv && m6_valid;
+// the writer takes M6's step once: when it arrives, or during a freeze by a waiting
+// reference (m6_done then) -- not on mv, so the wide freeze net stays off the writer; a
+// parked word (pend_reg) goes first
+wire m6_go = wwalk_reg && m6_valid && !m6_done && !pend_reg;
 // M6, the image writer's per-byte selects (from registers): the fragment's bytes in the
 // lane's word (m6_lo), those merged into the written word, the accumulator's next value
 wire [OUT_WIDTH-1:0] m6_lo, m6_merge, acc_next;
@@ -867,7 +875,7 @@ wire acc_take = !winit_reg && m6_go;
 generate
 for (gj = 0; gj < OB; gj = gj + 1) begin : g_wr
     assign m6_lo[8*gj +: 8] = m6_rot[8*gj +: 8] & {8{m6_lom[gj]}};
-    // (without mv: a frozen cycle writes nothing, or writes the parked word, picked first)
+    // (without mv or m6_done: only m6_go's cycles write it; the parked word is picked first)
     assign m6_merge[8*gj +: 8] = {8{wwalk_reg && m6_valid && m6_same && m6_lom[gj]}};
     assign acc_next[8*gj +: 8] = (m6_rot[8*gj +: 8] & {8{acc_take && m6_newm[gj]}}) | (acc_reg[8*gj +: 8] & {8{acc_keep}});
 end
@@ -927,10 +935,15 @@ always @* begin
     end
     S_TYPES: begin
         if (t6_valid && t6_bad) begin
-            err_next = t6_code; erroff_next = t6_eoff; state_next = S_DONE;
+            state_next = S_TERR;
         end else if (t6_ok && t6_lastg) begin
             state_next = S_CHECK0;
         end
+    end
+    // the group's first error, from registers (a cycle after the group: the
+    // combinational search in group_checks stays off the error register's path)
+    S_TERR: begin
+        err_next = t7_code; erroff_next = t7_eoff; state_next = S_DONE;
     end
     S_CHECK0: state_next = S_CHECK;
     S_CHECK: begin
@@ -1092,6 +1105,8 @@ always @(posedge clk) begin
     t6_mask <= t5_mask; t6_eu <= t5_eu; t6_er <= t5_er; t6_cls <= t5_cls;
     t6_lastg <= t5_lastg; t6_g <= t5_g;
     t6_bad <= |(t5_mask & (t5_eu | t5_er | t5_eimg | t5_ecap));
+    t7_code <= t6_code;
+    t7_eoff <= t6_eoff;
     t6_eimg <= t5_eimg;
     t6_ecap <= t5_ecap;
     for (j = 0; j < TPC; j = j + 1) begin
@@ -1278,6 +1293,7 @@ always @(posedge clk) begin
         // (accw_reg's parity next: a step in a new word adds one unless it also crosses)
         m6_same <= m5b_a[OUT_SHIFT] == (m6_go ? accw_reg[0] ^ (m6_same == m6_cross) : winit_reg ? 1'b0 : accw_reg[0]);
     end
+    m6_done <= !mv && (m6_done || m6_go);   // (a move brings M6 a new step)
     // M6: image writer. The write address and data are chosen without enables (few
     // cases, registered selects); wr_en says when. The accumulator's bits are
     // rot & take[byte] | acc & keep (acc_next): one LUT each, the selects shared.
@@ -1328,7 +1344,7 @@ always @(posedge clk) begin
         // (stale pipeline contents of an aborted decode are dropped)
         t1_valid <= 1'b0; t2_valid <= 1'b0; t3_valid <= 1'b0; t3b_valid <= 1'b0; t4_valid <= 1'b0; t5_valid <= 1'b0; t6_valid <= 1'b0;
         m1_valid <= 1'b0; k_full_reg <= 1'b0; m1a_valid <= 1'b0; m1b_valid <= 1'b0; m1c_valid <= 1'b0; m2_valid <= 1'b0; m3_valid <= 1'b0; m4_valid <= 1'b0;
-        m5_valid <= 1'b0; m5_err <= 1'b0; m5b_valid <= 1'b0; m6_valid <= 1'b0;
+        m5_valid <= 1'b0; m5_err <= 1'b0; m5b_valid <= 1'b0; m6_valid <= 1'b0; m6_done <= 1'b0;
         w_act_reg <= 1'b0; pend_reg <= 1'b0; w_i_reg <= 32'd0;
         state_reg <= S_COUNT;
         if (base[2:0] != 3'd0) begin
