@@ -217,7 +217,7 @@ end
 localparam [7:0] E_TRUNC = 8'd1, E_COUNT = 8'd2, E_TYPE = 8'd3, E_REF = 8'd4, E_REFTYPE = 8'd5,
                  E_ROOT = 8'd6, E_TRAIL = 8'd7, E_IMAGE = 8'd8, E_BASE = 8'd9, E_CAP = 8'd10;
 
-// (every decision is taken on registered flags: COUNT2, CHECK0 and TRUNC0..2 wait for them)
+// (every decision is taken on registered flags: COUNT2, CHECK0, TERR and TRUNC0..2 wait for them)
 localparam [3:0] S_IDLE = 4'd0, S_COUNT = 4'd1, S_COUNT2 = 4'd2, S_COUNT3 = 4'd3, S_TYPES = 4'd4,
                  S_CHECK0 = 4'd5, S_CHECK = 4'd6, S_TRUNC0 = 4'd7, S_TRUNC1 = 4'd8, S_TRUNC2 = 4'd9,
                  S_TRUNC3 = 4'd10, S_JOIN = 4'd11, S_DONE = 4'd12, S_TERR = 4'd13;
@@ -1160,8 +1160,8 @@ always @(posedge clk) begin
     if (tw_en) ent_done_reg <= ent_done_reg + 1'b1;
     if (t6_ok && t6_lastg) alloc_fin_reg <= 1'b1;
     // the walk's prefetch: one entry read a cycle into the RAM's latch, then its output
-    // register (wq2), then into the queue; the walk
-    // takes one at each of LOAD0, LOAD1 and a step crossing into the next entry
+    // register (wq2), then into the queue; the walk takes one at each of LOAD0, LOAD1 and
+    // a step crossing into the next entry
     pf_v_reg <= pf_issue;
     pf_v2_reg <= pf_v_reg;
     if (pf_issue) pf_rd_reg <= pf_rd_reg + 1'b1;

@@ -98,6 +98,15 @@ def compile_schema(proto, out_dir, rtl=True, extra=()):
     return out_dir
 
 
+DP16KD_MODEL = TB_ROOT / "models" / "DP16KD.v"
+
+
+def ecp5_bram(on):
+    """(extra sources, defines) that build rtl/hw_sdp_ram.v from ECP5 DP16KD cells, as
+    scripts/synth.sh og-ecp5 synthesizes it, simulated on the cell model; nothing if not on."""
+    return ([DP16KD_MODEL], {"HEAPWIRE_ECP5_BRAM": 1}) if on else ([], None)
+
+
 def refresh_engine_copies(out_dir, names):
     """Overwrites the engine files `compile --rtl` copied into out_dir with the working
     tree's rtl/*.v, so the test always simulates the current engine even when the heapwire

@@ -49,8 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, 
 import hwsc
 import og_model
 from og_model import OG_ERRORS, OgModel
-from tbutil import (REPO, CoreHost, Rejected, compile_schema, first_difference, refresh_engine_copies, run_cocotb,
-                    run_heapwire, save_failing, seed_for, thorough)
+from tbutil import (REPO, CoreHost, Rejected, compile_schema, ecp5_bram, first_difference, refresh_engine_copies,
+                    run_cocotb, run_heapwire, save_failing, seed_for, thorough)
 
 TB_DIR = Path(__file__).resolve().parent
 EXPR = REPO / "examples" / "expression_tree" / "expr.proto"
@@ -292,22 +292,22 @@ CONFIGS = {
     # HEAPWIRE_ECP5_BRAM, on the DP16KD cell model: x on a read of a word being written)
     "expr64_ecp5": (EXPR, 64, 64, 256, True),
 }
-DP16KD_MODEL = REPO / "rtl" / "tb" / "models" / "DP16KD.v"
+ENGINE = ["hw_og_reader.v", "hw_sdp_ram.v", "hw_og_core.v"]   # hand-written rtl/ files of the core
 
 
 def _build_and_test(cfg, testcase=None):
     proto, pw, in_w, out_w, ecp5 = CONFIGS[cfg]
     gen = compile_schema(proto, TB_DIR / "sim_build" / cfg / "gen", extra=["--pointer-width", str(pw)])
-    refresh_engine_copies(gen, ["hw_og_core.v", "hw_og_reader.v", "hw_sdp_ram.v"])
+    refresh_engine_copies(gen, ENGINE)
     stem = proto.stem
-    sources = [gen / "hw_og_reader.v", gen / "hw_sdp_ram.v", gen / "hw_og_core.v", gen / f"{stem}_og_core.gen.v"]
-    sources += [DP16KD_MODEL] if ecp5 else []
+    cells, defines = ecp5_bram(ecp5)
+    sources = [gen / f for f in ENGINE] + [gen / f"{stem}_og_core.gen.v"] + cells
     params = {"IN_WIDTH": in_w, "IN_ADDR_WIDTH": 12, "OUT_WIDTH": out_w, "OUT_ADDR_WIDTH": 12, "OBJ_BITS": OBJ_BITS}
     env = {"HW_OG_HWSC": str(gen / f"{stem}.hwsc"), "HW_OG_PROTO": str(proto), "HW_OG_CFG": cfg}
     from tbutil import heapwire_bin
     env["HEAPWIRE_BIN"] = heapwire_bin()
     run_cocotb(TB_DIR, "heapwire_og_core", sources, cfg, params, testcase=testcase, extra_env=env,
-               defines={"HEAPWIRE_ECP5_BRAM": 1} if ecp5 else None)
+               defines=defines)
 
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))

@@ -19,11 +19,10 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
-from tbutil import expect_param_error, run_cocotb, seed_for, thorough
+from tbutil import DP16KD_MODEL, ecp5_bram, expect_param_error, run_cocotb, seed_for, thorough
 
 RTL_DIR = Path(__file__).resolve().parents[2]
 TB_DIR = Path(__file__).resolve().parent
-MODEL = RTL_DIR / "tb" / "models" / "DP16KD.v"
 
 
 @cocotb.test()
@@ -80,9 +79,9 @@ BUILDS = {
 @pytest.mark.parametrize("name", list(BUILDS))
 def test_hw_sdp_ram(name):
     aw, dw, ecp5 = BUILDS[name]
-    sources = [RTL_DIR / "hw_sdp_ram.v"] + ([MODEL] if ecp5 else [])
-    run_cocotb(TB_DIR, "hw_sdp_ram", sources, name, {"AW": aw, "DW": dw},
-               defines={"HEAPWIRE_ECP5_BRAM": 1} if ecp5 else None)
+    cells, defines = ecp5_bram(ecp5)
+    run_cocotb(TB_DIR, "hw_sdp_ram", [RTL_DIR / "hw_sdp_ram.v"] + cells, name, {"AW": aw, "DW": dw},
+               defines=defines)
 
 
 def test_ecp5_build_uses_the_cell(tmp_path):
@@ -92,10 +91,10 @@ def test_ecp5_build_uses_the_cell(tmp_path):
     for define, want in ((True, 2), (False, 0)):
         out = tmp_path / "ram.vvp"
         args = ["iverilog", "-g2012", "-Phw_sdp_ram.AW=7", "-Phw_sdp_ram.DW=68", "-o", str(out)]
-        args += (["-DHEAPWIRE_ECP5_BRAM"] if define else []) + [str(RTL_DIR / "hw_sdp_ram.v"), str(MODEL)]
+        args += (["-DHEAPWIRE_ECP5_BRAM"] if define else []) + [str(RTL_DIR / "hw_sdp_ram.v"), str(DP16KD_MODEL)]
         subprocess.run(args + ["-s", "hw_sdp_ram"], check=True, capture_output=True)
-        text = out.read_text()
-        assert text.count('"DP16KD"') == want, f"HEAPWIRE_ECP5_BRAM={define}: {text.count(chr(34) + 'DP16KD' + chr(34))} DP16KD scopes"
+        scopes = out.read_text().count('"DP16KD"')
+        assert scopes == want, f"HEAPWIRE_ECP5_BRAM={define}: {scopes} DP16KD scopes, want {want}"
 
 
 def test_bad_parameters_rejected(tmp_path):
