@@ -109,6 +109,9 @@ module hw_og_core #(
     // Number of classes and the width of a class index.
     parameter NCLS = 1,
     parameter CLS_BITS = 1,
+    // Bits of the largest wire type id: the generated type ROM compares these (the bits
+    // above must be zero).
+    parameter TID_BITS = 32,
     // Pointer width in bytes: 4 (the paper's layout) or 8.
     parameter PTR_BYTES = 8,
     // Reset values of the per-class header registers (class c at bits 64c+63:64c).
@@ -284,7 +287,8 @@ hw_og_reader #(.IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH)) rd_member (
 
 // ---------------------------------------------------------------- generated tables
 // allocation: TPC type ids -> classes -> class rows
-wire [TPC-1:0]          ty_hit;
+wire [TPC-1:0]          ty_hit;           // the id's low TID_BITS bits name a class
+wire [TPC-1:0]          ty_hz0, ty_hz1;   // its high bits are zero (two halves)
 wire [TPC*CLS_BITS-1:0] ty_cls;
 reg  [TPC*32-1:0]       t1_ids = {TPC*32{1'b0}};
 reg  [TPC*CLS_BITS-1:0] t2_cls = {TPC*CLS_BITS{1'b0}};
@@ -294,7 +298,12 @@ wire [TPC*NCLS-1:0]     ca_anc;
 genvar gj;
 generate
 for (gj = 0; gj < TPC; gj = gj + 1) begin : g_tdesc
-    hw_og_desc_type desc_type (.t_id(t1_ids[32*gj +: 32]), .t_hit(ty_hit[gj]), .t_cls(ty_cls[CLS_BITS*gj +: CLS_BITS]));
+    hw_og_desc_type desc_type (.t_lo(t1_ids[32*gj +: TID_BITS]), .t_hit(ty_hit[gj]), .t_cls(ty_cls[CLS_BITS*gj +: CLS_BITS]));
+    // (the high bits' zero check is registered in two halves and and-ed in T2: the
+    // lookup's logic into T2 stays a few LUTs deep whatever the ids)
+    wire [31:0] idhi = t1_ids[32*gj +: 32] >> TID_BITS;
+    assign ty_hz0[gj] = idhi[15:0] == 16'd0;
+    assign ty_hz1[gj] = idhi[31:16] == 16'd0;
     hw_og_desc_class desc_ca (.c_idx(t2_cls[CLS_BITS*gj +: CLS_BITS]), .c_size(ca_size[32*gj +: 32]), .c_align(ca_align[32*gj +: 32]),
         .c_wsize(ca_wsize[32*gj +: 32]), .c_nwire(ca_nwire[16*gj +: 16]), .c_anc(ca_anc[NCLS*gj +: NCLS]));
 end
@@ -326,7 +335,8 @@ reg                  tfirst_reg = 1'b0;
 reg [ENT_BITS-1:0]   tg_reg = {ENT_BITS{1'b0}};
 // T1 -> T2
 reg                  t2_valid = 1'b0;
-reg [TPC-1:0]        t2_mask = {TPC{1'b0}}, t2_hit = {TPC{1'b0}};
+reg [TPC-1:0]        t2_mask = {TPC{1'b0}}, t2_lohit = {TPC{1'b0}}, t2_hz0 = {TPC{1'b0}}, t2_hz1 = {TPC{1'b0}};
+wire [TPC-1:0]       t2_hit = t2_lohit & t2_hz0 & t2_hz1;   // the id names a class
 reg                  t2_first = 1'b0, t2_lastg = 1'b0;
 reg [31:0]           t2_off = 32'd0;
 reg [ENT_BITS-1:0]   t2_g = {ENT_BITS{1'b0}};
@@ -591,8 +601,10 @@ hw_og_desc_step #(.WIN_BYTES(WIN), .FRAG_BYTES(FRAG), .NREF(NREF), .SEL_BITS(SEL
 reg  k_full_reg = 1'b0;
 assign w_fire = walk_reg && !k_full_reg && w_act_reg && mrd_ok && tab_ok_reg;
 assign skip_fire = (wst_reg == W_SKIP) && mrd_ok;
-wire pq_pop = ((wst_reg == W_LOAD0 || wst_reg == W_LOAD1) && pq_n_reg != 4'd0) ||
-              (w_fire && w_last_reg && !w_lasto_reg && w_cross);
+// (a step that crosses into the next entry, from registers only and kept apart, so the
+// reader's late mrd_ok is the last AND before pq_pop, not the first of a chain)
+(* keep *) wire w_xrdy = walk_reg && !k_full_reg && w_act_reg && tab_ok_reg && w_last_reg && !w_lasto_reg && w_cross;
+wire pq_pop = ((wst_reg == W_LOAD0 || wst_reg == W_LOAD1) && pq_n_reg != 4'd0) || (w_xrdy && mrd_ok);
 
 // M1
 reg                  m1_valid = 1'b0, m1_fin = 1'b0;
@@ -869,9 +881,11 @@ wire m5_fail = walk_reg && m5_err;
 wire m6_go = wwalk_reg && m6_valid && !m6_done && !pend_reg;
 // M6, the image writer's per-byte selects (from registers): the fragment's bytes in the
 // lane's word (m6_lo), those merged into the written word, the accumulator's next value
+// when it loads (m6_go, or cleared by winit_reg): m6_go, which has m6_done in it, only
+// enables the load, so the flag reaches the accumulator through one LUT
 wire [OUT_WIDTH-1:0] m6_lo, m6_merge, acc_next;
-wire acc_keep = !winit_reg && (!m6_go || (m6_same && !m6_cross));
-wire acc_take = !winit_reg && m6_go;
+wire acc_keep = !winit_reg && m6_same && !m6_cross;
+wire acc_take = !winit_reg;
 generate
 for (gj = 0; gj < OB; gj = gj + 1) begin : g_wr
     assign m6_lo[8*gj +: 8] = m6_rot[8*gj +: 8] & {8{m6_lom[gj]}};
@@ -1065,7 +1079,9 @@ always @(posedge clk) begin
     end
     // T1: type ids -> classes
     t2_valid <= t1_valid;
-    t2_mask <= t1_mask; t2_hit <= ty_hit; t2_cls <= ty_cls;
+    // (an id with high bits set whose low bits name a class leaves that class in t2_cls:
+    // E_TYPE stops the decode before the class is used)
+    t2_mask <= t1_mask; t2_lohit <= ty_hit; t2_hz0 <= ty_hz0; t2_hz1 <= ty_hz1; t2_cls <= ty_cls;
     t2_first <= t1_first; t2_lastg <= t1_lastg; t2_off <= t1_off + {26'd0, t1_offq}; t2_g <= t1_g;
     // T2: class rows
     t3_valid <= t2_valid;
@@ -1125,7 +1141,6 @@ always @(posedge clk) begin
         top_reg <= top_reg + {6'd0, top_reg[2] ? t4_d1 : t4_d0};
         wpos_reg <= wpos_reg + {22'd0, t4_wsum};
     end
-    // T5: the first truncated object (the table write is tw_en)
     // T6: the first truncated object (the table write is tw_en)
     if (t6_ok && t6_trf && !tr_found_reg) begin
         tr_found_reg <= 1'b1;
@@ -1297,11 +1312,11 @@ always @(posedge clk) begin
     // M6: image writer. The write address and data are chosen without enables (few
     // cases, registered selects); wr_en says when. The accumulator's bits are
     // rot & take[byte] | acc & keep (acc_next): one LUT each, the selects shared.
+    if (winit_reg || m6_go) acc_reg <= acc_next;
     wr_addr_reg <= pend_reg ? pend_addr : accw_reg;
     wr_data_reg <= pend_reg ? pend_data : acc_reg | (m6_rot & m6_merge);
     pend_addr <= accw_reg + 32'd1;
     pend_data <= m6_lo;
-    acc_reg <= acc_next;
     if ((wst_reg == W_WALK || wst_reg == W_FLUSH) && pend_reg) begin
         wr_en_reg <= 1'b1;
         pend_reg <= 1'b0;

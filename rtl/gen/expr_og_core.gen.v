@@ -8,19 +8,20 @@
 /* verilator lint_off DECLFILENAME */
 /* verilator lint_off UNUSEDSIGNAL */
 
-// wire type id -> class index
+// wire type id -> class index, from the id's low 1 bits (the largest id's width; the
+// engine checks that the bits above are zero: parameter TID_BITS)
 module hw_og_desc_type (
-    input  wire [31:0] t_id,
+    input  wire [0:0] t_lo,
     output wire        t_hit,
     output wire [1:0] t_cls
 );
-assign {t_hit, t_cls} = rom(t_id);
+assign {t_hit, t_cls} = rom(t_lo);
 function [2:0] rom;
-    input [31:0] t_id;
+    input [0:0] t_lo;
 begin
-    case (t_id)
-    32'd0: rom = {1'b1, 2'd1}; // expr.Literal
-    32'd1: rom = {1'b1, 2'd2}; // expr.Operation
+    case (t_lo)
+    1'd0: rom = {1'b1, 2'd1}; // expr.Literal
+    1'd1: rom = {1'b1, 2'd2}; // expr.Operation
     default: rom = {1'b0, 2'd0};
     endcase
 end
@@ -264,7 +265,7 @@ module heapwire_og_core #(
 );
 hw_og_core #(
     .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH),
-    .OBJ_BITS(OBJ_BITS), .NCLS(3), .CLS_BITS(2), .PTR_BYTES(8),
+    .OBJ_BITS(OBJ_BITS), .NCLS(3), .CLS_BITS(2), .TID_BITS(1), .PTR_BYTES(8),
     .HDR_INIT({64'd35, 64'd34, 64'd33})
 ) core (
     .clk(clk), .rst(rst), .start(start), .in_len(in_len), .root_cls(root_cls), .base(base), .max_image(max_image),

@@ -44,6 +44,13 @@ pub fn og_error_name(code: u32) -> &'static str {
     OG_ERROR_NAMES.get(code as usize).copied().unwrap_or("unknown_error")
 }
 
+/// Bits of the largest wire type id (at least 1): the generated type ROM compares these,
+/// and the engine checks that the bits above them are zero.
+fn tid_bits(schema: &CompiledSchema) -> u32 {
+    let max = schema.classes.iter().filter(|c| c.type_id != NONE).map(|c| c.type_id).max().unwrap_or(0);
+    log2_ceil(max as u64 + 1).max(1)
+}
+
 /// Bits of a class index: room for every class plus one "no class" value.
 fn cls_bits(schema: &CompiledSchema) -> u32 {
     log2_ceil(schema.classes.len() as u64 + 1).max(1)
@@ -323,10 +330,11 @@ pub fn generate_og(schema: &CompiledSchema, name: &str) -> String {
     v.push_str("/* verilator lint_off VARHIDDEN */\n/* verilator lint_off DECLFILENAME */\n/* verilator lint_off UNUSEDSIGNAL */\n\n");
 
     // ---- type ids
-    let _ = write!(v, "// wire type id -> class index\nmodule hw_og_desc_type (\n    input  wire [31:0] t_id,\n    output wire        t_hit,\n    output wire [{cbm}:0] t_cls\n);\nassign {{t_hit, t_cls}} = rom(t_id);\nfunction [{cb}:0] rom;\n    input [31:0] t_id;\nbegin\n    case (t_id)\n", cbm = cb - 1);
+    let tb = tid_bits(schema);
+    let _ = write!(v, "// wire type id -> class index, from the id's low {tb} bits (the largest id's width; the\n// engine checks that the bits above are zero: parameter TID_BITS)\nmodule hw_og_desc_type (\n    input  wire [{tbm}:0] t_lo,\n    output wire        t_hit,\n    output wire [{cbm}:0] t_cls\n);\nassign {{t_hit, t_cls}} = rom(t_lo);\nfunction [{cb}:0] rom;\n    input [{tbm}:0] t_lo;\nbegin\n    case (t_lo)\n", cbm = cb - 1, tbm = tb - 1);
     for (ci, c) in schema.classes.iter().enumerate() {
         if c.type_id != NONE {
-            let _ = writeln!(v, "    32'd{}: rom = {{1'b1, {cb}'d{ci}}}; // {}", c.type_id, schema.messages[c.message as usize].full_name);
+            let _ = writeln!(v, "    {tb}'d{}: rom = {{1'b1, {cb}'d{ci}}}; // {}", c.type_id, schema.messages[c.message as usize].full_name);
         }
     }
     let _ = write!(v, "    default: rom = {{1'b0, {cb}'d0}};\n    endcase\nend\nendfunction\nendmodule\n\n");
@@ -391,7 +399,7 @@ module heapwire_og_core #(
 );
 hw_og_core #(
     .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH),
-    .OBJ_BITS(OBJ_BITS), .NCLS({nc}), .CLS_BITS({cb}), .PTR_BYTES({ptr}),
+    .OBJ_BITS(OBJ_BITS), .NCLS({nc}), .CLS_BITS({cb}), .TID_BITS({tb}), .PTR_BYTES({ptr}),
     .HDR_INIT({{{init}}})
 ) core (
     .clk(clk), .rst(rst), .start(start), .in_len(in_len), .root_cls(root_cls), .base(base), .max_image(max_image),
