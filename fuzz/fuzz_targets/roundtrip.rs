@@ -20,11 +20,11 @@ fuzz_target!(|data: &[u8]| {
     }
     let view = heapwire_image::ImageView::for_schema(s, &img, 0);
     let mut wire = Vec::new();
-    heapwire_cpu::encode::encode(s, *ty, &view, 0, &mut wire).expect("a decoded image encodes");
+    heapwire_cpu::protobuf::encode::encode(s, *ty, &view, 0, &mut wire).expect("a decoded image encodes");
     let mut img2 = Vec::new();
     dec.decode(*ty, &wire, &opts, &mut img2).expect("an encoding decodes");
     let view2 = heapwire_image::ImageView::for_schema(s, &img2, 0);
     let mut wire2 = Vec::new();
-    heapwire_cpu::encode::encode(s, *ty, &view2, 0, &mut wire2).expect("re-encode");
+    heapwire_cpu::protobuf::encode::encode(s, *ty, &view2, 0, &mut wire2).expect("re-encode");
     assert_eq!(wire, wire2, "encoding is stable");
 });

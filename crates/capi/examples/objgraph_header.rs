@@ -16,5 +16,5 @@ fn main() {
             std::process::exit(2)
         });
     let stem = std::path::Path::new(&a[0]).file_stem().and_then(|s| s.to_str()).unwrap_or("schema").to_string();
-    std::fs::write(&a[2], heapwire_cpu::objgraph::header::cpp_header(&s, &stem)).expect("write header");
+    std::fs::write(&a[2], heapwire_emit::cpp_header(&s, &stem)).expect("write header");
 }

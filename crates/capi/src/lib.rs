@@ -6,7 +6,23 @@
 use std::ffi::{c_char, CStr};
 use std::path::PathBuf;
 
-use heapwire_cpu::objgraph::{self, ImageMemory, ObjDecoder, ObjError, ObjErrorKind, RawMemory};
+use std::sync::Arc;
+
+use heapwire_cpu::objgraph::{self, ImageMemory, ObjDecoder, ObjError, RawMemory};
+use heapwire_engine::RejectKind;
+
+/// The kinds this header numbers, in the order of its HW_OG_* codes (code = index + 1).
+const OG_KINDS: [RejectKind; 15] = {
+    use RejectKind::*;
+    [
+        Truncated, CountTooLarge, UnknownType, BadReference, ReferenceType, RootType, TrailingBytes, ImageTooLarge,
+        BadBase, BufferTooSmall, NotAClass, UnknownHeader, BadPointer, ValueOutOfRange, TooManyObjects,
+    ]
+};
+
+fn og_code(k: RejectKind) -> i32 {
+    OG_KINDS.iter().position(|&x| x == k).map(|i| i as i32 + 1).unwrap_or(HW_OG_BAD_ARGUMENT)
+}
 use heapwire_cpu::DecodeOptions;
 use heapwire_schema::{CompiledSchema, LayoutOptions, PointerWidth, NONE};
 
@@ -20,21 +36,17 @@ pub struct HwOgError {
 }
 
 pub struct HwOg {
-    // `dec` borrows `schema`: the box keeps its address fixed; `dec` is dropped first.
-    dec: ObjDecoder<'static>,
-    schema: Box<CompiledSchema>,
+    dec: ObjDecoder<Arc<CompiledSchema>>,
+    schema: Arc<CompiledSchema>,
     opts: DecodeOptions,
     wire: Vec<u8>,
 }
 
 impl HwOg {
     fn new(schema: CompiledSchema) -> Box<HwOg> {
-        let schema = Box::new(schema);
-        // SAFETY: the schema lives in a box owned by the same struct and is never moved
-        // out or mutated while `dec` exists (field order drops `dec` first).
-        let sref: &'static CompiledSchema = unsafe { &*(schema.as_ref() as *const CompiledSchema) };
-        let opts = DecodeOptions { type_words: (0..sref.messages.len() as u64).collect(), max_image_bytes: u64::MAX, ..Default::default() };
-        Box::new(HwOg { dec: ObjDecoder::new(sref), schema, opts, wire: Vec::new() })
+        let schema = Arc::new(schema);
+        let opts = DecodeOptions { type_words: (0..schema.messages.len() as u64).collect(), max_image_bytes: u64::MAX, ..Default::default() };
+        Box::new(HwOg { dec: ObjDecoder::new(schema.clone()), schema, opts, wire: Vec::new() })
     }
 }
 
@@ -53,9 +65,9 @@ fn write_err(err: *mut c_char, cap: usize, msg: &str) {
 fn report(e: &ObjError, err: *mut HwOgError) -> i32 {
     if !err.is_null() {
         // SAFETY: non-null `err` points to a caller's hw_og_error.
-        unsafe { *err = HwOgError { kind: e.kind.code(), offset: e.offset, needed: e.needed } };
+        unsafe { *err = HwOgError { kind: og_code(e.kind), offset: e.offset, needed: e.needed } };
     }
-    e.kind.code()
+    og_code(e.kind)
 }
 
 fn bad_arg(err: *mut HwOgError) -> i32 {
@@ -205,7 +217,7 @@ unsafe fn finish_encode(g: &mut HwOg, r: Result<(), ObjError>, out: *mut u8, cap
         return report(&e, err);
     }
     if g.wire.len() > cap || (out.is_null() && !g.wire.is_empty()) {
-        return report(&ObjError { kind: ObjErrorKind::BufferTooSmall, offset: 0, needed: g.wire.len() as u64 }, err);
+        return report(&ObjError { kind: RejectKind::BufferTooSmall, offset: 0, needed: g.wire.len() as u64 }, err);
     }
     if !g.wire.is_empty() {
         std::ptr::copy_nonoverlapping(g.wire.as_ptr(), out, g.wire.len());
@@ -294,8 +306,8 @@ mod tests {
 
     #[test]
     fn names_match_the_engine() {
-        for k in ObjErrorKind::ALL {
-            let n = unsafe { CStr::from_ptr(hw_og_error_name(k.code())) };
+        for k in OG_KINDS {
+            let n = unsafe { CStr::from_ptr(hw_og_error_name(og_code(k))) };
             assert_eq!(n.to_str().unwrap(), k.name());
         }
     }

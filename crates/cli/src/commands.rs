@@ -1,16 +1,16 @@
-//! What each subcommand does, on top of the library crates.
+//! What each subcommand does, on top of the library crates. Every decode goes through
+//! the engine door (`heapwire_engine::Engine`); nothing here branches on the wire format.
 
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Write};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
-use heapwire_cpu::{DecodeError, DecodeOptions, Decoder};
+use heapwire_engine::framing::{put_varint, Delimited};
+use heapwire_engine::{Engine, Error, Options, Rejection, Request, Wire};
 use heapwire_schema::CompiledSchema;
 
 use crate::Failure;
-
-/// Largest single message accepted from a delimited stream.
-const MAX_MESSAGE_BYTES: u64 = 1 << 31;
 
 pub fn compile(s: &CompiledSchema, schema_path: &Path, dir: &Path, rtl: bool) -> Result<(), Failure> {
     std::fs::create_dir_all(dir).map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
@@ -22,102 +22,93 @@ pub fn compile(s: &CompiledSchema, schema_path: &Path, dir: &Path, rtl: bool) ->
         Ok(())
     };
     write(format!("{stem}.hwsc"), &heapwire_schema::table_file::write(s))?;
-    write(format!("{stem}.gen.h"), heapwire_image::c_header(s, stem).as_bytes())?;
-    write(format!("{stem}_views.gen.rs"), heapwire_image::rust_views(s).as_bytes())?;
+    write(format!("{stem}.gen.h"), heapwire_emit::c_header(s, stem).as_bytes())?;
+    write(format!("{stem}_views.gen.rs"), heapwire_emit::rust_views(s).as_bytes())?;
     if !s.classes.is_empty() {
         // Object-graph classes: the C++ header whose static_asserts check the layout.
-        write(format!("{stem}_objgraph.gen.h"), heapwire_cpu::objgraph::header::cpp_header(s, stem).as_bytes())?;
+        write(format!("{stem}_objgraph.gen.h"), heapwire_emit::cpp_header(s, stem).as_bytes())?;
     }
     if rtl {
-        rtl_core(s, stem, dir)?;
+        heapwire_rtl::check_supported(s).map_err(|e| Failure::Usage(format!("--rtl: unsupported by the hardware core: {e}")))?;
+        let files = heapwire_rtl::write_core(s, stem, dir).map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
+        for f in files {
+            eprintln!("wrote {}", f.display());
+        }
     }
     Ok(())
 }
 
-/// Reads one varint length prefix; `Ok(None)` at a clean end of stream.
-fn read_len(r: &mut dyn BufRead, at: u64) -> Result<Option<u64>, Failure> {
-    let mut v = 0u64;
-    for i in 0..10 {
-        let mut b = [0u8; 1];
-        if r.read(&mut b)? == 0 {
-            return if i == 0 { Ok(None) } else { Err(Failure::Input(format!("truncated at byte {} (length prefix)", at + i))) };
-        }
-        v |= ((b[0] & 0x7f) as u64) << (7 * i);
-        if b[0] < 0x80 {
-            return Ok(Some(v));
-        }
-    }
-    Err(Failure::Input(format!("varint_too_long at byte {at} (length prefix)")))
+/// What a decoding command asks of an engine.
+pub struct Job {
+    pub schema: Arc<CompiledSchema>,
+    pub msg: usize,
+    pub wire: Wire,
+    /// `base` is where the first image lives; with `delimited` each next image lives
+    /// right after the previous one.
+    pub options: Options,
+    pub delimited: bool,
+    pub json: bool,
 }
 
-/// Iterates the messages of a delimited stream (or the single message of a plain input),
-/// holding one message in memory at a time.
+/// Totals of a run, kept also when it stops at a rejected message.
+#[derive(Default)]
+pub struct Tally {
+    pub messages: u64,
+    pub cycles: u64,
+}
+
+fn failure(e: Error) -> Failure {
+    match e {
+        Error::Rejected(r) => Failure::Input(r.to_string()),
+        Error::Engine(m) => Failure::Usage(m),
+    }
+}
+
+/// Calls `f` with each message of the input (the whole input, or each message of a
+/// delimited stream) and its start offset and index; one message in memory at a time.
 fn for_each_message(
     delimited: bool,
     input: &mut dyn BufRead,
     mut f: impl FnMut(&[u8], u64, u64) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
-    let mut buf = Vec::new();
     if !delimited {
+        let mut buf = Vec::new();
         input.read_to_end(&mut buf)?;
         return f(&buf, 0, 0);
     }
-    let (mut at, mut index) = (0u64, 0u64);
-    while let Some(len) = read_len(input, at)? {
-        let start = at + heapwire_cpu::varint_len(len) as u64;
-        if len > MAX_MESSAGE_BYTES {
-            return Err(Failure::Input(format!("length_past_end at byte {at} (message {index}: {len} bytes claimed)")));
-        }
-        buf.clear();
-        // `take` grows the buffer only as bytes arrive: a huge claimed length costs nothing.
-        let got = input.take(len).read_to_end(&mut buf)? as u64;
-        if got < len {
-            return Err(Failure::Input(format!("truncated at byte {} (message {index} claims {len} bytes)", start + got)));
-        }
-        f(&buf, start, index)?;
-        at = start + len;
-        index += 1;
+    let mut stream = Delimited::new(input);
+    while let Some(m) = stream.next_frame().map_err(failure)? {
+        f(m.bytes, m.start, m.index)?;
     }
     Ok(())
 }
 
-fn rejected(e: DecodeError, start: u64, index: u64, delimited: bool) -> Failure {
-    let at = start + e.offset as u64;
-    if delimited {
-        Failure::Input(format!("{} at byte {at} (message {index})", e.kind.name()))
-    } else {
-        Failure::Input(format!("{} at byte {at}", e.kind.name()))
-    }
-}
-
-pub fn decode(
-    s: &CompiledSchema,
-    mi: usize,
-    opts: &DecodeOptions,
-    delimited: bool,
-    json: bool,
-    input: &mut dyn BufRead,
-    out: &mut dyn Write,
-) -> Result<(), Failure> {
-    let mut dec = Decoder::new(s);
-    let mut image = Vec::new();
-    let mut text = Vec::new();
-    let mut opts = opts.clone();
-    for_each_message(delimited, input, |msg, start, index| {
-        dec.decode(mi, msg, &opts, &mut image).map_err(|e| rejected(e, start, index, delimited))?;
-        if json {
+/// `decode` and `sim`: each message through `engine`; the images (or JSON documents)
+/// on `out`.
+pub fn decode(engine: &mut dyn Engine, job: &Job, input: &mut dyn BufRead, out: &mut dyn Write, tally: &mut Tally) -> Result<(), Failure> {
+    engine.check(job.msg, job.wire).map_err(Failure::Usage)?;
+    let mut printer = job.json.then(|| heapwire_json::Printer::new(job.schema.clone()));
+    let mut options = job.options.clone();
+    let (mut image, mut text) = (Vec::new(), Vec::new());
+    for_each_message(job.delimited, input, |msg, start, index| {
+        let req = Request { msg: job.msg, wire: job.wire, input: msg, options: &options };
+        let r = engine.decode(&req, &mut image);
+        tally.cycles += engine.last_cycles().unwrap_or(0);
+        if let Err(Error::Rejected(r)) = r {
+            let r = if job.delimited { r.within(start, index) } else { r };
+            return Err(Failure::Input(r.to_string()));
+        }
+        r.map_err(failure)?;
+        tally.messages += 1;
+        if let Some(p) = &mut printer {
             text.clear();
-            let view = heapwire_image::ImageView::for_schema(s, &image, opts.base);
-            heapwire_cpu::json::print::to_json_into(s, mi, &view, 0, &mut text)
-                .map_err(|e| Failure::Input(format!("json: {e}")))?;
-            text.push(b'\n');
-            write_out(out, &text)?;
+            p.print(job.wire, job.msg, msg, &image, &options, job.delimited, &mut text).map_err(|e| Failure::Input(format!("json: {e}")))?;
+            write_out(out, &text)
         } else {
             write_out(out, &image)?;
-            // The next image of a stream lives right after this one.
-            opts.base += image.len() as u64;
+            options.base += image.len() as u64;
+            Ok(())
         }
-        Ok(())
     })
 }
 
@@ -125,7 +116,7 @@ pub fn decode(
 fn write_message(out: &mut dyn Write, wire: &[u8], delimited: bool) -> Result<(), Failure> {
     if delimited {
         let mut len = Vec::with_capacity(10);
-        heapwire_cpu::put_varint(&mut len, wire.len() as u64);
+        put_varint(&mut len, wire.len() as u64);
         write_out(out, &len)?;
     }
     write_out(out, wire)
@@ -157,22 +148,25 @@ fn json_documents(text: &[u8], delimited: bool) -> Result<Vec<(usize, &str)>, Fa
         .collect())
 }
 
-pub fn encode_json(s: &CompiledSchema, mi: usize, delimited: bool, text: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
-    let docs = json_documents(text, delimited)?;
-    let mut wire = Vec::new();
-    for (line_start, doc) in docs {
-        wire.clear();
-        heapwire_cpu::json::parse::from_json(s, mi, doc.as_bytes(), &mut wire).map_err(|e| Failure::Input(format!("json at byte {line_start}: {e}")))?;
-        write_message(out, &wire, delimited)?;
+/// `encode --from-json`: each JSON document to wire bytes.
+pub fn encode_json(s: &CompiledSchema, msg: usize, wire: Wire, delimited: bool, text: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
+    heapwire_cpu::check_request(s, msg, wire).map_err(Failure::Usage)?;
+    let mut bytes = Vec::new();
+    for (doc_start, doc) in json_documents(text, delimited)? {
+        heapwire_json::parse(s, wire, msg, doc, &mut bytes).map_err(|e| Failure::Input(e.describe(doc_start)))?;
+        write_message(out, &bytes, delimited)?;
     }
     Ok(())
 }
 
-pub fn bench(s: &CompiledSchema, mi: usize, data: &[u8], reps: usize, out: &mut dyn Write) -> Result<(), Failure> {
+/// `bench`: decode throughput through the engine door, median of `reps` timed passes
+/// over every message of the input.
+pub fn bench(engine: &mut dyn Engine, job: &Job, data: &[u8], reps: usize, out: &mut dyn Write) -> Result<(), Failure> {
+    engine.check(job.msg, job.wire).map_err(Failure::Usage)?;
     // Split the stream first so only decoding is timed.
     let mut msgs = Vec::new();
     let mut cursor = data;
-    for_each_message(true, &mut cursor, |m, start, _| {
+    for_each_message(job.delimited, &mut cursor, |m, start, _| {
         msgs.push((start as usize, m.len()));
         Ok(())
     })?;
@@ -180,18 +174,22 @@ pub fn bench(s: &CompiledSchema, mi: usize, data: &[u8], reps: usize, out: &mut 
         return Err(Failure::Input("no messages in the input".into()));
     }
     let payload: usize = msgs.iter().map(|m| m.1).sum();
-    let mut dec = Decoder::new(s);
-    let opts = DecodeOptions::default();
     let mut image = Vec::new();
+    fn request<'a>(job: &'a Job, input: &'a [u8]) -> Request<'a> {
+        Request { msg: job.msg, wire: job.wire, input, options: &job.options }
+    }
     // Validate once (and warm up) before timing.
     for (i, &(st, len)) in msgs.iter().enumerate() {
-        dec.decode(mi, &data[st..st + len], &opts, &mut image).map_err(|e| rejected(e, st as u64, i as u64, true))?;
+        engine.decode(&request(job, &data[st..st + len]), &mut image).map_err(|e| match e {
+            Error::Rejected(r) => Failure::Input(Rejection::within(r, st as u64, i as u64).to_string()),
+            e => failure(e),
+        })?;
     }
     let mut times = Vec::with_capacity(reps);
     for r in 0..reps {
         let t = Instant::now();
         for &(st, len) in &msgs {
-            let _ = dec.decode(mi, std::hint::black_box(&data[st..st + len]), &opts, &mut image);
+            let _ = engine.decode(&request(job, std::hint::black_box(&data[st..st + len])), &mut image);
             std::hint::black_box(&image);
         }
         times.push(t.elapsed().as_secs_f64());
@@ -203,128 +201,4 @@ pub fn bench(s: &CompiledSchema, mi: usize, data: &[u8], reps: usize, out: &mut 
     writeln!(out, "messages: {}, payload: {} bytes, reps: {reps}", msgs.len(), payload)?;
     writeln!(out, "decode: {:.1} MB/s, {:.0} msg/s", payload as f64 / med / 1e6, msgs.len() as f64 / med)?;
     Ok(())
-}
-
-/// `decode --wire objgraph`: object graphs (docs/objgraph-wire.md) into heap images of
-/// C++-style objects at `--base`, or JSON (objects by id, references as `{"@ref": id}`).
-pub fn objgraph_decode(
-    s: &CompiledSchema,
-    mi: usize,
-    opts: &DecodeOptions,
-    delimited: bool,
-    json: bool,
-    input: &mut dyn BufRead,
-    out: &mut dyn Write,
-) -> Result<(), Failure> {
-    use heapwire_cpu::objgraph::{json::print_json, ObjDecoder};
-    objgraph_class_check(s, mi)?;
-    let mut dec = ObjDecoder::new(s);
-    let mut image = Vec::new();
-    let mut text = Vec::new();
-    let mut opts = opts.clone();
-    for_each_message(delimited, input, |msg, start, index| {
-        dec.decode(mi, msg, &opts, &mut image).map_err(|e| {
-            let at = start + e.offset;
-            Failure::Input(if delimited {
-                format!("{} at byte {at} (message {index})", e.kind.name())
-            } else {
-                format!("{} at byte {at}", e.kind.name())
-            })
-        })?;
-        if json {
-            text.clear();
-            print_json(&dec, &image, opts.base, &mut text);
-            if delimited {
-                // One document per line (strings never hold raw newlines).
-                text.retain(|&b| b != b'\n');
-                text.push(b'\n');
-            }
-            write_out(out, &text)?;
-        } else {
-            write_out(out, &image)?;
-            opts.base += image.len() as u64;
-        }
-        Ok(())
-    })
-}
-
-fn objgraph_class_check(s: &CompiledSchema, mi: usize) -> Result<(), Failure> {
-    if s.class_of(mi).is_none() {
-        return Err(Failure::Usage(format!(
-            "{} is not a class: --wire objgraph needs a message with option (heapwire.class) (heapwire/options.proto)",
-            s.messages[mi].full_name
-        )));
-    }
-    Ok(())
-}
-
-/// `encode --wire objgraph --from-json`: the JSON `decode --wire objgraph --json` prints,
-/// back to wire bytes (with `--delimited`: one document per line, length-prefixed).
-pub fn objgraph_encode(s: &CompiledSchema, mi: usize, delimited: bool, text: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
-    use heapwire_cpu::objgraph::{json::parse_json, Tables};
-    objgraph_class_check(s, mi)?;
-    let docs = json_documents(text, delimited)?;
-    let t = Tables::new(s);
-    let mut wire = Vec::new();
-    for (line_start, doc) in docs {
-        parse_json(s, &t, mi, doc, &mut wire).map_err(|e| Failure::Input(format!("{} at byte {}", e.kind, line_start + e.offset)))?;
-        write_message(out, &wire, delimited)?;
-    }
-    Ok(())
-}
-
-/// `compile --rtl`: the generated core and the hand-written engine files it needs.
-pub fn rtl_core(s: &CompiledSchema, stem: &str, dir: &Path) -> Result<(), Failure> {
-    heapwire_rtl::check_supported(s).map_err(|e| Failure::Usage(format!("--rtl: unsupported by the hardware core: {e}")))?;
-    let files = heapwire_rtl::write_core(s, stem, dir).map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
-    for f in files {
-        eprintln!("wrote {}", f.display());
-    }
-    Ok(())
-}
-
-/// `sim`: the generated core (protobuf, or objgraph with `objgraph`) in Icarus Verilog on
-/// each message of the input; the images on stdout (what `decode` writes: with
-/// `--delimited` each image is relocated to the end of the previous one), the total
-/// `cycles: N` on stderr, also when a message is rejected.
-pub fn sim(
-    s: &CompiledSchema,
-    mi: usize,
-    objgraph: bool,
-    base: u64,
-    delimited: bool,
-    input: &mut dyn BufRead,
-    out: &mut dyn Write,
-) -> Result<(), Failure> {
-    if objgraph {
-        objgraph_class_check(s, mi)?;
-    }
-    let (mut base, mut cycles) = (base, 0u64);
-    let res = for_each_message(delimited, input, |msg, start, index| {
-        let r = if objgraph {
-            heapwire_rtl::simulate_objgraph(s, mi, msg, &heapwire_rtl::OgSimOptions { base, ..Default::default() })
-        } else {
-            heapwire_rtl::simulate(s, mi, msg, &heapwire_rtl::SimOptions { base, ..Default::default() })
-        };
-        match r {
-            Ok(r) => {
-                cycles += r.cycles;
-                write_out(out, &r.image)?;
-                base += r.image.len() as u64;
-                Ok(())
-            }
-            Err(heapwire_rtl::SimError::Rejected { kind, offset, cycles: c }) => {
-                cycles += c;
-                let at = start + offset;
-                Err(Failure::Input(if delimited {
-                    format!("{kind} at byte {at} (message {index})")
-                } else {
-                    format!("{kind} at byte {at}")
-                }))
-            }
-            Err(e) => Err(Failure::Usage(e.to_string())),
-        }
-    });
-    eprintln!("cycles: {cycles}");
-    res
 }

@@ -6,8 +6,10 @@
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use heapwire_engine::Options;
 use heapwire_schema::{CompiledSchema, LayoutOptions, PointerWidth};
 
 mod commands;
@@ -58,13 +60,14 @@ enum Cmd {
     Encode {
         #[command(flatten)]
         common: Common,
-        /// Read the proto3 JSON mapping (the only source for now).
+        /// The input is JSON (the proto3 JSON mapping, or the object-graph JSON form
+        /// with --wire objgraph). JSON is the only input format; the flag says so.
         #[arg(long, required = true)]
         from_json: bool,
         #[arg(default_value = "-")]
         input: String,
     },
-    /// Measure decode throughput on a length-delimited file (single core).
+    /// Measure decode throughput (single core, through the engine door).
     Bench {
         #[arg(long)]
         schema: PathBuf,
@@ -72,7 +75,10 @@ enum Cmd {
         include: Vec<PathBuf>,
         #[arg(long = "type", value_name = "pkg.Type")]
         type_name: String,
-        #[arg(long, required = true)]
+        #[arg(long, value_enum, default_value = "protobuf")]
+        wire: Wire,
+        /// The input is a stream of varint-delimited messages (otherwise one message).
+        #[arg(long)]
         delimited: bool,
         /// Timed passes over the input; the median is reported.
         #[arg(long, default_value_t = 9)]
@@ -114,6 +120,15 @@ enum PtrWidth {
 enum Wire {
     Protobuf,
     Objgraph,
+}
+
+impl From<Wire> for heapwire_engine::Wire {
+    fn from(w: Wire) -> Self {
+        match w {
+            Wire::Protobuf => heapwire_engine::Wire::Protobuf,
+            Wire::Objgraph => heapwire_engine::Wire::Objgraph,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -202,43 +217,37 @@ fn run(cli: Cli) -> Result<(), Failure> {
             commands::compile(&s, &schema, &dir, rtl)?;
         }
         Cmd::Decode { common, json, base, max_depth, max_image_bytes, input } => {
-            let s = load_schema(&common.schema, &common.include, layout(&common.layout))?;
-            let mi = message_index(&s, &common.type_name)?;
-            if common.wire == Wire::Objgraph {
-                let opts = heapwire_cpu::DecodeOptions { base, max_depth, max_image_bytes, type_words: Vec::new() };
-                let mut reader = open_input(&input)?;
-                commands::objgraph_decode(&s, mi, &opts, common.delimited, json, &mut reader, &mut out)?;
-                out.flush()?;
-                return Ok(());
-            }
-            let opts = heapwire_cpu::DecodeOptions { base, max_depth, max_image_bytes, type_words: Vec::new() };
-            let mut reader = open_input(&input)?;
-            commands::decode(&s, mi, &opts, common.delimited, json, &mut reader, &mut out)?;
+            let s = Arc::new(load_schema(&common.schema, &common.include, layout(&common.layout))?);
+            let msg = message_index(&s, &common.type_name)?;
+            let opts = Options { base, max_depth, max_image_bytes, type_words: Vec::new() };
+            let mut engine = heapwire_cpu::CpuEngine::new(s.clone());
+            let job = commands::Job { schema: s, msg, wire: common.wire.into(), options: opts, delimited: common.delimited, json };
+            commands::decode(&mut engine, &job, &mut *open_input(&input)?, &mut out, &mut commands::Tally::default())?;
         }
         Cmd::Encode { common, from_json: _, input } => {
             let s = load_schema(&common.schema, &common.include, layout(&common.layout))?;
-            let mi = message_index(&s, &common.type_name)?;
-            if common.wire == Wire::Objgraph {
-                let text = read_all(&input)?;
-                commands::objgraph_encode(&s, mi, common.delimited, &text, &mut out)?;
-                out.flush()?;
-                return Ok(());
-            }
-            let text = read_all(&input)?;
-            commands::encode_json(&s, mi, common.delimited, &text, &mut out)?;
+            let msg = message_index(&s, &common.type_name)?;
+            commands::encode_json(&s, msg, common.wire.into(), common.delimited, &read_all(&input)?, &mut out)?;
         }
-        Cmd::Bench { schema, include, type_name, delimited: _, reps, input } => {
-            let s = load_schema(&schema, &include, LayoutOptions::default())?;
-            let mi = message_index(&s, &type_name)?;
+        Cmd::Bench { schema, include, type_name, wire, delimited, reps, input } => {
+            let s = Arc::new(load_schema(&schema, &include, LayoutOptions::default())?);
+            let msg = message_index(&s, &type_name)?;
             let data = std::fs::read(&input).map_err(|e| Failure::Usage(format!("{}: {e}", input.display())))?;
-            commands::bench(&s, mi, &data, reps.max(1), &mut out)?;
+            let mut engine = heapwire_cpu::CpuEngine::new(s.clone());
+            let job = commands::Job { schema: s, msg, wire: wire.into(), options: Options::default(), delimited, json: false };
+            commands::bench(&mut engine, &job, &data, reps.max(1), &mut out)?;
         }
         Cmd::Sim { common, base, input } => {
-            let s = load_schema(&common.schema, &common.include, layout(&common.layout))?;
-            let mi = message_index(&s, &common.type_name)?;
-            let mut reader = open_input(&input)?;
-            let objgraph = common.wire == Wire::Objgraph;
-            commands::sim(&s, mi, objgraph, base, common.delimited, &mut reader, &mut out)?;
+            let s = Arc::new(load_schema(&common.schema, &common.include, layout(&common.layout))?);
+            let msg = message_index(&s, &common.type_name)?;
+            let mut engine = heapwire_rtl::SimEngine::new(s.clone());
+            let options = Options { base, ..Options::default() };
+            let job = commands::Job { schema: s, msg, wire: common.wire.into(), options, delimited: common.delimited, json: false };
+            let mut tally = commands::Tally::default();
+            let r = commands::decode(&mut engine, &job, &mut *open_input(&input)?, &mut out, &mut tally);
+            // Also when a message is rejected: the cycles up to and including it.
+            eprintln!("cycles: {}", tally.cycles);
+            r?;
         }
     }
     match out.flush() {

@@ -21,7 +21,7 @@ fn committed_views_are_current() {
     let s = compile_files(&[d.join("unit.proto")], &[d], LayoutOptions::default()).unwrap();
     let committed = include_str!("views/unit_views.gen.rs");
     assert!(
-        heapwire_image::rust_views(&s) == committed,
+        heapwire_emit::rust_views(&s) == committed,
         "crates/cli/tests/views/unit_views.gen.rs is stale: regenerate with \
          `heapwire compile crates/cpu/testdata/unit.proto -o OUT` and copy OUT/unit_views.gen.rs"
     );

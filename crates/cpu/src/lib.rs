@@ -1,16 +1,13 @@
 //! heapwire-cpu: the CPU engine — the reference and the fast path.
 //!
-//! One door per direction: compiled schema + wire bytes in, heap image out
-//! ([`decode::Decoder`]); image out to wire ([`encode`]) and JSON ([`json`]).
+//! One room per wire format: [`protobuf`] (decode into a heap image, encode back) and
+//! [`objgraph`] (the MSR paper's object graphs). [`CpuEngine`] puts both behind the
+//! engine door (`heapwire-engine`).
 
-pub mod decode;
-pub mod encode;
-pub mod json;
 pub mod objgraph;
-mod wire;
+pub mod protobuf;
 
-pub use decode::{DecodeError, DecodeOptions, Decoder, ErrorKind};
-pub use wire::{put_varint, varint_len};
+mod engine;
 
-#[cfg(test)]
-mod decode_tests;
+pub use engine::{check_request, CpuEngine};
+pub use protobuf::{DecodeError, DecodeOptions, Decoder};

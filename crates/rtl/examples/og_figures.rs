@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use heapwire_cpu::objgraph::scaled_tree::wire as chain;
+use heapwire_testkit::scaled_tree::wire as chain;
 use heapwire_cpu::objgraph::ObjDecoder;
 use heapwire_cpu::DecodeOptions;
 use heapwire_rtl::{simulate_objgraph, OgSimOptions};

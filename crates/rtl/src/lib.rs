@@ -9,6 +9,7 @@
 //!
 //! See `docs/hardware.md`.
 
+mod engine;
 mod gen;
 mod objgraph;
 
@@ -17,6 +18,7 @@ use std::process::Command;
 
 use heapwire_schema::CompiledSchema;
 
+pub use engine::SimEngine;
 pub use gen::{check_supported, generate};
 pub use objgraph::{
     generate_og, og_check_supported, og_error_name, simulate_objgraph, write_og_core, OgSimOptions, OG_CORE_SOURCES, OG_ERROR_NAMES,

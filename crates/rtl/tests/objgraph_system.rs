@@ -15,7 +15,7 @@
 mod common;
 use common::{env_num, root, Rng};
 
-use heapwire_cpu::objgraph::scaled_tree::wire as chain;
+use heapwire_testkit::scaled_tree::wire as chain;
 use heapwire_cpu::objgraph::ObjDecoder;
 use heapwire_cpu::DecodeOptions;
 use heapwire_rtl::{simulate_objgraph, OgSimOptions, SimError};

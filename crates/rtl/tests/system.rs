@@ -17,7 +17,8 @@ mod common;
 use common::{env_num, root, Rng};
 use std::path::PathBuf;
 
-use heapwire_cpu::{put_varint, DecodeOptions, Decoder};
+use heapwire_cpu::protobuf::wire::put_varint;
+use heapwire_cpu::{DecodeOptions, Decoder};
 use heapwire_rtl::{simulate, SimError, SimOptions};
 use heapwire_schema::{CompiledSchema, Kind, LayoutOptions, PointerWidth};
 

@@ -1,14 +1,17 @@
 //! Objgraph wire bytes → heap image (the reference implementation of
 //! `docs/objgraph-wire.md`, and the paper's section 5.3.2 state machine in software).
 
+use heapwire_engine::RejectKind as K;
+use std::ops::Deref;
+
 use heapwire_schema::CompiledSchema;
 
-use super::{oerr, Conv, ObjError, ObjErrorKind as K, Tables, NULL_REF};
-use crate::decode::DecodeOptions;
+use super::{oerr, Conv, ObjError, Tables, NULL_REF};
+use crate::protobuf::DecodeOptions;
 
 /// Reusable objgraph decoder for one compiled schema; scratch persists between calls.
-pub struct ObjDecoder<'s> {
-    schema: &'s CompiledSchema,
+pub struct ObjDecoder<S: Deref<Target = CompiledSchema>> {
+    schema: S,
     t: Tables,
     /// Per object of the last decode: class index and image offset.
     cls: Vec<u32>,
@@ -20,13 +23,15 @@ fn rd32(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
 }
 
-impl<'s> ObjDecoder<'s> {
-    pub fn new(schema: &'s CompiledSchema) -> Self {
-        ObjDecoder { schema, t: Tables::new(schema), cls: Vec::new(), off: Vec::new() }
+impl<S: Deref<Target = CompiledSchema>> ObjDecoder<S> {
+    /// `schema` is a reference or a shared pointer (`Arc`) to the compiled schema.
+    pub fn new(schema: S) -> Self {
+        let t = Tables::new(&schema);
+        ObjDecoder { schema, t, cls: Vec::new(), off: Vec::new() }
     }
 
-    pub fn schema(&self) -> &'s CompiledSchema {
-        self.schema
+    pub fn schema(&self) -> &CompiledSchema {
+        &self.schema
     }
 
     pub fn tables(&self) -> &Tables {

@@ -9,9 +9,10 @@
 
 use std::collections::HashMap;
 
+use heapwire_engine::RejectKind as K;
 use heapwire_schema::{CompiledSchema, NONE};
 
-use super::{fits, oerr, Conv, ObjError, ObjErrorKind as K, Tables, NULL_REF};
+use super::{fits, oerr, Conv, ObjError, Tables, NULL_REF};
 
 /// Memory the serializer reads objects from.
 pub trait Memory {

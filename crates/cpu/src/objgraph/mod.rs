@@ -6,21 +6,15 @@
 //! * [`encode`]: objects in memory (an image, or live objects of this process) → wire
 //!   bytes, two passes in prefix order with an object → id map, so shared objects and
 //!   cycles survive.
-//! * [`json`]: a decoded graph as JSON (objects by id, references as `{"@ref": id}`),
-//!   and JSON back to wire bytes.
-//! * [`header`]: the C/C++ header with `static_assert`s on the class layout.
-//! * [`scaled_tree`]: the paper's scaled expression tree on the wire (tests, figures).
+//!
+//! Its JSON form lives in `heapwire-json`, its C++ header in `heapwire-emit`.
 //!
 //! Nothing here recurses: graphs are flat lists and traversals use explicit stacks.
 
 mod decode;
 pub mod encode;
-pub mod header;
-pub mod json;
-pub mod scaled_tree;
-#[cfg(test)]
-mod tests;
 
+use heapwire_engine::RejectKind;
 use heapwire_schema::{CompiledSchema, Kind, NONE};
 
 pub use decode::ObjDecoder;
@@ -29,80 +23,12 @@ pub use encode::{encode, ImageMemory, Memory, RawMemory};
 /// Reference value on the wire meaning null.
 pub const NULL_REF: u32 = u32::MAX;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ObjErrorKind {
-    /// The input ends inside the count, a type id or a member.
-    Truncated,
-    /// The object count is larger than the input could hold (4 bytes of type id each).
-    CountTooLarge,
-    /// A type id that no concrete class has.
-    UnknownType,
-    /// A reference index not below the object count (and not the null value).
-    BadReference,
-    /// A reference to an object whose class is not the field's class or a subclass.
-    ReferenceType,
-    /// Object 0 is not of the requested root class (or a subclass).
-    RootType,
-    /// Bytes after the last member of the last object.
-    TrailingBytes,
-    /// The image would exceed `max_image_bytes` (or 4 GiB).
-    ImageTooLarge,
-    /// `base` is not 8-aligned, or `base + image size` does not fit the pointer width.
-    BadBase,
-    /// The caller's buffer is smaller than the image (`decode_into`).
-    BufferTooSmall,
-    /// The requested type is not a class.
-    NotAClass,
-    /// Encoding: a header word that is no concrete class's register value.
-    UnknownHeader,
-    /// Encoding: a pointer outside the memory being read.
-    BadPointer,
-    /// Encoding: a member value that does not fit its wire width.
-    ValueOutOfRange,
-    /// Encoding: more objects than the wire can number.
-    TooManyObjects,
-}
-
-impl ObjErrorKind {
-    pub fn name(self) -> &'static str {
-        use ObjErrorKind::*;
-        match self {
-            Truncated => "truncated",
-            CountTooLarge => "count_too_large",
-            UnknownType => "unknown_type",
-            BadReference => "bad_reference",
-            ReferenceType => "reference_type",
-            RootType => "root_type",
-            TrailingBytes => "trailing_bytes",
-            ImageTooLarge => "image_too_large",
-            BadBase => "bad_base",
-            BufferTooSmall => "buffer_too_small",
-            NotAClass => "not_a_class",
-            UnknownHeader => "unknown_header",
-            BadPointer => "bad_pointer",
-            ValueOutOfRange => "value_out_of_range",
-            TooManyObjects => "too_many_objects",
-        }
-    }
-    /// Stable numbers for the C API (0 is success).
-    pub fn code(self) -> i32 {
-        self as i32 + 1
-    }
-    pub const ALL: [ObjErrorKind; 15] = {
-        use ObjErrorKind::*;
-        [
-            Truncated, CountTooLarge, UnknownType, BadReference, ReferenceType, RootType, TrailingBytes, ImageTooLarge,
-            BadBase, BufferTooSmall, NotAClass, UnknownHeader, BadPointer, ValueOutOfRange, TooManyObjects,
-        ]
-    };
-}
-
 /// A rejected input (or object structure): what and where. For decoding, `offset` is
 /// a byte offset in the wire input; for encoding, the address of the offending object
 /// or member. `needed` is the image size for `BufferTooSmall`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ObjError {
-    pub kind: ObjErrorKind,
+    pub kind: RejectKind,
     pub offset: u64,
     pub needed: u64,
 }
@@ -115,13 +41,13 @@ impl std::fmt::Display for ObjError {
 
 impl std::error::Error for ObjError {}
 
-pub(crate) fn oerr<T>(kind: ObjErrorKind, offset: u64) -> Result<T, ObjError> {
+pub(crate) fn oerr<T>(kind: RejectKind, offset: u64) -> Result<T, ObjError> {
     Err(ObjError { kind, offset, needed: 0 })
 }
 
 /// How a member is read and written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Conv {
+pub enum Conv {
     /// Reference to an object of class index `target` or a subclass.
     Ref(u32),
     Signed,
@@ -132,7 +58,7 @@ pub(crate) enum Conv {
 }
 
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Op {
+pub struct Op {
     pub offset: u32,
     pub size: u8,
     /// 0 = not on the wire.
@@ -141,7 +67,7 @@ pub(crate) struct Op {
 }
 
 #[derive(Clone, Debug)]
-pub(crate) struct ClassT {
+pub struct ClassT {
     pub msg: u32,
     pub type_id: u32,
     pub size: u32,
@@ -155,14 +81,14 @@ pub(crate) struct ClassT {
 /// What the objgraph engines derive from the compiled schema once.
 #[derive(Clone, Debug)]
 pub struct Tables {
-    pub(crate) classes: Vec<ClassT>,
+    pub classes: Vec<ClassT>,
     /// type id → class index, for ids below `DENSE_IDS`.
     dense: Vec<u32>,
     /// Other type ids, sorted (id, class index).
     sparse: Vec<(u32, u32)>,
     /// `sub[c * n + t]`: class c is t or derives from t.
     sub: Vec<bool>,
-    pub(crate) ptr: u32,
+    pub ptr: u32,
 }
 
 const DENSE_IDS: u32 = 4096;
@@ -228,7 +154,7 @@ impl Tables {
     }
 
     #[inline]
-    pub(crate) fn class_for_type(&self, id: u32) -> Option<u32> {
+    pub fn class_for_type(&self, id: u32) -> Option<u32> {
         if id < DENSE_IDS {
             self.dense.get(id as usize).copied().filter(|&c| c != NONE)
         } else {
@@ -237,14 +163,14 @@ impl Tables {
     }
 
     #[inline]
-    pub(crate) fn is_sub(&self, c: u32, t: u32) -> bool {
+    pub fn is_sub(&self, c: u32, t: u32) -> bool {
         t != NONE && self.sub[c as usize * self.classes.len() + t as usize]
     }
 }
 
 /// Sign- or zero-extends `wire` little-endian bytes to a u64.
 #[inline(always)]
-pub(crate) fn extend(bytes: &[u8], conv: Conv) -> u64 {
+pub fn extend(bytes: &[u8], conv: Conv) -> u64 {
     let v = match bytes.len() {
         8 => u64::from_le_bytes(bytes.try_into().unwrap()),
         4 => u32::from_le_bytes(bytes.try_into().unwrap()) as u64,
@@ -261,7 +187,7 @@ pub(crate) fn extend(bytes: &[u8], conv: Conv) -> u64 {
 
 /// Whether `v` (a member value of `size` bytes in memory) survives a trip through
 /// `wire` bytes.
-pub(crate) fn fits(v: u64, size: u8, wire: u8, conv: Conv) -> bool {
+pub fn fits(v: u64, size: u8, wire: u8, conv: Conv) -> bool {
     if wire >= size {
         return conv != Conv::Bool || v <= 1;
     }

@@ -1,10 +1,13 @@
-//! Code generated from a compiled schema: the C header and the Rust views.
+//! Every file generated from a compiled schema: the C header, the Rust views and the
+//! C++ header of object-graph classes.
 //! Generated files are marked `.gen.` and start with a do-not-edit line.
 
 mod c_header;
+mod cpp_objgraph;
 mod rust_views;
 
 pub use c_header::c_header;
+pub use cpp_objgraph::cpp_header;
 pub use rust_views::rust_views;
 
 const C_KEYWORDS: &[&str] = &[

@@ -21,7 +21,7 @@ use super::{wkt, JsonError, Wkt};
 use base64::Engine;
 use heapwire_image::{ArrayRef, Budget, ImageView};
 use heapwire_schema::{CompiledSchema, Field, Kind};
-use crate::decode::{DecodeOptions, Decoder};
+use heapwire_cpu::protobuf::{DecodeOptions, Decoder};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -99,7 +99,7 @@ fn print_message<'s>(
     root_offset: usize,
     out: &mut Vec<u8>,
     opts: &PrintOptions,
-    dec: &RefCell<Option<Decoder<'s>>>,
+    dec: &RefCell<Option<Decoder<&'s CompiledSchema>>>,
 ) -> Result<(), JsonError> {
     let root = schema.messages.get(msg_index).ok_or(JsonError::BadType(msg_index))?;
     view.check_struct(root, root_offset)?;
@@ -241,7 +241,7 @@ struct Printer<'a, 'b, 's> {
     schema: &'s CompiledSchema,
     view: &'a ImageView<'b>,
     opts: &'a PrintOptions,
-    dec: &'a RefCell<Option<Decoder<'s>>>,
+    dec: &'a RefCell<Option<Decoder<&'s CompiledSchema>>>,
 }
 
 impl Printer<'_, '_, '_> {

@@ -6,57 +6,18 @@
 //! the write pass allocates in wire order and fills the image. Nothing recurses: nesting
 //! lives in an explicit frame stack bounded by `max_depth`.
 
+use std::ops::Deref;
+
 use heapwire_schema::{wire_type as wt, CompiledSchema, Kind, Presence, NONE};
 
-use crate::wire::{read_tag, read_varint, varint_len, zigzag32, zigzag64, ReadErr};
+use heapwire_engine::RejectKind;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// Input ends inside a tag, value or length-delimited field.
-    Truncated,
-    /// A varint longer than 10 bytes (5 for tags), or a tag over 32 bits.
-    VarintTooLong,
-    FieldNumberZero,
-    /// Wire type 6 or 7.
-    InvalidWireType,
-    /// A length reaching past its enclosing message or the input.
-    LengthPastEnd,
-    /// Nesting deeper than `max_depth`.
-    DepthExceeded,
-    /// A proto3 `string` that is not UTF-8.
-    InvalidUtf8,
-    /// An end-group tag that closes nothing, or a group without its end.
-    GroupMismatch,
-    /// Packed fixed-width data whose length is not a multiple of the width.
-    PackedLength,
-    /// The image would exceed `max_image_bytes`.
-    ImageTooLarge,
-    /// `base + image size` does not fit the pointer width, or `base` is not 8-aligned.
-    BadBase,
-}
-
-impl ErrorKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorKind::Truncated => "truncated",
-            ErrorKind::VarintTooLong => "varint_too_long",
-            ErrorKind::FieldNumberZero => "field_number_zero",
-            ErrorKind::InvalidWireType => "invalid_wire_type",
-            ErrorKind::LengthPastEnd => "length_past_end",
-            ErrorKind::DepthExceeded => "depth_exceeded",
-            ErrorKind::InvalidUtf8 => "invalid_utf8",
-            ErrorKind::GroupMismatch => "group_mismatch",
-            ErrorKind::PackedLength => "packed_length",
-            ErrorKind::ImageTooLarge => "image_too_large",
-            ErrorKind::BadBase => "bad_base",
-        }
-    }
-}
+use super::wire::{read_tag, read_varint, varint_len, zigzag32, zigzag64, ReadErr};
 
 /// A rejected input: what went wrong and the byte offset where it was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecodeError {
-    pub kind: ErrorKind,
+    pub kind: RejectKind,
     pub offset: usize,
 }
 
@@ -68,36 +29,20 @@ impl std::fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
-fn err<T>(kind: ErrorKind, offset: usize) -> Result<T, DecodeError> {
+fn err<T>(kind: RejectKind, offset: usize) -> Result<T, DecodeError> {
     Err(DecodeError { kind, offset })
 }
 
 fn rd(e: ReadErr, offset: usize) -> DecodeError {
     let kind = match e {
-        ReadErr::Truncated => ErrorKind::Truncated,
-        ReadErr::TooLong => ErrorKind::VarintTooLong,
+        ReadErr::Truncated => RejectKind::Truncated,
+        ReadErr::TooLong => RejectKind::VarintTooLong,
     };
     DecodeError { kind, offset }
 }
 
-#[derive(Clone, Debug)]
-pub struct DecodeOptions {
-    /// Address the image will live at; every pointer is `base + offset`.
-    pub base: u64,
-    /// Deepest nesting of messages and groups below the root (official default 100).
-    pub max_depth: u32,
-    /// Largest image accepted.
-    pub max_image_bytes: u64,
-    /// Per-type register values for header words (index = message index); types
-    /// without a value get their message index.
-    pub type_words: Vec<u64>,
-}
-
-impl Default for DecodeOptions {
-    fn default() -> Self {
-        DecodeOptions { base: 0, max_depth: 100, max_image_bytes: 1 << 30, type_words: Vec::new() }
-    }
-}
+/// The engine door's options (base, depth limit, image limit, per-type registers).
+pub type DecodeOptions = heapwire_engine::Options;
 
 /// A field as the hot loop needs it: small and flat (the schema's `Field` carries names
 /// and defaults the decoder never reads).
@@ -204,8 +149,8 @@ struct Undo {
 
 /// Reusable decoder for one compiled schema. Scratch buffers persist between calls,
 /// so decoding a stream of messages allocates only while they grow.
-pub struct Decoder<'s> {
-    schema: &'s CompiledSchema,
+pub struct Decoder<S: Deref<Target = CompiledSchema>> {
+    schema: S,
     t: Tables,
     s: Scratch,
 }
@@ -232,12 +177,15 @@ struct Scratch {
     /// Tag offsets of map entries the pre-pass sent to the unknown fields, in order.
     dropped: Vec<usize>,
     next_drop: usize,
+    /// `decode_into`'s image before it is copied out.
+    image: Vec<u8>,
 }
 
 const DENSE_LIMIT: u32 = 1024;
 
-impl<'s> Decoder<'s> {
-    pub fn new(schema: &'s CompiledSchema) -> Self {
+impl<S: Deref<Target = CompiledSchema>> Decoder<S> {
+    /// `schema` is a reference or a shared pointer (`Arc`) to the compiled schema.
+    pub fn new(schema: S) -> Self {
         let info = schema
             .messages
             .iter()
@@ -287,18 +235,18 @@ impl<'s> Decoder<'s> {
         Decoder { schema, t: Tables { info, closed }, s: Scratch::default() }
     }
 
-    pub fn schema(&self) -> &'s CompiledSchema {
-        self.schema
+    pub fn schema(&self) -> &CompiledSchema {
+        &self.schema
     }
 
     /// Checks what holds for any input; returns the pointer width.
     fn check_request(&self, msg: usize, input: &[u8], opts: &DecodeOptions) -> Result<u64, DecodeError> {
         assert!(msg < self.schema.messages.len(), "message index out of range");
         if opts.base % 8 != 0 {
-            return err(ErrorKind::BadBase, 0);
+            return err(RejectKind::BadBase, 0);
         }
         if input.len() > u32::MAX as usize {
-            return err(ErrorKind::ImageTooLarge, 0);
+            return err(RejectKind::ImageTooLarge, 0);
         }
         Ok(self.schema.ptr() as u64)
     }
@@ -311,10 +259,10 @@ impl<'s> Decoder<'s> {
         let estimate = (self.t.info[msg].size8 as usize + 2 * input.len() + 64).min(opts.max_image_bytes.min(u32::MAX as u64) as usize);
         out.clear();
         out.resize(estimate, 0);
-        if let Ok(total) = walk::<FAST>(self.schema, &self.t, &mut self.s, msg as u32, input, opts, out) {
+        if let Ok(total) = walk::<FAST>(&self.schema, &self.t, &mut self.s, msg as u32, input, opts, out) {
             out.truncate(total as usize);
             if pw == 4 && opts.base.checked_add(total).is_none_or(|e| e > u32::MAX as u64 + 1) {
-                return err(ErrorKind::BadBase, 0);
+                return err(RejectKind::BadBase, 0);
             }
             return Ok(());
         }
@@ -322,17 +270,27 @@ impl<'s> Decoder<'s> {
         self.decode_reference(msg, input, opts, out)
     }
 
+    /// Decodes into the caller's fixed buffer; returns the image size. An image larger
+    /// than `out` is rejected with `buffer_too_small` and the size it needs.
+    pub fn decode_into(&mut self, msg: usize, input: &[u8], opts: &DecodeOptions, out: &mut [u8]) -> Result<usize, heapwire_engine::Rejection> {
+        let mut image = std::mem::take(&mut self.s.image);
+        let r = self.decode(msg, input, opts, &mut image).map_err(heapwire_engine::Rejection::from);
+        let r = r.and_then(|()| heapwire_engine::copy_into(&image, out).map(|()| image.len()));
+        self.s.image = image;
+        r
+    }
+
     /// The reference algorithm of `docs/image-layout.md`, always in two passes (pre-pass,
     /// then write pass). `decode` gives the same bytes, usually in one pass.
     pub fn decode_reference(&mut self, msg: usize, input: &[u8], opts: &DecodeOptions, out: &mut Vec<u8>) -> Result<(), DecodeError> {
         let pw = self.check_request(msg, input, opts)?;
         out.clear();
-        let total = walk::<PRE>(self.schema, &self.t, &mut self.s, msg as u32, input, opts, &mut Vec::new())?;
+        let total = walk::<PRE>(&self.schema, &self.t, &mut self.s, msg as u32, input, opts, &mut Vec::new())?;
         if pw == 4 && opts.base.checked_add(total).is_none_or(|e| e > u32::MAX as u64 + 1) {
-            return err(ErrorKind::BadBase, 0);
+            return err(RejectKind::BadBase, 0);
         }
         out.resize(total as usize, 0);
-        let written = walk::<WRITE>(self.schema, &self.t, &mut self.s, msg as u32, input, opts, out)?;
+        let written = walk::<WRITE>(&self.schema, &self.t, &mut self.s, msg as u32, input, opts, out)?;
         debug_assert_eq!(written, total, "pre-pass and write pass disagree on the image size");
         Ok(())
     }
@@ -376,12 +334,12 @@ impl Scratch {
     fn skip_value(&mut self, buf: &[u8], pos: usize, end: usize, num: u32, wtype: u8, max_depth: usize) -> Result<usize, DecodeError> {
         match wtype {
             wt::VARINT => read_varint(buf, pos, end).map(|(_, p)| p).map_err(|e| rd(e, pos)),
-            wt::FIXED64 => if end - pos < 8 { err(ErrorKind::Truncated, pos) } else { Ok(pos + 8) },
-            wt::FIXED32 => if end - pos < 4 { err(ErrorKind::Truncated, pos) } else { Ok(pos + 4) },
+            wt::FIXED64 => if end - pos < 8 { err(RejectKind::Truncated, pos) } else { Ok(pos + 8) },
+            wt::FIXED32 => if end - pos < 4 { err(RejectKind::Truncated, pos) } else { Ok(pos + 4) },
             wt::LEN => {
                 let (len, p) = read_varint(buf, pos, end).map_err(|e| rd(e, pos))?;
                 if len > (end - p) as u64 {
-                    return err(ErrorKind::LengthPastEnd, pos);
+                    return err(RejectKind::LengthPastEnd, pos);
                 }
                 Ok(p + len as usize)
             }
@@ -391,7 +349,7 @@ impl Scratch {
                 self.groups.push(num);
                 let mut p = pos;
                 if self.frames.len() > max_depth {
-                    return err(ErrorKind::DepthExceeded, pos);
+                    return err(RejectKind::DepthExceeded, pos);
                 }
                 loop {
                     let tpos = p;
@@ -399,12 +357,12 @@ impl Scratch {
                     p = q;
                     let (n, w) = (tag >> 3, (tag & 7) as u8);
                     if n == 0 {
-                        return err(ErrorKind::FieldNumberZero, tpos);
+                        return err(RejectKind::FieldNumberZero, tpos);
                     }
                     match w {
                         wt::END_GROUP => {
                             if self.groups.pop() != Some(n) {
-                                return err(ErrorKind::GroupMismatch, tpos);
+                                return err(RejectKind::GroupMismatch, tpos);
                             }
                             if self.groups.is_empty() {
                                 return Ok(p);
@@ -413,15 +371,15 @@ impl Scratch {
                         wt::START_GROUP => {
                             self.groups.push(n);
                             if self.frames.len() + self.groups.len() > max_depth + 1 {
-                                return err(ErrorKind::DepthExceeded, tpos);
+                                return err(RejectKind::DepthExceeded, tpos);
                             }
                         }
-                        6 | 7 => return err(ErrorKind::InvalidWireType, tpos),
+                        6 | 7 => return err(RejectKind::InvalidWireType, tpos),
                         _ => p = self.skip_value(buf, p, end, n, w, max_depth)?,
                     }
                 }
             }
-            _ => err(ErrorKind::InvalidWireType, pos),
+            _ => err(RejectKind::InvalidWireType, pos),
         }
     }
 }
@@ -444,7 +402,7 @@ const UNSCANNED: usize = u32::MAX as usize;
 fn grow<const M: u8>(img: &mut Vec<u8>, new_top: u64, limit: u64, at: usize) -> Result<(), DecodeError> {
     if M == FAST && new_top as usize > img.len() {
         if new_top > limit {
-            return err(ErrorKind::ImageTooLarge, at);
+            return err(RejectKind::ImageTooLarge, at);
         }
         let want = (new_top as usize).max(img.len() * 2).min(limit as usize);
         img.resize(want, 0);
@@ -492,13 +450,13 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
         loop {
             if pos >= end {
                 if group != 0 {
-                    return err(ErrorKind::Truncated, pos);
+                    return err(RejectKind::Truncated, pos);
                 }
                 let done = s.frames.pop().unwrap();
                 // A map entry with unknown fields is not a map entry: like upb, keep it
                 // whole (tag to end) among the parent's unknown fields instead.
                 if M == FAST && msg.is_map_entry() && cbase != UNSCANNED && s.counts[cbase + info.n_counts as usize - 1] > 0 {
-                    return err(ErrorKind::Truncated, done.start); // not canonical: decode() retries in two passes
+                    return err(RejectKind::Truncated, done.start); // not canonical: decode() retries in two passes
                 }
                 if M == PRE && msg.is_map_entry() && s.counts[cbase + info.n_counts as usize - 1] > 0 && !s.frames.is_empty() {
                     let u = done.undo;
@@ -530,17 +488,17 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
             let num = tag >> 3;
             let wtype = (tag & 7) as u8;
             if num == 0 {
-                return err(ErrorKind::FieldNumberZero, tag_pos);
+                return err(RejectKind::FieldNumberZero, tag_pos);
             }
             if wtype == wt::END_GROUP {
                 if group == num {
                     s.frames.pop();
                     continue 'frames;
                 }
-                return err(ErrorKind::GroupMismatch, tag_pos);
+                return err(RejectKind::GroupMismatch, tag_pos);
             }
             if wtype > 5 {
-                return err(ErrorKind::InvalidWireType, tag_pos);
+                return err(RejectKind::InvalidWireType, tag_pos);
             }
             let fi = if num < info.dense.len() as u32 {
                 info.dense[num as usize] as usize
@@ -575,13 +533,13 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                     wt::VARINT => read_varint(buf, pos, end).map_err(|e| rd(e, pos))?,
                     wt::FIXED32 => {
                         if end - pos < 4 {
-                            return err(ErrorKind::Truncated, pos);
+                            return err(RejectKind::Truncated, pos);
                         }
                         (u32::from_le_bytes(buf[pos..pos + 4].try_into().unwrap()) as u64, pos + 4)
                     }
                     _ => {
                         if end - pos < 8 {
-                            return err(ErrorKind::Truncated, pos);
+                            return err(RejectKind::Truncated, pos);
                         }
                         (u64::from_le_bytes(buf[pos..pos + 8].try_into().unwrap()), pos + 8)
                     }
@@ -601,13 +559,13 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                     } else {
                         let (len, p) = read_varint(buf, pos, end).map_err(|e| rd(e, pos))?;
                         if len > (end - p) as u64 {
-                            return err(ErrorKind::LengthPastEnd, pos);
+                            return err(RejectKind::LengthPastEnd, pos);
                         }
                         pos = p;
                         (p + len as usize, 0)
                     };
                     if s.frames.len() > opts.max_depth as usize {
-                        return err(ErrorKind::DepthExceeded, tag_pos);
+                        return err(RejectKind::DepthExceeded, tag_pos);
                     }
                     if M == WRITE && f.is_map() && s.dropped.get(s.next_drop) == Some(&tag_pos) {
                         s.next_drop += 1;
@@ -662,7 +620,7 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                         if existing != NONE {
                             if M == FAST {
                                 // A merge: this instance's bytes are not contiguous.
-                                return err(ErrorKind::Truncated, tag_pos);
+                                return err(RejectKind::Truncated, tag_pos);
                             }
                             child = existing;
                             coff = if M == WRITE { (read_ptr(img, soff + f.offset as usize, pw) - base) as usize } else { 0 };
@@ -682,7 +640,7 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                         }
                     }
                     if M == PRE && top > limit {
-                        return err(ErrorKind::ImageTooLarge, tag_pos);
+                        return err(RejectKind::ImageTooLarge, tag_pos);
                     }
                     s.frames.push(Frame { msg: sub, inst: child, off: coff as u32, end: cend, group: cgroup, start: tag_pos, undo });
                     continue 'frames;
@@ -690,13 +648,13 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                 Kind::String | Kind::Bytes => {
                     let (len, p) = read_varint(buf, pos, end).map_err(|e| rd(e, pos))?;
                     if len > (end - p) as u64 {
-                        return err(ErrorKind::LengthPastEnd, pos);
+                        return err(RejectKind::LengthPastEnd, pos);
                     }
                     let data = &buf[p..p + len as usize];
                     pos = p + len as usize;
                     if M == PRE {
                         if f.validates_utf8() && !valid_utf8(data) {
-                            return err(ErrorKind::InvalidUtf8, p);
+                            return err(RejectKind::InvalidUtf8, p);
                         }
                         top += align8(len as u32) as u64;
                         if f.is_repeated() {
@@ -706,11 +664,11 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                             s.state[sbase + info.n_state as usize - msg.oneofs.len() + o as usize] = num;
                         }
                         if top > limit {
-                            return err(ErrorKind::ImageTooLarge, tag_pos);
+                            return err(RejectKind::ImageTooLarge, tag_pos);
                         }
                     } else {
                         if M == FAST && f.validates_utf8() && !valid_utf8(data) {
-                            return err(ErrorKind::InvalidUtf8, p);
+                            return err(RejectKind::InvalidUtf8, p);
                         }
                         let at = if f.is_repeated() {
                             if M == FAST && cbase == UNSCANNED {
@@ -743,7 +701,7 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                     let (vstart, vend) = if packed {
                         let (len, p) = read_varint(buf, pos, end).map_err(|e| rd(e, pos))?;
                         if len > (end - p) as u64 {
-                            return err(ErrorKind::LengthPastEnd, pos);
+                            return err(RejectKind::LengthPastEnd, pos);
                         }
                         (p, p + len as usize)
                     } else {
@@ -768,14 +726,14 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                             }
                             wt::FIXED32 => {
                                 if vend - p < 4 {
-                                    return err(if packed { ErrorKind::PackedLength } else { ErrorKind::Truncated }, p);
+                                    return err(if packed { RejectKind::PackedLength } else { RejectKind::Truncated }, p);
                                 }
                                 p += 4;
                                 u32::from_le_bytes(buf[p - 4..p].try_into().unwrap()) as u64
                             }
                             wt::FIXED64 => {
                                 if vend - p < 8 {
-                                    return err(if packed { ErrorKind::PackedLength } else { ErrorKind::Truncated }, p);
+                                    return err(if packed { RejectKind::PackedLength } else { RejectKind::Truncated }, p);
                                 }
                                 p += 8;
                                 u64::from_le_bytes(buf[p - 8..p].try_into().unwrap())
@@ -790,14 +748,14 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                                     }
                                     wt::FIXED32 => {
                                         if vend - p < 4 {
-                                            return err(ErrorKind::PackedLength, p);
+                                            return err(RejectKind::PackedLength, p);
                                         }
                                         p += 4;
                                         u32::from_le_bytes(buf[p - 4..p].try_into().unwrap()) as u64
                                     }
                                     _ => {
                                         if vend - p < 8 {
-                                            return err(ErrorKind::PackedLength, p);
+                                            return err(RejectKind::PackedLength, p);
                                         }
                                         p += 8;
                                         u64::from_le_bytes(buf[p - 8..p].try_into().unwrap())
@@ -876,7 +834,7 @@ fn walk<const M: u8>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root:
                 }
             }
             if top > limit {
-                return err(ErrorKind::ImageTooLarge, buf.len());
+                return err(RejectKind::ImageTooLarge, buf.len());
             }
         }
     }
@@ -1110,7 +1068,7 @@ fn next_element<const M: u8>(img: &mut Vec<u8>, top: &mut u64, base: u64, pw: us
     };
     if n >= total as u64 {
         // Only the fast pass can miscount (it gives up; the two passes are exact).
-        return err(ErrorKind::Truncated, at);
+        return err(RejectKind::Truncated, at);
     }
     write_ptr(img, at + pw, pw, n + 1);
     Ok((arr + n * stride as u64) as usize)
@@ -1129,7 +1087,7 @@ fn append_unknown<const M: u8>(img: &mut Vec<u8>, top: &mut u64, base: u64, pw: 
         read_ptr(img, at, pw) - base
     } as usize;
     if n + bytes.len() as u64 > total as u64 {
-        return err(ErrorKind::Truncated, at);
+        return err(RejectKind::Truncated, at);
     }
     let o = buf + n as usize;
     img[o..o + bytes.len()].copy_from_slice(bytes);

@@ -15,7 +15,9 @@
 
 use heapwire_schema::{CompiledSchema, Kind, NONE};
 
-use super::{fits, Conv, ObjDecoder, Tables, NULL_REF};
+use std::ops::Deref;
+
+use heapwire_cpu::objgraph::{fits, Conv, ObjDecoder, Tables, NULL_REF};
 
 fn read_le(b: &[u8], at: usize, size: usize) -> u64 {
     let mut x = [0u8; 8];
@@ -50,7 +52,7 @@ fn push_str(out: &mut Vec<u8>, s: &str) {
 }
 
 /// Prints the graph the decoder last decoded into `image` (placed at `base`).
-pub fn print_json(dec: &ObjDecoder<'_>, image: &[u8], base: u64, out: &mut Vec<u8>) {
+pub fn print_json<S: Deref<Target = CompiledSchema>>(dec: &ObjDecoder<S>, image: &[u8], base: u64, out: &mut Vec<u8>) {
     let s = dec.schema();
     let t = dec.tables();
     let pw = t.ptr as usize;

@@ -1,10 +1,16 @@
+//! Object graphs end to end: the CPU engine's decoder and serializer (`heapwire-cpu`)
+//! and their JSON form (this crate), on the paper's expression tree and a class zoo.
+
 use std::path::PathBuf;
 
 use heapwire_schema::{compile_files, CompiledSchema, LayoutOptions, PointerWidth};
 use proptest::prelude::*;
 
-use super::*;
-use crate::decode::DecodeOptions;
+use heapwire_cpu::objgraph::*;
+use heapwire_cpu::protobuf::DecodeOptions;
+use heapwire_engine::RejectKind;
+use heapwire_json::objgraph as json;
+use heapwire_testkit::scaled_tree;
 
 fn expr(pw: PointerWidth) -> CompiledSchema {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/expression_tree/expr.proto");
@@ -117,7 +123,7 @@ fn paper_example_64_bit_layout_and_registers() {
     encode(&s, d.tables(), &ImageMemory { bytes: &img, base: o.base }, o.base, idx(&s, "expr.Node"), &words, &mut wire).unwrap();
     assert_eq!(wire, paper_bytes());
     // The root type is checked: a Literal root is refused.
-    assert_eq!(d.decode(idx(&s, "expr.Literal"), &paper_bytes(), &o, &mut img).unwrap_err().kind, ObjErrorKind::RootType);
+    assert_eq!(d.decode(idx(&s, "expr.Literal"), &paper_bytes(), &o, &mut img).unwrap_err().kind, RejectKind::RootType);
 }
 
 /// Builds a graph image by hand (64-bit, registers = message indices) to serialize.
@@ -193,7 +199,7 @@ fn scaled_tree_sizes_match_the_paper() {
     let mut d = ObjDecoder::new(&s);
     let mut img = Vec::new();
     for n in [1usize, 2, 10, 127] {
-        let w = super::scaled_tree::wire(n);
+        let w = scaled_tree::wire(n);
         // The paper's 21n+12 is our wire (count, types, members); its request adds the
         // 4-byte heap pointer: 2,683 bytes for n = 127, as section 6.3.1 reports.
         assert_eq!(w.len(), 21 * n + 12);
@@ -208,7 +214,7 @@ fn scaled_tree_sizes_match_the_paper() {
 #[test]
 fn million_long_chain_encodes_decodes_and_prints() {
     let s = expr(PointerWidth::P64);
-    let w = super::scaled_tree::wire(500_000); // 1,000,001 objects
+    let w = scaled_tree::wire(500_000); // 1,000,001 objects
     let mut d = ObjDecoder::new(&s);
     let mut img = Vec::new();
     let base = 0x1_0000_0000;
@@ -223,7 +229,7 @@ fn million_long_chain_encodes_decodes_and_prints() {
     assert_eq!(back, w);
 }
 
-fn kind_of(s: &CompiledSchema, w: &[u8]) -> (ObjErrorKind, u64) {
+fn kind_of(s: &CompiledSchema, w: &[u8]) -> (RejectKind, u64) {
     let mut d = ObjDecoder::new(s);
     let mut img = Vec::new();
     let e = d.decode(idx(s, "expr.Node"), w, &opts(0), &mut img).unwrap_err();
@@ -234,7 +240,7 @@ fn kind_of(s: &CompiledSchema, w: &[u8]) -> (ObjErrorKind, u64) {
 fn malformed_inputs_are_clean_errors_with_offsets() {
     let s = expr(PointerWidth::P32);
     let good = paper_bytes();
-    use ObjErrorKind::*;
+    use RejectKind::*;
     assert_eq!(kind_of(&s, &[]), (Truncated, 0));
     assert_eq!(kind_of(&s, &[5, 0]), (Truncated, 0));
     // Count larger than the input can hold.
@@ -305,12 +311,12 @@ fn reference_to_a_class_outside_the_fields_hierarchy_is_refused() {
     let mut d = ObjDecoder::new(&s);
     let mut img = Vec::new();
     let e = d.decode(idx(&s, "zoo.Animal"), &w, &opts(0), &mut img).unwrap_err();
-    assert_eq!((e.kind, e.offset), (ObjErrorKind::ReferenceType, 12));
+    assert_eq!((e.kind, e.offset), (RejectKind::ReferenceType, 12));
     // friend = Cat itself (a cycle of length one) is fine; wire widths extend. With
     // base 0 a reference to object 0 would be null: refused.
     w[12..16].copy_from_slice(&0u32.to_le_bytes());
     let e = d.decode(idx(&s, "zoo.Animal"), &w, &opts(0), &mut img).unwrap_err();
-    assert_eq!((e.kind, e.offset), (ObjErrorKind::BadBase, 12));
+    assert_eq!((e.kind, e.offset), (RejectKind::BadBase, 12));
     d.decode(idx(&s, "zoo.Animal"), &w, &opts(0x100), &mut img).unwrap();
     let cat = &s.classes[s.class_of(idx(&s, "zoo.Cat")).unwrap()];
     let off = |name: &str| cat.members.iter().find(|m| s.member_field(m).name == name).unwrap().offset as usize;
@@ -324,7 +330,7 @@ fn reference_to_a_class_outside_the_fields_hierarchy_is_refused() {
     let mut img2 = img.clone();
     img2[off("lives")..off("lives") + 8].copy_from_slice(&70000i64.to_le_bytes());
     let e = encode(&s, d.tables(), &ImageMemory { bytes: &img2, base: 0x100 }, 0x100, idx(&s, "zoo.Animal"), &[], &mut back).unwrap_err();
-    assert_eq!(e.kind, ObjErrorKind::ValueOutOfRange);
+    assert_eq!(e.kind, RejectKind::ValueOutOfRange);
     // JSON: value checks.
     let mut js = Vec::new();
     json::print_json(&d, &img, 0x100, &mut js);
@@ -335,15 +341,6 @@ fn reference_to_a_class_outside_the_fields_hierarchy_is_refused() {
     let bad = text.replace("\"friend\": {\"@ref\": 0}", "\"friend\": {\"@ref\": 1}");
     assert_eq!(json::parse_json(&s, d.tables(), idx(&s, "zoo.Animal"), &bad, &mut back).unwrap_err().kind, "reference_type");
     let _ = std::fs::remove_dir_all(dir);
-}
-
-#[test]
-fn header_declares_both_layouts() {
-    let h32 = header::cpp_header(&expr(PointerWidth::P32), "expr");
-    assert!(h32.contains("HW_STATIC_ASSERT(sizeof(expr_Literal_p32) == 16"));
-    assert!(h32.contains("HW_STATIC_ASSERT(sizeof(expr_Operation_p32) == 16"));
-    let h64 = header::cpp_header(&expr(PointerWidth::P64), "expr");
-    assert!(h64.contains("offsetof(Operation, m_eType) == 24"));
 }
 
 proptest! {

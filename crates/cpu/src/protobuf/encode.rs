@@ -13,7 +13,7 @@
 //! ([`EncodeOptions::max_depth`]), and a [`Budget`] of the image's length stops shared or
 //! cyclic pointers from multiplying the work.
 
-use crate::wire::{enc_zigzag32, enc_zigzag64, put_varint, varint_len};
+use super::wire::{enc_zigzag32, enc_zigzag64, put_varint, varint_len};
 use heapwire_image::{ArrayRef, Budget, ImageView, ViewError};
 use heapwire_schema::{wire_type, CompiledSchema, Field, Kind, Presence};
 

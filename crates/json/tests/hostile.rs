@@ -2,9 +2,9 @@
 //! images through the JSON printer and the encoder, random and mutated JSON text through
 //! the JSON parser.
 
-use heapwire_cpu::decode::{DecodeOptions, Decoder};
-use heapwire_cpu::encode::encode;
-use heapwire_cpu::json;
+use heapwire_cpu::protobuf::decode::{DecodeOptions, Decoder};
+use heapwire_cpu::protobuf::encode::encode;
+use heapwire_json::protobuf as json;
 use heapwire_image::ImageView;
 use heapwire_schema::{compile_files, CompiledSchema, LayoutOptions, PointerWidth};
 use proptest::prelude::*;

@@ -65,35 +65,23 @@ pub(crate) fn read_tag(buf: &[u8], pos: usize, end: usize) -> Result<(u32, usize
     Err(ReadErr::TooLong)
 }
 
-/// Bytes of the varint encoding of `v` (1..=10).
-pub fn varint_len(v: u64) -> usize {
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
-}
-
-/// Appends the varint encoding of `v`.
-pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
+pub use heapwire_engine::framing::{put_varint, varint_len};
 
 #[inline(always)]
-pub(crate) fn zigzag32(v: u32) -> i32 {
+pub fn zigzag32(v: u32) -> i32 {
     ((v >> 1) as i32) ^ -((v & 1) as i32)
 }
 
 #[inline(always)]
-pub(crate) fn zigzag64(v: u64) -> i64 {
+pub fn zigzag64(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
-pub(crate) fn enc_zigzag32(v: i32) -> u32 {
+pub fn enc_zigzag32(v: i32) -> u32 {
     ((v << 1) ^ (v >> 31)) as u32
 }
 
-pub(crate) fn enc_zigzag64(v: i64) -> u64 {
+pub fn enc_zigzag64(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 

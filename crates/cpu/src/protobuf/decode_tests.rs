@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use heapwire_schema::{compile_files, CompiledSchema, LayoutOptions, PointerWidth};
 use proptest::prelude::*;
 
-use crate::decode::{DecodeOptions, Decoder, ErrorKind};
-use crate::wire::put_varint;
+use super::decode::{DecodeOptions, Decoder};
+use heapwire_engine::RejectKind;
+use super::wire::put_varint;
 
 fn schema(file: &str, layout: LayoutOptions) -> CompiledSchema {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata");
@@ -182,21 +183,21 @@ fn proto2_closed_enums_groups_required() {
     let mut bad = Vec::new();
     tag(&mut bad, 4, 3);
     tag(&mut bad, 9, 4);
-    assert_eq!(decode(&s, "unit2.Req", &bad, 0).unwrap_err().kind, ErrorKind::GroupMismatch);
+    assert_eq!(decode(&s, "unit2.Req", &bad, 0).unwrap_err().kind, RejectKind::GroupMismatch);
 }
 
 #[test]
 fn malformed_inputs_name_kind_and_offset() {
     let s = schema("unit.proto", LayoutOptions::default());
-    let cases: &[(&[u8], ErrorKind, usize)] = &[
-        (&[0x08], ErrorKind::Truncated, 1),
-        (&[0x00, 0x01], ErrorKind::FieldNumberZero, 0),
-        (&[0x0f], ErrorKind::InvalidWireType, 0),
-        (&[0x72, 0x05, b'a'], ErrorKind::LengthPastEnd, 1),
-        (&[0x72, 0x01, 0xff], ErrorKind::InvalidUtf8, 2),
-        (&[0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], ErrorKind::VarintTooLong, 1),
-        (&[0x0c], ErrorKind::GroupMismatch, 0),
-        (&[0xda, 0x01, 0x03, 0x01, 0x02, 0x03], ErrorKind::PackedLength, 3),
+    let cases: &[(&[u8], RejectKind, usize)] = &[
+        (&[0x08], RejectKind::Truncated, 1),
+        (&[0x00, 0x01], RejectKind::FieldNumberZero, 0),
+        (&[0x0f], RejectKind::InvalidWireType, 0),
+        (&[0x72, 0x05, b'a'], RejectKind::LengthPastEnd, 1),
+        (&[0x72, 0x01, 0xff], RejectKind::InvalidUtf8, 2),
+        (&[0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], RejectKind::VarintTooLong, 1),
+        (&[0x0c], RejectKind::GroupMismatch, 0),
+        (&[0xda, 0x01, 0x03, 0x01, 0x02, 0x03], RejectKind::PackedLength, 3),
     ];
     for (input, kind, offset) in cases {
         let e = decode(&s, "unit.Node", input, 0).unwrap_err();
@@ -217,7 +218,7 @@ fn nesting_is_bounded_without_recursion() {
         m
     };
     assert!(decode(&s, "unit.Node", &nest(100), 0).is_ok());
-    assert_eq!(decode(&s, "unit.Node", &nest(101), 0).unwrap_err().kind, ErrorKind::DepthExceeded);
+    assert_eq!(decode(&s, "unit.Node", &nest(101), 0).unwrap_err().kind, RejectKind::DepthExceeded);
     // A much deeper input with a raised limit: no stack overflow.
     let deep = nest(20_000);
     let mut out = Vec::new();
@@ -303,6 +304,6 @@ fn map_entry_dropped_inside_a_dropped_map_entry() {
     let image = decode(&s, "hw.evo.RecordV2", &input, 0x1000).expect("accepted, as upb does");
     let view = heapwire_image::ImageView::for_schema(&s, &image, 0x1000);
     let mut wire = Vec::new();
-    crate::encode::encode(&s, mi, &view, 0, &mut wire).unwrap();
+    super::encode::encode(&s, mi, &view, 0, &mut wire).unwrap();
     assert_eq!(wire, input, "the outer entry is kept whole among the unknown fields");
 }

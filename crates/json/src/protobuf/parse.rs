@@ -28,7 +28,7 @@
 
 use super::wkt::{camel_to_snake, parse_duration, parse_timestamp, py_float, py_int};
 use super::{wkt, JsonError, Wkt};
-use crate::wire::{enc_zigzag32, enc_zigzag64, put_varint};
+use heapwire_cpu::protobuf::wire::{enc_zigzag32, enc_zigzag64, put_varint};
 use heapwire_schema::{wire_type, CompiledSchema, Field, Kind, Message, Presence};
 
 #[derive(Clone, Debug)]

@@ -2,9 +2,9 @@
 //! messages generated from the test schemas in `tests/data/`, and (where python3 with
 //! `protobuf` and protoc are installed) a check against the official library.
 
-use heapwire_cpu::decode::{DecodeOptions, Decoder};
-use heapwire_cpu::encode::{encode, encode_with, EncodeError, EncodeOptions};
-use heapwire_cpu::json::{self, JsonError, PrintOptions};
+use heapwire_cpu::protobuf::decode::{DecodeOptions, Decoder};
+use heapwire_cpu::protobuf::encode::{encode, encode_with, EncodeError, EncodeOptions};
+use heapwire_json::protobuf::{self as json, JsonError, PrintOptions};
 use heapwire_image::ImageView;
 use heapwire_schema::{compile_files, wire_type, CompiledSchema, Field, Kind, LayoutOptions, PointerWidth};
 use std::io::Write;
@@ -668,7 +668,7 @@ fn unknown_fields_survive_encode() {
 
 #[test]
 fn float_text_matches_python() {
-    use heapwire_cpu::json::print::{fmt_f32, fmt_f64};
+    use heapwire_json::protobuf::print::{fmt_f32, fmt_f64};
     assert_eq!(fmt_f64(0.1), "0.1");
     assert_eq!(fmt_f64(1e20), "1e+20");
     assert_eq!(fmt_f64(1.5e-7), "1.5e-07");
@@ -746,10 +746,10 @@ fn official_json_well_known_types() {
         let mut body = Vec::new();
         for &(n, v) in members {
             body.push((n << 3) as u8);
-            heapwire_cpu::put_varint(&mut body, v as u64);
+            heapwire_cpu::protobuf::wire::put_varint(&mut body, v as u64);
         }
         let mut wire = vec![(field << 3 | 2) as u8];
-        heapwire_cpu::put_varint(&mut wire, body.len() as u64);
+        heapwire_cpu::protobuf::wire::put_varint(&mut wire, body.len() as u64);
         wire.extend_from_slice(&body);
         let img = decode(&s, mi, &wire, 0);
         let ours = json::to_json(&s, mi, &ImageView::for_schema(&s, &img, 0), 0).ok();

@@ -96,3 +96,22 @@ pub fn cpp_header(s: &CompiledSchema, stem: &str) -> String {
     let _ = writeln!(h, "#endif\n\n#endif /* {guard} */");
     h
 }
+
+#[cfg(test)]
+mod tests {
+    use heapwire_schema::{compile_files, LayoutOptions, PointerWidth};
+
+    fn expr(pointer_width: PointerWidth) -> heapwire_schema::CompiledSchema {
+        let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/expression_tree/expr.proto");
+        compile_files(&[p], &[], LayoutOptions { pointer_width, header_words: false }).expect("compiles")
+    }
+
+    #[test]
+    fn header_declares_both_layouts() {
+        let h32 = super::cpp_header(&expr(PointerWidth::P32), "expr");
+        assert!(h32.contains("HW_STATIC_ASSERT(sizeof(expr_Literal_p32) == 16"));
+        assert!(h32.contains("HW_STATIC_ASSERT(sizeof(expr_Operation_p32) == 16"));
+        let h64 = super::cpp_header(&expr(PointerWidth::P64), "expr");
+        assert!(h64.contains("offsetof(Operation, m_eType) == 24"));
+    }
+}

@@ -1,0 +1,86 @@
+//! The generated cores in simulation behind the engine door: the `sim` engine.
+
+use std::sync::Arc;
+
+use heapwire_engine::{Decoded, Engine, Error, RejectKind, Rejection, Request, Wire};
+use heapwire_schema::CompiledSchema;
+
+use crate::{check_supported, og_check_supported, simulate, simulate_objgraph, OgSimOptions, SimError, SimOptions, SimOutput};
+
+/// Runs each request through the generated core (protobuf or objgraph) in Icarus
+/// Verilog. The core's build parameters come from `protobuf` and `objgraph`; the base,
+/// depth limit, image limit and header registers from each request's options.
+pub struct SimEngine {
+    schema: Arc<CompiledSchema>,
+    pub protobuf: SimOptions,
+    pub objgraph: OgSimOptions,
+    last_cycles: Option<u64>,
+}
+
+impl SimEngine {
+    pub fn new(schema: Arc<CompiledSchema>) -> Self {
+        SimEngine { schema, protobuf: SimOptions::default(), objgraph: OgSimOptions::default(), last_cycles: None }
+    }
+}
+
+impl Engine for SimEngine {
+    fn name(&self) -> &'static str {
+        "sim"
+    }
+
+    fn check(&self, msg: usize, wire: Wire) -> Result<(), String> {
+        let Some(m) = self.schema.messages.get(msg) else {
+            return Err(format!("message index {msg} out of range"));
+        };
+        let supported = match wire {
+            Wire::Protobuf => check_supported(&self.schema),
+            Wire::Objgraph => {
+                if self.schema.class_of(msg).is_none() {
+                    return Err(format!(
+                        "{} is not a class: --wire objgraph needs a message with option (heapwire.class) (heapwire/options.proto)",
+                        m.full_name
+                    ));
+                }
+                og_check_supported(&self.schema)
+            }
+        };
+        supported.map_err(|e| format!("unsupported by the hardware core: {e}"))
+    }
+
+    fn decode(&mut self, req: &Request<'_>, out: &mut Vec<u8>) -> Result<Decoded, Error> {
+        self.check(req.msg, req.wire).map_err(Error::Engine)?;
+        let o = req.options;
+        self.last_cycles = None;
+        let r = match req.wire {
+            Wire::Protobuf => {
+                if !o.type_words.is_empty() {
+                    return Err(Error::Engine("the simulated protobuf core takes no per-type registers yet".into()));
+                }
+                simulate(&self.schema, req.msg, req.input, &SimOptions { base: o.base, max_depth: o.max_depth, ..self.protobuf.clone() })
+            }
+            Wire::Objgraph => simulate_objgraph(
+                &self.schema,
+                req.msg,
+                req.input,
+                &OgSimOptions { base: o.base, type_words: o.type_words.clone(), max_image_bytes: o.max_image_bytes, ..self.objgraph.clone() },
+            ),
+        };
+        match r {
+            Ok(SimOutput { image, cycles }) => {
+                self.last_cycles = Some(cycles);
+                *out = image;
+                Ok(Decoded { len: out.len(), cycles: Some(cycles) })
+            }
+            Err(SimError::Rejected { kind, offset, cycles }) => {
+                self.last_cycles = Some(cycles);
+                let kind = RejectKind::from_name(kind).ok_or_else(|| Error::Engine(format!("the core reported an unknown error ({kind})")))?;
+                Err(Rejection::new(kind, offset).into())
+            }
+            Err(e) => Err(Error::Engine(e.to_string())),
+        }
+    }
+
+    fn last_cycles(&self) -> Option<u64> {
+        self.last_cycles
+    }
+}

@@ -1,0 +1,4 @@
+//! What heapwire's tests, hardware system tests and figures share, so they all measure
+//! and check the same inputs.
+
+pub mod scaled_tree;
