@@ -3,30 +3,11 @@
 //! the same `<kind> at byte <offset>` line and exit 1 on a rejected input), for both
 //! wires, single messages and `--delimited` streams. Needs Icarus Verilog (scripts/setup.sh).
 
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use std::process::Output;
 
-fn heapwire(args: &[&str], stdin: &[u8]) -> Output {
-    use std::io::Write;
-    let mut c = Command::new(env!("CARGO_BIN_EXE_heapwire"))
-        .args(args)
-        .current_dir(repo())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    c.stdin.take().unwrap().write_all(stdin).unwrap();
-    c.wait_with_output().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{delimit, heapwire, stderr};
 
 /// The `cycles: N` line of a `sim` run.
 fn cycles(o: &Output) -> u64 {
@@ -38,20 +19,6 @@ fn cycles(o: &Output) -> u64 {
 /// The stderr line naming the rejection (everything but the cycles line).
 fn verdict(o: &Output) -> String {
     stderr(o).lines().filter(|l| !l.starts_with("cycles: ")).collect::<Vec<_>>().join("\n")
-}
-
-fn delimit(msgs: &[&[u8]]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for m in msgs {
-        let mut n = m.len();
-        while n >= 0x80 {
-            out.push(n as u8 | 0x80);
-            n >>= 7;
-        }
-        out.push(n as u8);
-        out.extend_from_slice(m);
-    }
-    out
 }
 
 const UNIT: [&str; 4] = ["--schema", "crates/cpu/testdata/unit.proto", "--type", "unit.Node"];
