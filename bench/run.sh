@@ -24,6 +24,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
+source scripts/env.sh
 
 quick=0; reps=""; rounds=""; only=""; regen=0
 while (($#)); do

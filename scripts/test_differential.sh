@@ -5,9 +5,10 @@
 #      HEAPWIRE_DIFF_MUTANTS_PER_MESSAGE, HEAPWIRE_DIFF_JOBS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/env.sh
 
 command -v protoc >/dev/null || { echo "protoc missing (apt-get install protobuf-compiler)" >&2; exit 2; }
-python3 -c 'import google.protobuf, pytest' 2>/dev/null || { echo "need python3 -m pip install 'protobuf>=5.27' pytest" >&2; exit 2; }
+python3 -c 'import google.protobuf, pytest' 2>/dev/null || { echo "the official protobuf package or pytest is missing: run scripts/setup.sh (it makes .venv)" >&2; exit 2; }
 
 if [[ -z "${HEAPWIRE_BIN:-}" ]]; then
   cargo build --release -p heapwire-cli

@@ -13,6 +13,7 @@
 # HW_TB_THOROUGH=1 runs several times more random vectors in the core testbenches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/env.sh
 
 # Parameter sets to lint per module (the default set is always linted).
 declare -A LINT_PARAMS=(

@@ -7,6 +7,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
+source "$root/scripts/env.sh"
 target="${CARGO_TARGET_DIR:-$root/target}"
 gen="$target/bench/objgraph"
 outdir="$root/bench/out"

@@ -1,0 +1,11 @@
+# Sourced by heapwire's scripts: puts the project's Python virtual environment (.venv,
+# made by scripts/setup.sh from the pinned requirements.txt) first on PATH, so every
+# `python3` they run — and every one the tests they start run — is the venv's.
+HEAPWIRE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [ -x "$HEAPWIRE_ROOT/.venv/bin/python3" ]; then
+  export VIRTUAL_ENV="$HEAPWIRE_ROOT/.venv"
+  case ":$PATH:" in
+    *":$VIRTUAL_ENV/bin:"*) ;;
+    *) export PATH="$VIRTUAL_ENV/bin:$PATH" ;;
+  esac
+fi
