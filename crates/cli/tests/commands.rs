@@ -5,6 +5,7 @@
 mod common;
 
 use common::{delimit, heapwire, stderr};
+use heapwire_testkit::scaled_tree::paper;
 
 const UNIT: [&str; 4] = ["--schema", "crates/cpu/testdata/unit.proto", "--type", "unit.Node"];
 const EXPR: [&str; 6] = ["--schema", "examples/expression_tree/expr.proto", "--type", "expr.Node", "--wire", "objgraph"];
@@ -12,22 +13,6 @@ const EXPR: [&str; 6] = ["--schema", "examples/expression_tree/expr.proto", "--t
 /// `unit.Node {i32: 42, s: "hi"}`.
 const NODE: &[u8] = b"\x08\x2a\x72\x02hi";
 
-/// The paper's `3 + (5 * 4)` object graph (54 bytes).
-fn paper_graph() -> Vec<u8> {
-    let mut v = Vec::new();
-    for w in [5u32, 1, 0, 1, 0, 0, 1, 2] {
-        v.extend_from_slice(&w.to_le_bytes());
-    }
-    v.push(0);
-    for w in [3u32, 3, 4] {
-        v.extend_from_slice(&w.to_le_bytes());
-    }
-    v.push(2);
-    for w in [5u32, 4] {
-        v.extend_from_slice(&w.to_le_bytes());
-    }
-    v
-}
 
 fn rejected(args: &[&str], input: &[u8]) -> String {
     let o = heapwire(args, input);
@@ -54,7 +39,7 @@ fn rejections_name_kind_byte_and_message() {
     s.extend_from_slice(&[0xff; 11]);
     assert_eq!(rejected(&stream, &s), "heapwire: rejected: varint_too_long at byte 7 (message 1)");
     let og = [&["decode"], &EXPR[..], &["-"]].concat();
-    assert_eq!(rejected(&og, &paper_graph()[..50]), "heapwire: rejected: truncated at byte 50");
+    assert_eq!(rejected(&og, &paper()[..50]), "heapwire: rejected: truncated at byte 50");
 }
 
 fn bench_line(args: &[&str], input: &[u8]) -> String {
@@ -73,19 +58,19 @@ fn bench_reads_one_message_a_stream_or_an_object_graph() {
     assert!(single.starts_with("decode: ") && single.ends_with(" msg/s"), "{single}");
     let stream = bench_line(&[&UNIT[..], &["--delimited"]].concat(), &delimit(&[NODE, NODE, NODE]));
     assert!(stream.starts_with("decode: ") && stream.contains(" MB/s, "), "{stream}");
-    let graph = bench_line(&EXPR, &paper_graph());
+    let graph = bench_line(&EXPR, &paper());
     assert!(graph.starts_with("decode: "), "{graph}");
     // Without --delimited a stream is one (malformed) protobuf message: rejected.
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("graph.bin");
-    std::fs::write(&f, paper_graph()).unwrap();
+    std::fs::write(&f, paper()).unwrap();
     let o = heapwire(&[&["bench"], &UNIT[..], &[f.to_str().unwrap()]].concat(), b"");
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }
 
 #[test]
 fn objgraph_json_round_trip_one_document_per_line() {
-    let g = paper_graph();
+    let g = paper();
     let o = heapwire(&[&["decode", "--delimited", "--json"], &EXPR[..], &["-"]].concat(), &delimit(&[&g, &g]));
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8(o.stdout).unwrap();

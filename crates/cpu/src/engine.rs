@@ -109,22 +109,6 @@ mod tests {
         (ok.clone(), ok[..5].to_vec())
     }
 
-    /// The paper's `3 + (5 * 4)` object graph (54 bytes).
-    fn paper_graph() -> Vec<u8> {
-        let mut v = Vec::new();
-        for w in [5u32, 1, 0, 1, 0, 0, 1, 2] {
-            v.extend_from_slice(&w.to_le_bytes());
-        }
-        v.push(0);
-        for w in [3u32, 3, 4] {
-            v.extend_from_slice(&w.to_le_bytes());
-        }
-        v.push(2);
-        for w in [5u32, 4] {
-            v.extend_from_slice(&w.to_le_bytes());
-        }
-        v
-    }
 
     #[test]
     fn the_door_gives_what_the_decoders_give() {
@@ -148,7 +132,7 @@ mod tests {
 
         let expr = schema("../../examples/expression_tree/expr.proto");
         let root = expr.message_index("expr.Node").unwrap();
-        let g = paper_graph();
+        let g = heapwire_testkit::scaled_tree::paper();
         let mut engine = CpuEngine::new(expr.clone());
         engine.decode(&Request { msg: root, wire: Wire::Objgraph, input: &g, options: &opts }, &mut via_door).unwrap();
         ObjDecoder::new(&*expr).decode(root, &g, &opts, &mut direct).unwrap();

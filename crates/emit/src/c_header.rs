@@ -5,27 +5,14 @@ use std::fmt::Write;
 
 use heapwire_schema::{CompiledSchema, Field, Kind, Presence};
 
-use super::{c_ident, c_type_name};
-
-fn scalar_c(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Double => "double",
-        Kind::Float => "float",
-        Kind::Int64 | Kind::SInt64 | Kind::SFixed64 => "int64_t",
-        Kind::UInt64 | Kind::Fixed64 => "uint64_t",
-        Kind::Int32 | Kind::SInt32 | Kind::SFixed32 | Kind::Enum => "int32_t",
-        Kind::UInt32 | Kind::Fixed32 => "uint32_t",
-        Kind::Bool => "uint8_t",
-        _ => unreachable!("not a scalar"),
-    }
-}
+use super::{c_ident, c_scalar, c_type_name};
 
 /// The C type of a field's slot, and of one array element for repeated fields.
 fn elem_c(s: &CompiledSchema, f: &Field) -> String {
     match f.kind {
         Kind::String | Kind::Bytes => "hw_bytes".into(),
         Kind::Message | Kind::Group => c_type_name(&s.messages[f.sub as usize].full_name),
-        k => scalar_c(k).into(),
+        k => c_scalar(k).expect("a scalar kind").into(),
     }
 }
 

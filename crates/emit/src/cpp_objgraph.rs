@@ -17,24 +17,9 @@
 
 use std::fmt::Write;
 
-use heapwire_schema::{CompiledSchema, Kind, NONE};
+use heapwire_schema::{CompiledSchema, NONE};
 
-fn scalar_c(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Double => "double",
-        Kind::Float => "float",
-        Kind::Int64 | Kind::SInt64 | Kind::SFixed64 => "int64_t",
-        Kind::UInt64 | Kind::Fixed64 => "uint64_t",
-        Kind::Int32 | Kind::SInt32 | Kind::SFixed32 | Kind::Enum => "int32_t",
-        Kind::UInt32 | Kind::Fixed32 => "uint32_t",
-        Kind::Bool => "uint8_t",
-        _ => "uint8_t",
-    }
-}
-
-fn ident(full: &str) -> String {
-    full.replace('.', "_")
-}
+use super::{c_scalar, c_type_name as ident};
 
 /// Header text for `s`'s classes; `stem` names the guard and the macros.
 pub fn cpp_header(s: &CompiledSchema, stem: &str) -> String {
@@ -64,7 +49,7 @@ pub fn cpp_header(s: &CompiledSchema, stem: &str) -> String {
         let mut asserts = format!("HW_STATIC_ASSERT(offsetof({n}, hw_vptr) == 0, \"{n}.hw_vptr\");\n");
         for m in &c.members {
             let f = s.member_field(m);
-            let ty = if f.kind.is_message() { word } else { scalar_c(f.kind) };
+            let ty = if f.kind.is_message() { word } else { c_scalar(f.kind).unwrap_or("uint8_t") };
             let note = if m.wire_width == 0 { " /* not on the wire */".to_string() } else if m.wire_width != m.size { format!(" /* {} byte(s) on the wire */", m.wire_width) } else { String::new() };
             let _ = writeln!(h, "  {ty} {};{note}", f.name);
             let _ = writeln!(asserts, "HW_STATIC_ASSERT(offsetof({n}, {}) == {}, \"{n}.{}\");", f.name, m.offset, f.name);

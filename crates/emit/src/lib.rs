@@ -26,6 +26,21 @@ pub(crate) fn c_ident(name: &str) -> String {
     }
 }
 
+/// The C type of a scalar kind's slot (`None` for strings, bytes and messages).
+pub(crate) fn c_scalar(kind: heapwire_schema::Kind) -> Option<&'static str> {
+    use heapwire_schema::Kind::*;
+    Some(match kind {
+        Double => "double",
+        Float => "float",
+        Int64 | SInt64 | SFixed64 => "int64_t",
+        UInt64 | Fixed64 => "uint64_t",
+        Int32 | SInt32 | SFixed32 | Enum => "int32_t",
+        UInt32 | Fixed32 => "uint32_t",
+        Bool => "uint8_t",
+        String | Bytes | Message | Group => return None,
+    })
+}
+
 /// `pkg.Outer.Inner` → `pkg_Outer_Inner`.
 pub(crate) fn c_type_name(full: &str) -> String {
     full.replace('.', "_")

@@ -1,6 +1,24 @@
-//! The MSR paper's scaled expression tree (its Fig. 18) on the objgraph wire, for
-//! `examples/expression_tree/expr.proto` (type ids: 0 `Literal`, 1 `Operation`). Shared by
-//! the tests, the hardware system test and the figures, so they all measure one input.
+//! The MSR paper's expression trees on the objgraph wire, for
+//! `examples/expression_tree/expr.proto` (type ids: 0 `Literal`, 1 `Operation`): its
+//! `3 + (5 * 4)` and its scaled tree (Fig. 18). Shared by the tests, the hardware system
+//! test and the figures, so they all check and measure the same inputs.
+
+/// The paper's `3 + (5 * 4)` (its section 3.1 table, byte for byte): 5 objects, 54 bytes.
+pub fn paper() -> Vec<u8> {
+    let mut v = Vec::new();
+    for w in [5u32, 1, 0, 1, 0, 0, 1, 2] {
+        v.extend_from_slice(&w.to_le_bytes());
+    }
+    v.push(0); // add: eAddition
+    for w in [3u32, 3, 4] {
+        v.extend_from_slice(&w.to_le_bytes());
+    }
+    v.push(2); // mult: eMultiplication
+    for w in [5u32, 4] {
+        v.extend_from_slice(&w.to_le_bytes());
+    }
+    v
+}
 
 /// A chain of `n` Operations, each with a Literal left child and the next Operation (the
 /// last: a Literal) on its right, in prefix order: 2n+1 objects, 21n+12 wire bytes.
