@@ -12,7 +12,7 @@
 #include <chrono>
 #include <vector>
 
-#include "heapwire_objgraph.h"
+#include "heapwire.h"
 #include "expr64.gen.h"
 
 enum OperationType { eAddition = 0, eSubtraction = 1, eMultiplication = 2, eDivision = 3 };
@@ -110,10 +110,10 @@ static double now() {
 int main(int argc, char **argv) {
   if (argc < 2) { fprintf(stderr, "usage: bench expr.proto [n...]\n"); return 2; }
   char msg[512];
-  hw_og *g = hw_og_open(argv[1], nullptr, 64, msg, sizeof msg);
+  hw_schema *g = hw_open(argv[1], nullptr, 0, 64, 0, msg, sizeof msg);
   if (!g) { fprintf(stderr, "%s\n", msg); return 2; }
-  int32_t node = hw_og_type(g, "expr.Node"), lit = hw_og_type(g, "expr.Literal"), op = hw_og_type(g, "expr.Operation");
-  { Literal l; Operation o; uint64_t v; memcpy(&v, &l, 8); hw_og_set_register(g, lit, v); memcpy(&v, &o, 8); hw_og_set_register(g, op, v); }
+  int32_t node = hw_type(g, "expr.Node"), lit = hw_type(g, "expr.Literal"), op = hw_type(g, "expr.Operation");
+  { Literal l; Operation o; uint64_t v; memcpy(&v, &l, 8); hw_set_register(g, lit, v); memcpy(&v, &o, 8); hw_set_register(g, op, v); }
   std::vector<int> ns;
   for (int i = 2; i < argc; i++) ns.push_back(atoi(argv[i]));
   if (ns.empty()) ns = {1, 2, 3, 4, 8, 16, 32, 64, 96, 127, 255, 511, 1023, 4095, 16383, 65535, 100000};
@@ -131,8 +131,8 @@ int main(int argc, char **argv) {
     }
     std::vector<uint8_t> wire(21 * (size_t)n + 12);
     size_t wl = 0;
-    hw_og_error e;
-    if (hw_og_encode(g, node, t, wire.data(), wire.size(), &wl, &e)) { fprintf(stderr, "encode failed\n"); return 1; }
+    hw_error e;
+    if (hw_encode_objects(g, node, t, wire.data(), wire.size(), &wl, &e)) { fprintf(stderr, "encode failed\n"); return 1; }
     int want = eval_iter(t);
     size_t heap = (2 * (size_t)n + 1) * 32;
     std::vector<uint64_t> buf(heap / 8);
@@ -149,8 +149,8 @@ int main(int argc, char **argv) {
       double t2 = now();
       for (size_t b = 0; b < batch; b++) {
         size_t w;
-        int rc = hw_og_decode(g, node, wire.data(), wl, (uint64_t)(uintptr_t)buf.data(), buf.data(), heap, &w, &e);
-        if (rc) { fprintf(stderr, "decode: %s\n", hw_og_error_name(rc)); return 1; }
+        int rc = hw_decode(g, HW_WIRE_OBJGRAPH, node, wire.data(), wl, (uint64_t)(uintptr_t)buf.data(), buf.data(), heap, &w, &e);
+        if (rc) { fprintf(stderr, "decode: %s\n", hw_code_name(rc)); return 1; }
       }
       double t3 = now();
       if (eval_iter((const Node *)buf.data()) != want) { fprintf(stderr, "heapwire result wrong\n"); return 1; }
@@ -164,7 +164,7 @@ int main(int argc, char **argv) {
     fflush(stdout);
     for (Node *p : pool) delete p;
   }
-  hw_og_close(g);
+  hw_close(g);
   return 0;
 }
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "heapwire_objgraph.h"
+#include "heapwire.h"
 #include "expr64.gen.h"  // generated: real-class layout checks (this machine, 64-bit)
 #include "expr32.gen.h"  // generated: the paper's 32-bit layout as mirror structs
 
@@ -66,8 +66,8 @@ class Operation : public Node {
 // The compiler checks heapwire's 64-bit layout against the real classes.
 HEAPWIRE_EXPR_CHECK_CLASSES()
 
-static void die(const char *what, int rc, const hw_og_error &e) {
-  fprintf(stderr, "%s: %s at byte %llu\n", what, hw_og_error_name(rc), (unsigned long long)e.offset);
+static void die(const char *what, int rc, const hw_error &e) {
+  fprintf(stderr, "%s: %s at byte %llu\n", what, hw_code_name(rc), (unsigned long long)e.offset);
   exit(1);
 }
 
@@ -78,18 +78,18 @@ static uintptr_t vptr_of(const void *obj) {
 }
 
 struct Ctx {
-  hw_og *g;
+  hw_schema *g;
   int32_t node, lit, op;
 };
 
 static std::vector<uint8_t> serialize(Ctx &c, const Node *root) {
   std::vector<uint8_t> wire(1024);
   size_t n = 0;
-  hw_og_error e;
-  int rc = hw_og_encode(c.g, c.node, root, wire.data(), wire.size(), &n, &e);
-  if (rc == HW_OG_BUFFER_TOO_SMALL) {
+  hw_error e;
+  int rc = hw_encode_objects(c.g, c.node, root, wire.data(), wire.size(), &n, &e);
+  if (rc == HW_BUFFER_TOO_SMALL) {
     wire.resize(e.needed);
-    rc = hw_og_encode(c.g, c.node, root, wire.data(), wire.size(), &n, &e);
+    rc = hw_encode_objects(c.g, c.node, root, wire.data(), wire.size(), &n, &e);
   }
   if (rc) die("serialize", rc, e);
   wire.resize(n);
@@ -99,8 +99,8 @@ static std::vector<uint8_t> serialize(Ctx &c, const Node *root) {
 // Rebuilds the graph into `buf` (preallocated, 8-aligned) at the buffer's own address.
 static Node *rebuild(Ctx &c, const std::vector<uint8_t> &wire, std::vector<uint64_t> &buf) {
   size_t n = 0;
-  hw_og_error e;
-  int rc = hw_og_decode(c.g, c.node, wire.data(), wire.size(), (uint64_t)(uintptr_t)buf.data(), buf.data(),
+  hw_error e;
+  int rc = hw_decode(c.g, HW_WIRE_OBJGRAPH, c.node, wire.data(), wire.size(), (uint64_t)(uintptr_t)buf.data(), buf.data(),
                         buf.size() * 8, &n, &e);
   if (rc) die("rebuild", rc, e);
   return reinterpret_cast<Node *>(buf.data());
@@ -123,17 +123,17 @@ static int expected(int n) {
 static int run(const char *proto) {
   char msg[512];
   Ctx c;
-  c.g = hw_og_open(proto, nullptr, 64, msg, sizeof msg);
+  c.g = hw_open(proto, nullptr, 0, 64, 0, msg, sizeof msg);
   if (!c.g) { fprintf(stderr, "schema: %s\n", msg); return 2; }
-  c.node = hw_og_type(c.g, "expr.Node");
-  c.lit = hw_og_type(c.g, "expr.Literal");
-  c.op = hw_og_type(c.g, "expr.Operation");
+  c.node = hw_type(c.g, "expr.Node");
+  c.lit = hw_type(c.g, "expr.Literal");
+  c.op = hw_type(c.g, "expr.Operation");
   // Per-type registers: the vtable pointers of this running program.
   {
     Literal l(0);
     Operation o(eAddition, nullptr, nullptr);
-    hw_og_set_register(c.g, c.lit, vptr_of(&l));
-    hw_og_set_register(c.g, c.op, vptr_of(&o));
+    hw_set_register(c.g, c.lit, vptr_of(&l));
+    hw_set_register(c.g, c.op, vptr_of(&o));
   }
 
   // --- 3+(5*4), as in the paper (section 2.1) ---
@@ -152,7 +152,7 @@ static int run(const char *proto) {
   printf("matches the paper's section 3.1 table: count 5; types 1,0,1,0,0; members\n");
   std::vector<uint64_t> buf(5 * expr_Literal_P64_SIZE / 8);
   Node *root = rebuild(c, wire, buf);
-  printf("rebuilt %u-byte objects at %p (vtable pointers from this program)\n", hw_og_object_size(c.g, c.op), (void *)root);
+  printf("rebuilt %u-byte objects at %p (vtable pointers from this program)\n", hw_class_size(c.g, c.op), (void *)root);
   printf("evaluate = %d\n", root->evaluate());
   if (root->evaluate() != 23 || add->evaluate() != 23) return 1;
   delete add; delete mult; delete l3; delete l4; delete l5;
@@ -186,16 +186,16 @@ static int run(const char *proto) {
          checked, ns.back());
 
   // --- The paper's 32-bit layout (Fig. 4): 16-byte objects ---
-  hw_og *g32 = hw_og_open(proto, nullptr, 32, msg, sizeof msg);
+  hw_schema *g32 = hw_open(proto, nullptr, 0, 32, 0, msg, sizeof msg);
   if (!g32) { fprintf(stderr, "schema: %s\n", msg); return 2; }
   const uint32_t vt_lit = 0x00401000u, vt_op = 0x00401020u;  // stand-ins for 32-bit vtables
-  hw_og_set_register(g32, c.lit, vt_lit);
-  hw_og_set_register(g32, c.op, vt_op);
+  hw_set_register(g32, c.lit, vt_lit);
+  hw_set_register(g32, c.op, vt_op);
   const uint32_t base32 = 0x00100000u;
   std::vector<uint32_t> img(5 * 4);
   size_t n = 0;
-  hw_og_error e;
-  int rc = hw_og_decode(g32, c.node, paper, sizeof paper, base32, img.data(), img.size() * 4, &n, &e);
+  hw_error e;
+  int rc = hw_decode(g32, HW_WIRE_OBJGRAPH, c.node, paper, sizeof paper, base32, img.data(), img.size() * 4, &n, &e);
   if (rc) die("decode 32-bit", rc, e);
   printf("32-bit heap (%zu bytes, base 0x%08x):", n, base32);
   for (size_t i = 0; i < n / 4; i++) printf("%s%08x", i % 4 ? " " : " | ", img[i]);
@@ -224,12 +224,12 @@ static int run(const char *proto) {
   }
   printf("32-bit evaluate = %d (objects %u bytes each)\n", vals[0], (unsigned)sizeof(expr_Operation_p32));
   std::vector<uint8_t> again(64);
-  rc = hw_og_encode_image(g32, c.node, img.data(), n, base32, base32, again.data(), again.size(), &n, &e);
+  rc = hw_encode_image(g32, HW_WIRE_OBJGRAPH, c.node, img.data(), n, base32, base32, again.data(), again.size(), &n, &e);
   if (rc) die("encode 32-bit", rc, e);
   if (vals[0] != 23 || n != 54 || memcmp(again.data(), paper, 54) != 0) { fprintf(stderr, "32-bit round trip failed\n"); return 1; }
   printf("32-bit image re-serializes to the same 54 bytes\n");
-  hw_og_close(g32);
-  hw_og_close(c.g);
+  hw_close(g32);
+  hw_close(c.g);
   return 0;
 }
 
