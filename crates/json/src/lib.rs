@@ -4,10 +4,12 @@
 //! * [`objgraph`]: object graphs as a list of objects with `{"@ref": id}` references.
 //!
 //! [`Printer`] and [`parse`] choose between them by [`Wire`], so a caller (the command
-//! line, a service) handles both formats with one call.
+//! line, a service) handles both formats with one call. Both printers write strings
+//! with one writer (`write.rs`).
 
 pub mod objgraph;
 pub mod protobuf;
+mod write;
 
 use std::sync::Arc;
 

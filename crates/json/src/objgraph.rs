@@ -19,6 +19,8 @@ use std::ops::Deref;
 
 use heapwire_cpu::objgraph::{fits, Conv, ObjDecoder, Tables, NULL_REF};
 
+use crate::write;
+
 fn read_le(b: &[u8], at: usize, size: usize) -> u64 {
     let mut x = [0u8; 8];
     x[..size].copy_from_slice(&b[at..at + size]);
@@ -26,29 +28,14 @@ fn read_le(b: &[u8], at: usize, size: usize) -> u64 {
 }
 
 fn push_f64(out: &mut Vec<u8>, v: f64) {
-    if v.is_nan() {
-        out.extend_from_slice(b"\"NaN\"");
-    } else if v.is_infinite() {
-        out.extend_from_slice(if v > 0.0 { b"\"Infinity\"" } else { b"\"-Infinity\"" });
-    } else {
-        out.extend_from_slice(format!("{v}").as_bytes());
+    match write::non_finite(v) {
+        Some(t) => out.extend_from_slice(t),
+        None => out.extend_from_slice(format!("{v}").as_bytes()),
     }
 }
 
 fn push_str(out: &mut Vec<u8>, s: &str) {
-    out.push(b'"');
-    for ch in s.chars() {
-        match ch {
-            '"' => out.extend_from_slice(b"\\\""),
-            '\\' => out.extend_from_slice(b"\\\\"),
-            c if (c as u32) < 0x20 => out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes()),
-            c => {
-                let mut b = [0u8; 4];
-                out.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
-            }
-        }
-    }
-    out.push(b'"');
+    write::string(out, s.as_bytes(), false);
 }
 
 /// Prints the graph the decoder last decoded into `image` (placed at `base`).
