@@ -4,10 +4,14 @@
 //! * [`objgraph`]: object graphs as a list of objects with `{"@ref": id}` references.
 //!
 //! [`Printer`] and [`parse`] choose between them by [`Wire`], so a caller (the command
-//! line, a service) handles both formats with one call.
+//! line, a service) handles both formats with one call. Both parsers read JSON with
+//! one lexer (`lexer.rs`, a dialect for each where they differ); both printers write
+//! strings with one writer (`write.rs`).
 
+mod lexer;
 pub mod objgraph;
 pub mod protobuf;
+mod write;
 
 use std::sync::Arc;
 

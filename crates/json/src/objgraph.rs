@@ -11,13 +11,18 @@
 //! Objects in wire order (object 0 is the root); members by their proto3 JSON names,
 //! values as the proto3 JSON mapping prints them (64-bit integers as strings, enums by
 //! name, "NaN"/"Infinity"); references as `{"@ref": id}` or `null`. Both directions
-//! are flat loops (no recursion): a graph is a list.
+//! are flat loops (no recursion): a graph is a list. The text is read by the crate's one
+//! lexer (`lexer.rs`) in its object-graph dialect, which keeps this parser's own
+//! leniencies (numbers checked only when converted) and error offsets.
 
 use heapwire_schema::{CompiledSchema, Kind, NONE};
 
 use std::ops::Deref;
 
 use heapwire_cpu::objgraph::{fits, Conv, ObjDecoder, Tables, NULL_REF};
+
+use crate::lexer::{Dialect, LexError, Lexer, Tok};
+use crate::write;
 
 fn read_le(b: &[u8], at: usize, size: usize) -> u64 {
     let mut x = [0u8; 8];
@@ -26,29 +31,14 @@ fn read_le(b: &[u8], at: usize, size: usize) -> u64 {
 }
 
 fn push_f64(out: &mut Vec<u8>, v: f64) {
-    if v.is_nan() {
-        out.extend_from_slice(b"\"NaN\"");
-    } else if v.is_infinite() {
-        out.extend_from_slice(if v > 0.0 { b"\"Infinity\"" } else { b"\"-Infinity\"" });
-    } else {
-        out.extend_from_slice(format!("{v}").as_bytes());
+    match write::non_finite(v) {
+        Some(t) => out.extend_from_slice(t),
+        None => out.extend_from_slice(format!("{v}").as_bytes()),
     }
 }
 
 fn push_str(out: &mut Vec<u8>, s: &str) {
-    out.push(b'"');
-    for ch in s.chars() {
-        match ch {
-            '"' => out.extend_from_slice(b"\\\""),
-            '\\' => out.extend_from_slice(b"\\\\"),
-            c if (c as u32) < 0x20 => out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes()),
-            c => {
-                let mut b = [0u8; 4];
-                out.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
-            }
-        }
-    }
-    out.push(b'"');
+    write::string(out, s.as_bytes(), false);
 }
 
 /// Prints the graph the decoder last decoded into `image` (placed at `base`).
@@ -123,113 +113,20 @@ fn jerr<T>(kind: &'static str, offset: usize) -> Result<T, JsonError> {
     Err(JsonError { kind, offset })
 }
 
-#[derive(Clone, Debug, PartialEq)]
-enum Tok {
-    LBrace,
-    RBrace,
-    LBrack,
-    RBrack,
-    Colon,
-    Comma,
-    Str(String),
-    Num(String),
-    True,
-    False,
-    Null,
-    End,
+/// Every lexer error is `invalid_json`, at the lexer's offset.
+impl From<LexError> for JsonError {
+    fn from(e: LexError) -> Self {
+        JsonError { kind: "invalid_json", offset: e.offset }
+    }
 }
 
-struct Lexer<'a> {
-    b: &'a [u8],
-    pos: usize,
-}
-
-impl Lexer<'_> {
-    /// The next token and where it starts.
-    fn next(&mut self) -> Result<(Tok, usize), JsonError> {
-        while self.pos < self.b.len() && matches!(self.b[self.pos], b' ' | b'\t' | b'\n' | b'\r') {
-            self.pos += 1;
-        }
-        let at = self.pos;
-        let Some(&c) = self.b.get(at) else { return Ok((Tok::End, at)) };
-        self.pos += 1;
-        let tok = match c {
-            b'{' => Tok::LBrace,
-            b'}' => Tok::RBrace,
-            b'[' => Tok::LBrack,
-            b']' => Tok::RBrack,
-            b':' => Tok::Colon,
-            b',' => Tok::Comma,
-            b'"' => {
-                let mut s = Vec::new();
-                loop {
-                    let Some(&c) = self.b.get(self.pos) else { return jerr("invalid_json", self.pos) };
-                    self.pos += 1;
-                    match c {
-                        b'"' => break,
-                        b'\\' => {
-                            let Some(&e) = self.b.get(self.pos) else { return jerr("invalid_json", self.pos) };
-                            self.pos += 1;
-                            match e {
-                                b'"' | b'\\' | b'/' => s.push(e),
-                                b'n' => s.push(b'\n'),
-                                b't' => s.push(b'\t'),
-                                b'r' => s.push(b'\r'),
-                                b'b' => s.push(8),
-                                b'f' => s.push(12),
-                                b'u' => {
-                                    let h = self.b.get(self.pos..self.pos + 4).and_then(|h| std::str::from_utf8(h).ok());
-                                    let Some(v) = h.and_then(|h| u32::from_str_radix(h, 16).ok()) else {
-                                        return jerr("invalid_json", self.pos);
-                                    };
-                                    self.pos += 4;
-                                    let ch = char::from_u32(v).unwrap_or('\u{fffd}');
-                                    let mut b = [0u8; 4];
-                                    s.extend_from_slice(ch.encode_utf8(&mut b).as_bytes());
-                                }
-                                _ => return jerr("invalid_json", self.pos - 1),
-                            }
-                        }
-                        c if c < 0x20 => return jerr("invalid_json", self.pos - 1),
-                        c => s.push(c),
-                    }
-                }
-                match String::from_utf8(s) {
-                    Ok(s) => Tok::Str(s),
-                    Err(_) => return jerr("invalid_json", at),
-                }
-            }
-            b'-' | b'0'..=b'9' => {
-                while self.pos < self.b.len() && matches!(self.b[self.pos], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') {
-                    self.pos += 1;
-                }
-                Tok::Num(String::from_utf8_lossy(&self.b[at..self.pos]).into_owned())
-            }
-            _ => {
-                let rest = &self.b[at..];
-                let (t, n) = if rest.starts_with(b"true") {
-                    (Tok::True, 4)
-                } else if rest.starts_with(b"false") {
-                    (Tok::False, 5)
-                } else if rest.starts_with(b"null") {
-                    (Tok::Null, 4)
-                } else {
-                    return jerr("invalid_json", at);
-                };
-                self.pos = at + n;
-                t
-            }
-        };
-        Ok((tok, at))
+/// The next token, which must be `want`; its offset.
+fn expect(lx: &mut Lexer<'_>, want: Tok) -> Result<usize, JsonError> {
+    let (t, at) = lx.next()?;
+    if t != want {
+        return jerr("invalid_json", at);
     }
-
-    fn expect(&mut self, want: Tok) -> Result<usize, JsonError> {
-        let (t, at) = self.next()?;
-        if t != want {
-            return jerr("invalid_json", at);
-        }
-        Ok(at)
-    }
+    Ok(at)
 }
 
 /// One parsed member value, before references are checked.
@@ -258,23 +155,23 @@ fn parse_int(s: &str, signed: bool, at: usize) -> Result<u64, JsonError> {
 pub fn parse_json(schema: &CompiledSchema, t: &Tables, root_msg: usize, text: &str, out: &mut Vec<u8>) -> Result<(), JsonError> {
     out.clear();
     let root_class = schema.class_of(root_msg).map(|c| c as u32).unwrap_or(NONE);
-    let mut lx = Lexer { b: text.as_bytes(), pos: 0 };
+    let mut lx = Lexer::new(text.as_bytes(), Dialect::Objgraph);
     // (class, values in member order, start offset)
     let mut objects: Vec<(u32, Vec<Val>, usize)> = Vec::new();
-    lx.expect(Tok::LBrace)?;
+    expect(&mut lx, Tok::LBrace)?;
     match lx.next()? {
         (Tok::Str(k), _) if k == "objects" => {}
         (_, at) => return jerr("invalid_json", at),
     }
-    lx.expect(Tok::Colon)?;
-    lx.expect(Tok::LBrack)?;
+    expect(&mut lx, Tok::Colon)?;
+    expect(&mut lx, Tok::LBrack)?;
     let mut first = true;
     loop {
         let (tok, at) = lx.next()?;
         match tok {
             Tok::RBrack => break,
             Tok::Comma if !first => {
-                lx.expect(Tok::LBrace)?;
+                expect(&mut lx, Tok::LBrace)?;
             }
             Tok::LBrace if first => {}
             _ => return jerr("invalid_json", at),
@@ -300,7 +197,7 @@ pub fn parse_json(schema: &CompiledSchema, t: &Tables, root_msg: usize, text: &s
                 _ => return jerr("invalid_json", at),
             };
             first_key = false;
-            lx.expect(Tok::Colon)?;
+            expect(&mut lx, Tok::Colon)?;
             let (v, vat) = lx.next()?;
             match key.as_str() {
                 "@type" => {
@@ -322,9 +219,9 @@ pub fn parse_json(schema: &CompiledSchema, t: &Tables, root_msg: usize, text: &s
                             (Tok::Str(k), _) if k == "@ref" => {}
                             (_, at) => return jerr("invalid_json", at),
                         }
-                        lx.expect(Tok::Colon)?;
+                        expect(&mut lx, Tok::Colon)?;
                         let (n, nat) = lx.next()?;
-                        lx.expect(Tok::RBrace)?;
+                        expect(&mut lx, Tok::RBrace)?;
                         Some((n, nat))
                     } else if matches!(v, Tok::LBrack | Tok::RBrace | Tok::RBrack | Tok::Colon | Tok::Comma | Tok::End) {
                         return jerr("invalid_json", vat);
@@ -411,7 +308,7 @@ pub fn parse_json(schema: &CompiledSchema, t: &Tables, root_msg: usize, text: &s
         }
         objects.push((c, vals, obj_at));
     }
-    lx.expect(Tok::RBrace)?;
+    expect(&mut lx, Tok::RBrace)?;
     let (end, at) = lx.next()?;
     if end != Tok::End {
         return jerr("invalid_json", at);

@@ -229,6 +229,46 @@ fn million_long_chain_encodes_decodes_and_prints() {
     assert_eq!(back, w);
 }
 
+/// The JSON text of a graph: what the parser accepts beyond strict JSON (numbers are
+/// read as runs and checked when converted) and where its errors point.
+#[test]
+fn json_text_errors_and_offsets() {
+    let s = expr(PointerWidth::P64);
+    let t = Tables::new(&s);
+    let parse = |text: &str| {
+        let mut out = Vec::new();
+        json::parse_json(&s, &t, idx(&s, "expr.Node"), text, &mut out).map(|_| out).map_err(|e| (e.kind, e.offset))
+    };
+    let doc = |ty: &str, value: &str| format!("{{\"objects\": [{{\"@type\": {ty}, \"value\": {value}}}]}}");
+    let three = parse(&doc("\"expr.Literal\"", "3")).unwrap();
+    for v in ["03", "3.", "3.0", "0.3e1", "\"3\""] {
+        assert_eq!(parse(&doc("\"expr.Literal\"", v)).as_ref(), Ok(&three), "{v}");
+    }
+    assert_eq!(parse(&doc(r#""expr.Lit\u0065ral""#, "3")).as_ref(), Ok(&three));
+    let at = |text: &str, what: &str| text.find(what).unwrap();
+    for (text, kind, off) in [
+        (doc("\"expr.Literal\"", "1-2"), "bad_value", None),
+        (doc("\"expr.Literal\"", "-"), "bad_value", None),
+        (doc("\"expr.Literal\"", "tru"), "invalid_json", None),
+        (doc("\"expr.Literal\"", "[]"), "invalid_json", None),
+        (doc(r#""\ud83d\ude00""#, "3"), "unknown_type", Some("\"\\ud83d")),
+        (doc(r#""expr.\x""#, "3"), "invalid_json", Some("x\"")),
+        (doc(r#""expr.\u12""#, "3"), "invalid_json", Some("12")),
+        (doc("\"expr.\u{1}\"", "3"), "invalid_json", Some("\u{1}")),
+        (doc("\"expr.Literal\"", "3") + " x", "invalid_json", Some(" x")),
+    ] {
+        let off = match off {
+            Some(w) => at(&text, w) + (w == " x") as usize,
+            None => at(&text, "\"value\": ") + 9,
+        };
+        assert_eq!(parse(&text), Err((kind, off)), "{text}");
+    }
+    // An unterminated string is an error at the end of the text.
+    let text = "{\"objects\": [{\"@type\": \"expr.Lit";
+    assert_eq!(parse(text), Err(("invalid_json", text.len())));
+    assert_eq!(parse(&format!("{text}\\")), Err(("invalid_json", text.len() + 1)));
+}
+
 fn kind_of(s: &CompiledSchema, w: &[u8]) -> (RejectKind, u64) {
     let mut d = ObjDecoder::new(s);
     let mut img = Vec::new();

@@ -22,12 +22,14 @@
 //! packed; implicit-presence fields left out when they hold the default; map entries as
 //! messages with both key (1) and value (2), as the official encoders write them.
 //!
-//! The JSON text is tokenized into a tree without recursion (nesting limited to
+//! The JSON text is read by the crate's one lexer (`lexer.rs`, in its proto3 dialect)
+//! into a tree without recursion (nesting limited to
 //! [`ParseOptions::max_json_nesting`]); the conversion recurses once per message level,
 //! limited to [`ParseOptions::max_depth`] (100, as the official parser).
 
 use super::wkt::{camel_to_snake, parse_duration, parse_timestamp, py_float, py_int};
 use super::{wkt, JsonError, Wkt};
+use crate::lexer::{Dialect, LexError, LexErrorKind, Lexer, Tok};
 use heapwire_cpu::protobuf::wire::{enc_zigzag32, enc_zigzag64, put_varint};
 use heapwire_schema::{wire_type, CompiledSchema, Field, Kind, Message, Presence};
 
@@ -97,229 +99,80 @@ fn syn(offset: usize, msg: impl Into<String>) -> JsonError {
     JsonError::Syntax { offset, msg: msg.into() }
 }
 
-struct Lexer<'t> {
-    t: &'t [u8],
-    pos: usize,
+/// `found` (the byte at `at`, `None` at the end of the text) where `what` should be.
+fn unexpected((found, at): (Option<u8>, usize), what: &str) -> JsonError {
+    match found {
+        None => syn(at, format!("unexpected end of input, expected {what}")),
+        Some(c) => syn(at, format!("unexpected {:?}, expected {what}", c as char)),
+    }
 }
 
-impl Lexer<'_> {
-    fn ws(&mut self) {
-        while self.pos < self.t.len() && matches!(self.t[self.pos], b' ' | b'\t' | b'\n' | b'\r') {
-            self.pos += 1;
-        }
-    }
-    fn peek(&self) -> Option<u8> {
-        self.t.get(self.pos).copied()
-    }
-    fn expect(&mut self, c: u8, what: &str) -> Result<(), JsonError> {
-        self.ws();
-        if self.peek() == Some(c) {
-            self.pos += 1;
-            Ok(())
-        } else {
-            Err(self.unexpected(what))
-        }
-    }
-    fn unexpected(&self, what: &str) -> JsonError {
-        match self.peek() {
-            None => syn(self.pos, format!("unexpected end of input, expected {what}")),
-            Some(c) => syn(self.pos, format!("unexpected {:?}, expected {what}", c as char)),
-        }
-    }
-
-    fn string(&mut self) -> Result<String, JsonError> {
-        let start = self.pos;
-        self.pos += 1; // opening quote
-        let mut s = String::new();
-        loop {
-            let run = self.pos;
-            while self.pos < self.t.len() && !matches!(self.t[self.pos], b'"' | b'\\' | 0..=0x1f) {
-                self.pos += 1;
-            }
-            let chunk = std::str::from_utf8(&self.t[run..self.pos])
-                .map_err(|e| syn(run + e.valid_up_to(), "invalid UTF-8 in string"))?;
-            s.push_str(chunk);
-            match self.peek() {
-                None => return Err(syn(start, "unterminated string")),
-                Some(b'"') => {
-                    self.pos += 1;
-                    return Ok(s);
-                }
-                Some(b'\\') => {
-                    let at = self.pos;
-                    let c = *self.t.get(self.pos + 1).ok_or_else(|| syn(start, "unterminated string"))?;
-                    self.pos += 2;
-                    match c {
-                        b'"' => s.push('"'),
-                        b'\\' => s.push('\\'),
-                        b'/' => s.push('/'),
-                        b'b' => s.push('\u{8}'),
-                        b'f' => s.push('\u{c}'),
-                        b'n' => s.push('\n'),
-                        b'r' => s.push('\r'),
-                        b't' => s.push('\t'),
-                        b'u' => {
-                            let hi = self.hex4(at)?;
-                            let cp = if (0xd800..0xdc00).contains(&hi) {
-                                if self.t.get(self.pos) == Some(&b'\\') && self.t.get(self.pos + 1) == Some(&b'u') {
-                                    self.pos += 2;
-                                    let lo = self.hex4(at)?;
-                                    if !(0xdc00..0xe000).contains(&lo) {
-                                        return Err(syn(at, "unpaired surrogate"));
-                                    }
-                                    0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00)
-                                } else {
-                                    return Err(syn(at, "unpaired surrogate"));
-                                }
-                            } else if (0xdc00..0xe000).contains(&hi) {
-                                return Err(syn(at, "unpaired surrogate"));
-                            } else {
-                                hi
-                            };
-                            s.push(char::from_u32(cp).ok_or_else(|| syn(at, "bad \\u escape"))?);
-                        }
-                        _ => return Err(syn(at, "bad escape")),
-                    }
-                }
-                Some(_) => return Err(syn(self.pos, "control character in string")),
-            }
-        }
-    }
-
-    fn hex4(&mut self, at: usize) -> Result<u32, JsonError> {
-        let h = self.t.get(self.pos..self.pos + 4).ok_or_else(|| syn(at, "bad \\u escape"))?;
-        let mut v = 0u32;
-        for &c in h {
-            v = v * 16 + (c as char).to_digit(16).ok_or_else(|| syn(at, "bad \\u escape"))?;
-        }
-        self.pos += 4;
-        Ok(v)
-    }
-
-    fn number(&mut self) -> Result<String, JsonError> {
-        let start = self.pos;
-        let t = self.t;
-        let mut p = self.pos;
-        if t.get(p) == Some(&b'-') {
-            p += 1;
-        }
-        let digits = |p: &mut usize| {
-            let s = *p;
-            while *p < t.len() && t[*p].is_ascii_digit() {
-                *p += 1;
-            }
-            *p - s
-        };
-        match t.get(p) {
-            Some(b'0') => p += 1,
-            Some(b'1'..=b'9') => {
-                digits(&mut p);
-            }
-            _ => return Err(syn(start, "bad number")),
-        }
-        if t.get(p) == Some(&b'.') {
-            p += 1;
-            if digits(&mut p) == 0 {
-                return Err(syn(start, "bad number"));
-            }
-        }
-        if matches!(t.get(p), Some(b'e' | b'E')) {
-            p += 1;
-            if matches!(t.get(p), Some(b'+' | b'-')) {
-                p += 1;
-            }
-            if digits(&mut p) == 0 {
-                return Err(syn(start, "bad number"));
-            }
-        }
-        self.pos = p;
-        Ok(String::from_utf8_lossy(&t[start..p]).into_owned())
-    }
-
-    fn literal(&mut self, word: &[u8]) -> Result<(), JsonError> {
-        if self.t[self.pos..].starts_with(word) {
-            self.pos += word.len();
-            Ok(())
-        } else {
-            Err(self.unexpected("a value"))
-        }
+/// A lexer error where a value (or a key, after its quote was seen) is read.
+fn lex_error(text: &[u8], e: LexError) -> JsonError {
+    match e.kind {
+        LexErrorKind::Unexpected => unexpected((text.get(e.offset).copied(), e.offset), "a value"),
+        k => syn(e.offset, k.message()),
     }
 }
 
 /// Tokenizes `text` into a tree, iteratively; duplicate object keys are errors (as
-/// `json_format` rejects them).
+/// `json_format` rejects them). Where only some bytes may come next (a key, `:`, `,`
+/// or a closing bracket), the byte is looked at before a token is read, so that the
+/// error names what was expected there.
 fn parse_tree(text: &[u8], max_nesting: usize) -> Result<Node, JsonError> {
-    let mut lx = Lexer { t: text, pos: 0 };
+    let mut lx = Lexer::new(text, Dialect::Proto3);
     let mut stack: Vec<Building> = Vec::new();
     'value: loop {
-        lx.ws();
-        let off = lx.pos;
-        let mut node = match lx.peek() {
-            Some(b'{') | Some(b'[') => {
-                let open = lx.peek() == Some(b'{');
-                lx.pos += 1;
-                lx.ws();
+        let (tok, off) = lx.next().map_err(|e| lex_error(text, e))?;
+        let mut node = match tok {
+            Tok::LBrace | Tok::LBrack => {
                 if stack.len() >= max_nesting {
                     return Err(syn(off, format!("JSON nested deeper than {max_nesting}")));
                 }
-                if open {
-                    if lx.peek() == Some(b'}') {
-                        lx.pos += 1;
+                if tok == Tok::LBrace {
+                    if lx.eat(b'}') {
                         Node { off, v: JVal::Obj(Vec::new()) }
                     } else {
-                        let key = object_key(&mut lx)?;
+                        let key = object_key(&mut lx, text)?;
                         stack.push(Building::Obj(off, Vec::new(), Default::default(), key));
                         continue 'value;
                     }
-                } else if lx.peek() == Some(b']') {
-                    lx.pos += 1;
+                } else if lx.eat(b']') {
                     Node { off, v: JVal::Arr(Vec::new()) }
                 } else {
                     stack.push(Building::Arr(off, Vec::new()));
                     continue 'value;
                 }
             }
-            Some(b'"') => Node { off, v: JVal::Str(lx.string()?) },
-            Some(b't') => {
-                lx.literal(b"true")?;
-                Node { off, v: JVal::Bool(true) }
+            Tok::Str(s) => Node { off, v: JVal::Str(s) },
+            Tok::Num(t) => Node { off, v: JVal::Num(t) },
+            Tok::True => Node { off, v: JVal::Bool(true) },
+            Tok::False => Node { off, v: JVal::Bool(false) },
+            Tok::Null => Node { off, v: JVal::Null },
+            Tok::RBrace | Tok::RBrack | Tok::Colon | Tok::Comma | Tok::End => {
+                return Err(unexpected((text.get(off).copied(), off), "a value"));
             }
-            Some(b'f') => {
-                lx.literal(b"false")?;
-                Node { off, v: JVal::Bool(false) }
-            }
-            Some(b'n') => {
-                lx.literal(b"null")?;
-                Node { off, v: JVal::Null }
-            }
-            Some(b'-' | b'0'..=b'9') => Node { off, v: JVal::Num(lx.number()?) },
-            _ => return Err(lx.unexpected("a value")),
         };
         // A complete value: attach it, closing finished containers.
         loop {
             match stack.last_mut() {
                 None => {
-                    lx.ws();
-                    if lx.pos != text.len() {
-                        return Err(syn(lx.pos, "trailing data after the JSON value"));
+                    let (rest, at) = lx.peek();
+                    if rest.is_some() {
+                        return Err(syn(at, "trailing data after the JSON value"));
                     }
                     return Ok(node);
                 }
                 Some(Building::Arr(_, items)) => {
                     items.push(node);
-                    lx.ws();
-                    match lx.peek() {
-                        Some(b',') => {
-                            lx.pos += 1;
-                            continue 'value;
-                        }
-                        Some(b']') => {
-                            lx.pos += 1;
-                            let Some(Building::Arr(o, items)) = stack.pop() else { unreachable!() };
-                            node = Node { off: o, v: JVal::Arr(items) };
-                        }
-                        _ => return Err(lx.unexpected("',' or ']'")),
+                    if lx.eat(b',') {
+                        continue 'value;
                     }
+                    if !lx.eat(b']') {
+                        return Err(unexpected(lx.peek(), "',' or ']'"));
+                    }
+                    let Some(Building::Arr(o, items)) = stack.pop() else { unreachable!() };
+                    node = Node { off: o, v: JVal::Arr(items) };
                 }
                 Some(Building::Obj(_, members, seen, key)) => {
                     let k = std::mem::take(key);
@@ -327,34 +180,31 @@ fn parse_tree(text: &[u8], max_nesting: usize) -> Result<Node, JsonError> {
                         return Err(syn(node.off, format!("duplicate key {k:?}")));
                     }
                     members.push((k, node));
-                    lx.ws();
-                    match lx.peek() {
-                        Some(b',') => {
-                            lx.pos += 1;
-                            lx.ws();
-                            *key = object_key(&mut lx)?;
-                            continue 'value;
-                        }
-                        Some(b'}') => {
-                            lx.pos += 1;
-                            let Some(Building::Obj(o, members, _, _)) = stack.pop() else { unreachable!() };
-                            node = Node { off: o, v: JVal::Obj(members) };
-                        }
-                        _ => return Err(lx.unexpected("',' or '}'")),
+                    if lx.eat(b',') {
+                        *key = object_key(&mut lx, text)?;
+                        continue 'value;
                     }
+                    if !lx.eat(b'}') {
+                        return Err(unexpected(lx.peek(), "',' or '}'"));
+                    }
+                    let Some(Building::Obj(o, members, _, _)) = stack.pop() else { unreachable!() };
+                    node = Node { off: o, v: JVal::Obj(members) };
                 }
             }
         }
     }
 }
 
-fn object_key(lx: &mut Lexer<'_>) -> Result<String, JsonError> {
-    lx.ws();
-    if lx.peek() != Some(b'"') {
-        return Err(lx.unexpected("a string key"));
+/// An object's key and the `:` after it.
+fn object_key(lx: &mut Lexer<'_>, text: &[u8]) -> Result<String, JsonError> {
+    let next = lx.peek();
+    if next.0 != Some(b'"') {
+        return Err(unexpected(next, "a string key"));
     }
-    let k = lx.string()?;
-    lx.expect(b':', "':'")?;
+    let (Tok::Str(k), _) = lx.next().map_err(|e| lex_error(text, e))? else { unreachable!("a quote starts a string") };
+    if !lx.eat(b':') {
+        return Err(unexpected(lx.peek(), "':'"));
+    }
     Ok(k)
 }
 
@@ -1091,5 +941,38 @@ mod tests {
         assert!(matches!(&items[1].v, JVal::Num(t) if t == "-2.5e3"));
         assert!(matches!(&items[2].v, JVal::Str(s) if s == "x\u{e9}\u{1f600}"));
         assert!(parse_tree("[".repeat(101).as_bytes(), 100).is_err());
+    }
+
+    #[test]
+    fn tree_errors_say_what_was_expected_where() {
+        let cases: &[(&[u8], usize, &str)] = &[
+            (b"", 0, "unexpected end of input, expected a value"),
+            (b" }", 1, "unexpected '}', expected a value"),
+            (b"[1,]", 3, "unexpected ']', expected a value"),
+            (b"tru", 0, "unexpected 't', expected a value"),
+            (b"\xff", 0, "unexpected '\u{ff}', expected a value"),
+            // The byte is looked at before a token is read: not "unterminated string".
+            (b"[1 \"x", 3, "unexpected '\"', expected ',' or ']'"),
+            (b"{\"a\":1 \"b", 7, "unexpected '\"', expected ',' or '}'"),
+            (b"{1:2}", 1, "unexpected '1', expected a string key"),
+            (b"{\"a\":1, -}", 8, "unexpected '-', expected a string key"),
+            (b"{\"a\" 1}", 5, "unexpected '1', expected ':'"),
+            (b"{\"a\"", 4, "unexpected end of input, expected ':'"),
+            (b"1 2", 2, "trailing data after the JSON value"),
+            (b"{\"a\":1,\"a\" :2}", 12, "duplicate key \"a\""),
+            (b"[[[", 2, "JSON nested deeper than 2"),
+            (b"[\"ab\\q\"]", 4, "bad escape"),
+            (b"{\"\\ud800\":1}", 2, "unpaired surrogate"),
+            (b"[-x]", 1, "bad number"),
+            (b"\"\xc3(\"", 1, "invalid UTF-8 in string"),
+        ];
+        for &(t, offset, msg) in cases {
+            let max = if msg.starts_with("JSON nested") { 2 } else { 100 };
+            let got = match parse_tree(t, max) {
+                Err(JsonError::Syntax { offset, msg }) => (offset, msg),
+                r => panic!("{r:?}"),
+            };
+            assert_eq!(got, (offset, msg.to_string()), "{:?}", String::from_utf8_lossy(t));
+        }
     }
 }

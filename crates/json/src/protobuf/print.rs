@@ -18,6 +18,7 @@
 
 use super::wkt::{duration_text, snake_to_camel, timestamp_text};
 use super::{wkt, JsonError, Wkt};
+use crate::write;
 use base64::Engine;
 use heapwire_image::{ArrayRef, Budget, ImageView};
 use heapwire_schema::{CompiledSchema, Field, Kind};
@@ -194,7 +195,7 @@ fn print_message<'s>(
                     let em = &schema.messages[*msg];
                     let (kf, vf) = map_fields(em, entry)?;
                     let key = p.map_key(kf, entry)?;
-                    write_str(out, key.as_bytes(), opts.ensure_ascii);
+                    write::string(out, key.as_bytes(), opts.ensure_ascii);
                     out.push(b':');
                     if vf.kind.is_message() {
                         let sub = view.sub_message(schema, vf, entry)?;
@@ -301,11 +302,11 @@ impl Printer<'_, '_, '_> {
             },
             Some(Wkt::Timestamp) => {
                 let t = timestamp_text(int(1)?, int(2)?).map_err(bad)?;
-                write_str(out, t.as_bytes(), false);
+                write::string(out, t.as_bytes(), false);
             }
             Some(Wkt::Duration) => {
                 let t = duration_text(int(1)?, int(2)?).map_err(bad)?;
-                write_str(out, t.as_bytes(), false);
+                write::string(out, t.as_bytes(), false);
             }
             Some(Wkt::FieldMask) => {
                 let mut text = String::new();
@@ -321,7 +322,7 @@ impl Printer<'_, '_, '_> {
                         snake_to_camel(&String::from_utf8_lossy(path), &mut text).map_err(bad)?;
                     }
                 }
-                write_str(out, text.as_bytes(), self.opts.ensure_ascii);
+                write::string(out, text.as_bytes(), self.opts.ensure_ascii);
             }
             Some(Wkt::Struct) | Some(Wkt::ListValue) => {
                 let f = field(1).ok_or_else(|| bad("bad Struct/ListValue type".into()))?;
@@ -420,7 +421,7 @@ impl Printer<'_, '_, '_> {
         let mut body = Vec::new();
         print_message(s, mi, &view, 0, &mut body, &opts, self.dec)?;
         out.extend_from_slice(b"{\"@type\":");
-        write_str(out, url.as_bytes(), self.opts.ensure_ascii);
+        write::string(out, url.as_bytes(), self.opts.ensure_ascii);
         if wkt(name).is_some() && !s.messages[mi].is_map_entry() {
             out.extend_from_slice(b",\"value\":");
             out.extend_from_slice(&body);
@@ -438,7 +439,7 @@ impl Printer<'_, '_, '_> {
         if sep {
             out.push(b',');
         }
-        write_str(out, name.as_bytes(), self.opts.ensure_ascii);
+        write::string(out, name.as_bytes(), self.opts.ensure_ascii);
         out.push(b':');
     }
 
@@ -502,11 +503,11 @@ impl Printer<'_, '_, '_> {
                 let s = v.slice_at(at, "string")?;
                 budget.charge(s.len() as u64, at)?;
                 if std::str::from_utf8(s).is_ok() {
-                    write_str(out, s, self.opts.ensure_ascii);
+                    write::string(out, s, self.opts.ensure_ascii);
                 } else {
                     // Only proto2 strings can hold invalid UTF-8; the official Python
                     // library prints them as the `repr` of the bytes (`"b'a\\xffb'"`).
-                    write_str(out, python_bytes_repr(s).as_bytes(), self.opts.ensure_ascii);
+                    write::string(out, python_bytes_repr(s).as_bytes(), self.opts.ensure_ascii);
                 }
             }
             Kind::Bytes => {
@@ -527,7 +528,7 @@ impl Printer<'_, '_, '_> {
                     return Ok(());
                 }
                 match self.schema.enums.get(f.sub as usize).and_then(|e| e.name_of(n)) {
-                    Some(name) => write_str(out, name.as_bytes(), false),
+                    Some(name) => write::string(out, name.as_bytes(), false),
                     None => push_display(out, n),
                 }
             }
@@ -543,17 +544,15 @@ fn push_display(out: &mut Vec<u8>, v: impl std::fmt::Display) {
 }
 
 fn float_json(out: &mut Vec<u8>, v: f64, as_f32: Option<f32>) {
-    if v.is_nan() {
-        out.extend_from_slice(b"\"NaN\"");
-    } else if v.is_infinite() {
-        out.extend_from_slice(if v > 0.0 { b"\"Infinity\"" } else { b"\"-Infinity\"" });
-    } else {
-        let s = match as_f32 {
-            Some(f) => fmt_f32(f),
-            None => fmt_f64(v),
-        };
-        out.extend_from_slice(s.as_bytes());
+    if let Some(t) = write::non_finite(v) {
+        out.extend_from_slice(t);
+        return;
     }
+    let s = match as_f32 {
+        Some(f) => fmt_f32(f),
+        None => fmt_f64(v),
+    };
+    out.extend_from_slice(s.as_bytes());
 }
 
 /// Python's `repr(float)`: shortest round-trip digits; positional notation for
@@ -649,59 +648,4 @@ pub fn python_bytes_repr(b: &[u8]) -> String {
     }
     s.push(quote as char);
     s
-}
-
-/// Writes `s` as a JSON string; invalid UTF-8 sequences become U+FFFD.
-pub(crate) fn write_str(out: &mut Vec<u8>, s: &[u8], ensure_ascii: bool) {
-    out.push(b'"');
-    for chunk in s.utf8_chunks() {
-        write_valid(out, chunk.valid(), ensure_ascii);
-        if !chunk.invalid().is_empty() {
-            write_valid(out, "\u{fffd}", ensure_ascii);
-        }
-    }
-    out.push(b'"');
-}
-
-fn write_valid(out: &mut Vec<u8>, s: &str, ensure_ascii: bool) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let b = s.as_bytes();
-    let mut start = 0;
-    for (i, &c) in b.iter().enumerate() {
-        let esc: &[u8] = match c {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0..=0x1f => b"",
-            _ => continue,
-        };
-        out.extend_from_slice(&b[start..i]);
-        if esc.is_empty() {
-            out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]]);
-        } else {
-            out.extend_from_slice(esc);
-        }
-        start = i + 1;
-    }
-    if !ensure_ascii || s.is_ascii() {
-        out.extend_from_slice(&b[start..]);
-        return;
-    }
-    for ch in s[start..].chars() {
-        if ch.is_ascii() {
-            out.push(ch as u8);
-        } else {
-            let mut units = [0u16; 2];
-            for u in ch.encode_utf16(&mut units) {
-                out.extend_from_slice(b"\\u");
-                for k in (0..4).rev() {
-                    out.push(HEX[((*u >> (4 * k)) & 15) as usize]);
-                }
-            }
-        }
-    }
 }
