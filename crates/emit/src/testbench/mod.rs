@@ -63,7 +63,7 @@ struct Core<'a> {
 
 /// The testbench around `core` with the memories `m`.
 fn testbench(core: &Core, m: &Memories) -> String {
-    // the memory ports, one group per port: (declaration, signal), each connected by name
+    // the memory ports, one group per port: (type, signal [= initial value]), each connected by name
     let mut groups: Vec<Vec<(&str, String)>> = Vec::new();
     for p in core.in_ports {
         groups.push(vec![("wire", format!("{p}rd_en")), ("wire [IN_AW:0]", format!("{p}addr")), ("reg [IW-1:0]", format!("{p}rd_data = 0"))]);
