@@ -2,7 +2,7 @@
  * hw_og_core -- the objgraph deserializer engine (docs/objgraph-wire.md, the MSR paper's
  * sections 4-5 generalized and pipelined). The schema-specific tables come from the
  * generated modules hw_og_desc_type, hw_og_desc_class, hw_og_desc_member and
- * hw_og_desc_step (crates/rtl/src/objgraph.rs), which a generated wrapper
+ * hw_og_desc_step (crates/emit/src/verilog/objgraph.rs), which a generated wrapper
  * heapwire_og_core instantiates this engine with.
  *
  * Semantics are exactly crates/cpu/src/objgraph/decode.rs (the reference): same image,
@@ -88,7 +88,8 @@
  * Error codes (err_code): 0 ok, 1 truncated, 2 count_too_large, 3 unknown_type,
  * 4 bad_reference, 5 reference_type, 6 root_type, 7 trailing_bytes, 8 image_too_large,
  * 9 bad_base, 10 capacity (the core's memories are too small; the CPU engine has no such
- * limit).
+ * limit). The E_ localparams bear the names of heapwire_engine::RejectKind's kinds
+ * (crates/sim/src/objgraph.rs ERRORS maps the codes; its test checks the names).
  */
 
 `resetall
@@ -217,8 +218,8 @@ initial begin
 end
 
 // ---------------------------------------------------------------- error codes, states
-localparam [7:0] E_TRUNC = 8'd1, E_COUNT = 8'd2, E_TYPE = 8'd3, E_REF = 8'd4, E_REFTYPE = 8'd5,
-                 E_ROOT = 8'd6, E_TRAIL = 8'd7, E_IMAGE = 8'd8, E_BASE = 8'd9, E_CAP = 8'd10;
+localparam [7:0] E_TRUNCATED = 8'd1, E_COUNT_TOO_LARGE = 8'd2, E_UNKNOWN_TYPE = 8'd3, E_BAD_REFERENCE = 8'd4, E_REFERENCE_TYPE = 8'd5,
+                 E_ROOT_TYPE = 8'd6, E_TRAILING_BYTES = 8'd7, E_IMAGE_TOO_LARGE = 8'd8, E_BAD_BASE = 8'd9, E_CAPACITY = 8'd10;
 
 // (every decision is taken on registered flags: COUNT2, CHECK0, TERR and TRUNC0..2 wait for them)
 localparam [3:0] S_IDLE = 4'd0, S_COUNT = 4'd1, S_COUNT2 = 4'd2, S_COUNT3 = 4'd3, S_TYPES = 4'd4,
@@ -467,7 +468,7 @@ begin
         if (mask[k]) begin
             if (eu[k] || er[k] || eimg[k] || ecap[k]) begin
                 eoff = eo[32*k +: 32];
-                code = eu[k] ? E_TYPE : er[k] ? E_ROOT : eimg[k] ? E_IMAGE : E_CAP;
+                code = eu[k] ? E_UNKNOWN_TYPE : er[k] ? E_ROOT_TYPE : eimg[k] ? E_IMAGE_TOO_LARGE : E_CAPACITY;
             end
             if (tr[k]) begin
                 trf = 1'b1;
@@ -810,7 +811,7 @@ begin
     for (k = NREF - 1; k >= 0; k = k - 1) begin
         if (eref[k] || etype[k] || ebase[k]) begin
             err = 1'b1;
-            code = eref[k] ? E_REF : etype[k] ? E_REFTYPE : E_BASE;
+            code = eref[k] ? E_BAD_REFERENCE : etype[k] ? E_REFERENCE_TYPE : E_BAD_BASE;
             at = eoff[32*k +: 32];
         end
     end
@@ -938,9 +939,9 @@ always @* begin
     S_COUNT2: state_next = S_COUNT3;
     S_COUNT3: begin
         if (n_big_reg) begin
-            err_next = E_COUNT; erroff_next = 32'd0; state_next = S_DONE;
+            err_next = E_COUNT_TOO_LARGE; erroff_next = 32'd0; state_next = S_DONE;
         end else if (n_cap_reg) begin
-            err_next = E_CAP; erroff_next = 32'd0; state_next = S_DONE;
+            err_next = E_CAPACITY; erroff_next = 32'd0; state_next = S_DONE;
         end else if (n_zero_reg) begin
             state_next = S_CHECK0;
         end else begin
@@ -964,9 +965,9 @@ always @* begin
         if (ck_long_reg) begin
             state_next = S_TRUNC0;
         end else if (ck_short_reg) begin
-            err_next = E_TRAIL; erroff_next = wpos_reg[31:0]; state_next = S_DONE;
+            err_next = E_TRAILING_BYTES; erroff_next = wpos_reg[31:0]; state_next = S_DONE;
         end else if (ck_base_reg) begin
-            err_next = E_BASE; erroff_next = 32'd0; state_next = S_DONE;
+            err_next = E_BAD_BASE; erroff_next = 32'd0; state_next = S_DONE;
         end else if (n_zero_reg) begin
             state_next = S_DONE;
         end else begin
@@ -979,9 +980,9 @@ always @* begin
     S_TRUNC2: state_next = S_TRUNC3;
     S_TRUNC3: begin
         if (tr_past_reg) begin
-            err_next = E_TRUNC; erroff_next = tr_pos_reg[31:0]; state_next = S_DONE;
+            err_next = E_TRUNCATED; erroff_next = tr_pos_reg[31:0]; state_next = S_DONE;
         end else if (tr_lastm_reg) begin
-            err_next = E_TRUNC; erroff_next = len_reg; state_next = S_DONE;
+            err_next = E_TRUNCATED; erroff_next = len_reg; state_next = S_DONE;
         end else begin
             state_next = S_TRUNC0;
         end
@@ -1080,7 +1081,7 @@ always @(posedge clk) begin
     // T1: type ids -> classes
     t2_valid <= t1_valid;
     // (an id with high bits set whose low bits name a class leaves that class in t2_cls:
-    // E_TYPE stops the decode before the class is used)
+    // E_UNKNOWN_TYPE stops the decode before the class is used)
     t2_mask <= t1_mask; t2_lohit <= ty_hit; t2_hz0 <= ty_hz0; t2_hz1 <= ty_hz1; t2_cls <= ty_cls;
     t2_first <= t1_first; t2_lastg <= t1_lastg; t2_off <= t1_off + {26'd0, t1_offq}; t2_g <= t1_g;
     // T2: class rows
@@ -1363,9 +1364,9 @@ always @(posedge clk) begin
         w_act_reg <= 1'b0; pend_reg <= 1'b0; w_i_reg <= 32'd0;
         state_reg <= S_COUNT;
         if (base[2:0] != 3'd0) begin
-            err_reg <= E_BASE; state_reg <= S_DONE;
+            err_reg <= E_BAD_BASE; state_reg <= S_DONE;
         end else if (in_len < 32'd4) begin
-            err_reg <= E_TRUNC; state_reg <= S_DONE;
+            err_reg <= E_TRUNCATED; state_reg <= S_DONE;
         end
     end
     if (rst) begin

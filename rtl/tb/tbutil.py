@@ -5,11 +5,14 @@
   when any cocotb test failed);
 * expect_param_error(): elaboration with a bad parameter must stop with its $error;
 * seed_for() / thorough(): the HW_TB_SEED and HW_TB_THOROUGH knobs;
-* heapwire_bin() / compile_schema(): the heapwire CLI the core testbenches use to generate
-  the cores (`heapwire compile --rtl`) and as the CPU-engine oracle.
+* heapwire_bin() / compile_schema() / generated_core(): the heapwire CLI the core
+  testbenches use to generate the cores (`heapwire compile --rtl`) and as the CPU-engine
+  oracle;
+* error_kinds(): the kinds of a core's error-register codes, from the core's source.
 """
 
 import os
+import re
 import subprocess
 import sys
 import zlib
@@ -68,9 +71,11 @@ if os.environ.get("HEAPWIRE_BIN"):  # absolute, so the simulator processes (anot
 
 def heapwire_bin() -> str:
     """The heapwire CLI: $HEAPWIRE_BIN, else target/release/heapwire, brought up to date
-    with `cargo build --release -p heapwire-cli` once per process (scripts/test_rtl.sh
-    builds it first; if the build fails here but a binary exists, that one is used with a
-    warning -- the engine files are refreshed from rtl/ anyway, see refresh_engine_copies)."""
+    with `cargo build --release -p heapwire-cli` once (scripts/test_rtl.sh builds it first;
+    if the build fails here but a binary exists, that one is used with a warning -- the
+    engine files are refreshed from rtl/ anyway, see refresh_engine_copies). The choice is
+    left in $HEAPWIRE_BIN, so the simulator processes the cocotb runner starts (which
+    inherit the environment) use the same binary without building again."""
     global _built
     env = os.environ.get("HEAPWIRE_BIN")
     if env:
@@ -83,6 +88,7 @@ def heapwire_bin() -> str:
             assert exe.is_file(), f"cargo build -p heapwire-cli failed and there is no {exe}:\n{r.stderr}"
             print(f"tbutil: cargo build -p heapwire-cli failed; using the existing {exe}", file=sys.stderr)
         _built = True
+    os.environ["HEAPWIRE_BIN"] = str(exe)
     return str(exe)
 
 
@@ -96,6 +102,26 @@ def compile_schema(proto, out_dir, rtl=True, extra=()):
     r = subprocess.run(argv, capture_output=True, text=True)
     assert r.returncode == 0, f"{' '.join(argv)}: {r.stderr}"
     return out_dir
+
+
+def generated_core(tb_dir, cfg, proto, compile_args=(), engine=(), core="_core"):
+    """The sources of a generated core for a cocotb build: `heapwire compile PROTO --rtl
+    COMPILE_ARGS...` into tb_dir/sim_build/cfg/gen, the copies of the hand-written `engine`
+    files refreshed from rtl/ (refresh_engine_copies). Returns (gen dir, sources: the engine
+    files, then `<stem><core>.gen.v`: `_core` the protobuf core, `_og_core` the objgraph core)."""
+    gen = compile_schema(proto, Path(tb_dir) / "sim_build" / cfg / "gen", extra=compile_args)
+    refresh_engine_copies(gen, engine)
+    return gen, [gen / name for name in engine] + [gen / f"{Path(proto).stem}{core}.gen.v"]
+
+
+def error_kinds(core):
+    """{code: kind} of the error register of rtl/<core>.v, from its `E_<KIND> = 8'd<code>`
+    localparams: the kinds are heapwire_engine::RejectKind's, named as `heapwire decode`
+    prints them (the tests of crates/sim keep the localparams' names and codes so)."""
+    text = (RTL_DIR / f"{core}.v").read_text()
+    kinds = {int(code): name.lower() for name, code in re.findall(r"\bE_([A-Z0-9_]+)\s*=\s*8'd(\d+)", text)}
+    assert kinds, f"no error codes in rtl/{core}.v"
+    return kinds
 
 
 DP16KD_MODEL = TB_ROOT / "models" / "DP16KD.v"

@@ -29,8 +29,8 @@ pub fn compile(s: &CompiledSchema, schema_path: &Path, dir: &Path, rtl: bool) ->
         write(format!("{stem}_objgraph.gen.h"), heapwire_emit::cpp_header(s, stem).as_bytes())?;
     }
     if rtl {
-        heapwire_rtl::check_supported(s).map_err(|e| Failure::Usage(format!("--rtl: unsupported by the hardware core: {e}")))?;
-        let files = heapwire_rtl::write_core(s, stem, dir).map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
+        heapwire_emit::verilog::protobuf::check_supported(s).map_err(|e| Failure::Usage(format!("--rtl: unsupported by the hardware core: {e}")))?;
+        let files = heapwire_emit::verilog::write_core(s, stem, dir).map_err(|e| Failure::Usage(format!("{}: {e}", dir.display())))?;
         for f in files {
             eprintln!("wrote {}", f.display());
         }

@@ -240,7 +240,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Cmd::Sim { common, base, input } => {
             let s = Arc::new(load_schema(&common.schema, &common.include, layout(&common.layout))?);
             let msg = message_index(&s, &common.type_name)?;
-            let mut engine = heapwire_rtl::SimEngine::new(s.clone());
+            let mut engine = heapwire_sim::SimEngine::new(s.clone());
             let options = Options { base, ..Options::default() };
             let job = commands::Job { schema: s, msg, wire: common.wire.into(), options, delimited: common.delimited, json: false };
             let mut tally = commands::Tally::default();

@@ -1,10 +1,13 @@
-//! Every file generated from a compiled schema: the C header, the Rust views and the
-//! C++ header of object-graph classes.
+//! Every file generated from a compiled schema: the C header, the Rust views, the C++
+//! header of object-graph classes, the Verilog of the hardware cores ([`verilog`]) and the
+//! testbenches that run those cores in Icarus Verilog ([`testbench`]).
 //! Generated files are marked `.gen.` and start with a do-not-edit line.
 
 mod c_header;
 mod cpp_objgraph;
 mod rust_views;
+pub mod testbench;
+pub mod verilog;
 
 pub use c_header::c_header;
 pub use cpp_objgraph::cpp_header;

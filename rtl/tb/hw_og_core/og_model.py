@@ -20,11 +20,6 @@ from hwsc import NONE
 
 NULL = 0xFFFFFFFF
 
-# error kinds by the core's error code (crates/rtl OG_ERROR_NAMES)
-OG_ERRORS = ["ok", "truncated", "count_too_large", "unknown_type", "bad_reference", "reference_type",
-             "root_type", "trailing_bytes", "image_too_large", "bad_base", "capacity"]
-
-
 def align_up(v, a):
     return (v + a - 1) // a * a
 

@@ -48,11 +48,12 @@ from cocotb.triggers import RisingEdge
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
 import hwsc
 import og_model
-from og_model import OG_ERRORS, OgModel
-from tbutil import (REPO, CoreHost, Rejected, compile_schema, ecp5_bram, first_difference, refresh_engine_copies,
-                    run_cocotb, run_heapwire, save_failing, seed_for, thorough)
+from og_model import OgModel
+from tbutil import (REPO, CoreHost, Rejected, ecp5_bram, error_kinds, first_difference, generated_core, run_cocotb,
+                    run_heapwire, save_failing, seed_for, thorough)
 
 TB_DIR = Path(__file__).resolve().parent
+ERROR_KINDS = error_kinds("hw_og_core")
 EXPR = REPO / "examples" / "expression_tree" / "expr.proto"
 ZOO = TB_DIR / "zoo.proto"
 OBJ_BITS = 9
@@ -92,8 +93,8 @@ class Host(CoreHost):
         code, off, size, _, omem = await self.run_core(
             wire, dict(in_len=len(wire), root_cls=root_cls, base=base, max_image=max_image), 100000 + 64 * len(wire))
         if code:
-            assert code < len(OG_ERRORS), f"error code {code}"
-            return OG_ERRORS[code], off
+            assert code in ERROR_KINDS, f"error code {code}"
+            return ERROR_KINDS[code], off
         return "ok", self.image(omem, size)
 
     async def check(self, label, wire, root_cls, base=0, max_image=1 << 30, cpu=True):
@@ -297,16 +298,11 @@ ENGINE = ["hw_og_reader.v", "hw_sdp_ram.v", "hw_og_core.v"]   # hand-written rtl
 
 def _build_and_test(cfg, testcase=None):
     proto, pw, in_w, out_w, ecp5 = CONFIGS[cfg]
-    gen = compile_schema(proto, TB_DIR / "sim_build" / cfg / "gen", extra=["--pointer-width", str(pw)])
-    refresh_engine_copies(gen, ENGINE)
-    stem = proto.stem
+    gen, sources = generated_core(TB_DIR, cfg, proto, ["--pointer-width", str(pw)], ENGINE, "_og_core")
     cells, defines = ecp5_bram(ecp5)
-    sources = [gen / f for f in ENGINE] + [gen / f"{stem}_og_core.gen.v"] + cells
     params = {"IN_WIDTH": in_w, "IN_ADDR_WIDTH": 12, "OUT_WIDTH": out_w, "OUT_ADDR_WIDTH": 12, "OBJ_BITS": OBJ_BITS}
-    env = {"HW_OG_HWSC": str(gen / f"{stem}.hwsc"), "HW_OG_PROTO": str(proto), "HW_OG_CFG": cfg}
-    from tbutil import heapwire_bin
-    env["HEAPWIRE_BIN"] = heapwire_bin()
-    run_cocotb(TB_DIR, "heapwire_og_core", sources, cfg, params, testcase=testcase, extra_env=env,
+    env = {"HW_OG_HWSC": str(gen / f"{proto.stem}.hwsc"), "HW_OG_PROTO": str(proto), "HW_OG_CFG": cfg}
+    run_cocotb(TB_DIR, "heapwire_og_core", sources + cells, cfg, params, testcase=testcase, extra_env=env,
                defines=defines)
 
 

@@ -4,7 +4,7 @@ heapwire_core), cocotb 2.x on Icarus Verilog.
 The pytest entry compiles a schema of the differential suite with the current CLI
 (`heapwire compile --rtl`; the engine files are then refreshed from rtl/, so the working
 tree's engine is what runs) and runs the cocotb tests below on heapwire_core with memory
-sizes derived as the Rust driver derives them (crates/rtl/src/lib.rs `sizes_for`: no
+sizes derived as the Rust driver derives them (crates/sim/src/protobuf.rs `params`: no
 input up to MAX_LEN bytes can hit `capacity`):
   * scalars3.proto (proto3: every scalar kind, repeated packed/unpacked, maps, oneofs,
     recursion), 64-bit pointers, 64-bit input and output words;
@@ -21,7 +21,7 @@ writes. Messages come from the official `protobuf` package (the differential sui
 seeded generator, tests/differential/hwdiff/gen.py) and mutations of them
 (hwdiff/mutate.py: truncation, bad lengths and wire types, over-long varints, field 0,
 bad UTF-8, group mismatches, deep nesting...). The oracle is the CPU engine
-(`heapwire decode`): the same image bytes, or the same error kind (crates/rtl ERROR_NAMES)
+(`heapwire decode`): the same image bytes, or the same error kind (tbutil.error_kinds)
 and err_offset as its `<kind> at byte <offset>`. For generated messages the CPU engine's
 `--json` is also compared with the official library's MessageToJson.
 Knobs: HW_TB_SEED, HW_TB_THOROUGH=1 (about 5x more messages).
@@ -39,18 +39,15 @@ import cocotb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
 import hwsc
-from tbutil import (REPO, CoreHost, Rejected, compile_schema, first_difference, refresh_engine_copies, run_cocotb,
-                    run_heapwire, save_failing, seed_for, thorough)
+from tbutil import (REPO, CoreHost, Rejected, error_kinds, first_difference, generated_core, run_cocotb, run_heapwire,
+                    save_failing, seed_for, thorough)
 
 TB_DIR = Path(__file__).resolve().parent
 DIFF = REPO / "tests" / "differential"
 sys.path.insert(0, str(DIFF))
 from hwdiff import gen as hwgen, mutate as hwmut, schemas as hwschemas  # noqa: E402
 
-# error codes of the core (crates/rtl/src/lib.rs ERROR_NAMES)
-ERROR_NAMES = ["ok", "truncated", "varint_too_long", "field_number_zero", "invalid_wire_type", "length_past_end",
-               "depth_exceeded", "invalid_utf8", "group_mismatch", "packed_length", "missing_required",
-               "image_too_large", "bad_base", "capacity", "unsupported"]
+ERROR_KINDS = error_kinds("hw_pb_core")
 MAX_LEN = 2048  # longest input a build is sized for (less when the memories would get big, see max_len)
 MAX_DEPTH = 100
 SCALE = 5 if thorough() else 1
@@ -71,7 +68,7 @@ def max_len(s: hwsc.Schema):
 
 
 def sizes(s: hwsc.Schema, in_w, out_w, n):
-    """Core parameters that never overflow for an n-byte input (crates/rtl/src/lib.rs
+    """Core parameters that never overflow for an n-byte input (crates/sim/src/protobuf.rs
     sizes_for, with the largest message as the root)."""
     k = max([((m.size + 7) & ~7) // 2 + 8 for m in s.messages] + [16])
     img = max((m.size + 7) & ~7 for m in s.messages) + n * k + 64
@@ -113,8 +110,8 @@ class Host(CoreHost):
         code, off, size, _, omem = await self.run_core(
             data, dict(in_len=len(data), root_msg=msg_idx, base=base), 100000 + 400 * len(data))
         if code:
-            assert code < len(ERROR_NAMES), f"error code {code}"
-            return ERROR_NAMES[code], off
+            assert code in ERROR_KINDS, f"error code {code}"
+            return ERROR_KINDS[code], off
         return "ok", self.image(omem, size)
 
     def cpu(self, data, type_name, base):
@@ -320,21 +317,20 @@ CONFIGS = {
 }
 
 
-def _build_and_test(cfg, testcase=None, width=None):
-    from tbutil import heapwire_bin
+ENGINE = ["hw_stream_reader.v", "hw_varint_decoder.v", "hw_utf8_check.v", "hw_pb_core.v"]   # hand-written rtl/ files
 
+
+def _build_and_test(cfg, testcase=None, width=None):
     schema, opts, in_w, out_w, extra_params = CONFIGS[cfg]
     in_w, out_w = width or (in_w, out_w)
     proto = DIFF / "schemas" / schema
-    gen = compile_schema(proto, TB_DIR / "sim_build" / cfg / "gen", extra=["-I", str(DIFF / "schemas"), *opts])
-    engine = ["hw_stream_reader.v", "hw_varint_decoder.v", "hw_utf8_check.v", "hw_pb_core.v"]
-    refresh_engine_copies(gen, engine)
+    gen, sources = generated_core(TB_DIR, cfg, proto, ["-I", str(DIFF / "schemas"), *opts], ENGINE)
     s = hwsc.read(gen / f"{proto.stem}.hwsc")
     n = max_len(s)
     env = {"HW_PB_HWSC": str(gen / f"{proto.stem}.hwsc"), "HW_PB_PROTO": str(proto), "HW_PB_OPTS": " ".join(opts),
-           "HW_PB_CFG": cfg, "HW_PB_MAXLEN": str(n), "HEAPWIRE_BIN": heapwire_bin()}
-    run_cocotb(TB_DIR, "heapwire_core", [gen / name for name in engine] + [gen / f"{proto.stem}_core.gen.v"], cfg,
-               {**sizes(s, in_w, out_w, n), **extra_params}, testcase=testcase, extra_env=env)
+           "HW_PB_CFG": cfg, "HW_PB_MAXLEN": str(n)}
+    run_cocotb(TB_DIR, "heapwire_core", sources, cfg, {**sizes(s, in_w, out_w, n), **extra_params}, testcase=testcase,
+               extra_env=env)
 
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))

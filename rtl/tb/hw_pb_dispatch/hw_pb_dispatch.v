@@ -1,7 +1,7 @@
 /*
  * hw_pb_dispatch -- testbench wrapper (rtl/tb/hw_pb_dispatch) around the protobuf core's
- * generated descriptor ROMs (`<stem>_core.gen.v`, crates/rtl/src/gen.rs): the tag
- * dispatch ROM hw_pb_desc_field, the per-message ROM hw_pb_desc_msg and the closed-enum
+ * generated descriptor ROMs (`<stem>_core.gen.v`, crates/emit/src/verilog/protobuf.rs):
+ * the tag dispatch ROM hw_pb_desc_field, the per-message ROM hw_pb_desc_msg and the closed-enum
  * ROM hw_pb_desc_enum, side by side on one set of ports so one cocotb test can sweep
  * them. Port names and widths are the generated modules'.
  */

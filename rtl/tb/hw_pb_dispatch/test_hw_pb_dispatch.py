@@ -1,7 +1,7 @@
 """cocotb testbench for the protobuf core's tag dispatch (cocotb 2.x, Icarus Verilog).
 
 The descriptor ROMs are generated per schema into `<stem>_core.gen.v`
-(crates/rtl/src/gen.rs): hw_pb_desc_field (per (message, field number): hit, kind,
+(crates/emit/src/verilog/protobuf.rs): hw_pb_desc_field (per (message, field number): hit, kind,
 wire type, flags, offset, presence and its index, sub-type, slot, element size, scalar
 size, oneof case/storage), hw_pb_desc_msg (per message) and hw_pb_desc_enum (closed
 enums). hw_pb_dispatch.v (this folder) puts the three side by side; the cocotb test
@@ -29,7 +29,7 @@ from cocotb.triggers import Timer
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
 import hwsc
 from hwsc import NONE
-from tbutil import REPO, compile_schema, run_cocotb, seed_for
+from tbutil import REPO, generated_core, run_cocotb, seed_for
 
 TB_DIR = Path(__file__).resolve().parent
 DIFF_SCHEMAS = REPO / "tests" / "differential" / "schemas"
@@ -185,9 +185,9 @@ SCHEMAS = {
 
 def _build_and_test(name):
     proto, opts = SCHEMAS[name]
-    gen = compile_schema(proto, TB_DIR / "sim_build" / name / "gen", extra=opts)
-    sources = [TB_DIR / "hw_pb_dispatch.v", gen / f"{proto.stem}_core.gen.v"]
-    run_cocotb(TB_DIR, "hw_pb_dispatch", sources, name, extra_env={"HW_DISPATCH_HWSC": str(gen / f"{proto.stem}.hwsc")})
+    gen, sources = generated_core(TB_DIR, name, proto, opts)
+    run_cocotb(TB_DIR, "hw_pb_dispatch", [TB_DIR / "hw_pb_dispatch.v", *sources], name,
+               extra_env={"HW_DISPATCH_HWSC": str(gen / f"{proto.stem}.hwsc")})
 
 
 @pytest.mark.parametrize("name", list(SCHEMAS))

@@ -3,15 +3,15 @@
 //! input memory, 256-bit output memory (`out=64|128|256` changes it), cycles from start to
 //! done (allocation and member phases included). Every image is checked against the CPU
 //! engine before its cycles are reported.
-//!   cargo run --release -p heapwire-rtl --example og_figures [-- n... [out=BITS]]
+//!   cargo run --release -p heapwire-sim --example og_figures [-- n... [out=BITS]]
 
 use std::path::Path;
 
 use heapwire_testkit::scaled_tree::wire as chain;
 use heapwire_cpu::objgraph::ObjDecoder;
 use heapwire_cpu::DecodeOptions;
-use heapwire_rtl::{simulate_objgraph, OgSimOptions};
 use heapwire_schema::{compile_files, LayoutOptions, PointerWidth};
+use heapwire_sim::objgraph::{simulate, Options};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -40,7 +40,7 @@ fn main() {
                 let root = s.message_index("expr.Node").unwrap();
                 let mut img = Vec::new();
                 ObjDecoder::new(s).decode(root, &w, &DecodeOptions { base: 0x1000, ..Default::default() }, &mut img).unwrap();
-                let o = simulate_objgraph(s, root, &w, &OgSimOptions { base: 0x1000, in_width, out_width, ..Default::default() }).unwrap();
+                let o = simulate(s, root, &w, &Options { base: 0x1000, in_width, out_width, ..Default::default() }).unwrap();
                 assert_eq!(o.image, img, "n={n}: image differs from the CPU engine");
                 cyc.push(o.cycles);
             }

@@ -17,11 +17,12 @@ mod common;
 use common::{env_num, root, Rng};
 use std::path::PathBuf;
 
-use heapwire_cpu::protobuf::wire::put_varint;
 use heapwire_cpu::{DecodeOptions, Decoder};
-use heapwire_rtl::{simulate, SimError, SimOptions};
+use heapwire_engine::framing::{put_varint, Delimited};
 use heapwire_schema::{CompiledSchema, Kind, LayoutOptions, PointerWidth};
-
+use heapwire_sim::protobuf::{simulate, Options};
+use heapwire_sim::SimError;
+use heapwire_testkit::workloads;
 
 fn tag(out: &mut Vec<u8>, num: u32, wt: u8) {
     put_varint(out, ((num as u64) << 3) | wt as u64);
@@ -259,7 +260,7 @@ fn compare(s: &CompiledSchema, mi: usize, input: &[u8], base: u64, label: &str, 
         Some(_) => true,
         None => n % 8 != 5,
     };
-    let hw = simulate(s, mi, input, &SimOptions { base, out_width, in_width, one_pass, out2_wr, ..Default::default() });
+    let hw = simulate(s, mi, input, &Options { base, out_width, in_width, one_pass, out2_wr, ..Default::default() });
     let verdict = match (&cpu, &hw) {
         (Ok(()), Ok(out)) => {
             st.cycles += out.cycles;
@@ -273,7 +274,7 @@ fn compare(s: &CompiledSchema, mi: usize, input: &[u8], base: u64, label: &str, 
             }
         }
         (Err(e), Err(SimError::Rejected { kind, offset, .. })) => {
-            if e.kind.name() == *kind && e.offset as u64 == *offset {
+            if e.kind == *kind && e.offset as u64 == *offset {
                 st.rejected += 1;
                 None
             } else {
@@ -302,23 +303,15 @@ fn schema(path: &str, includes: &[&str], layout: LayoutOptions) -> Option<Compil
     }
 }
 
+/// The first `max` messages of a delimited stream.
 fn read_delimited(data: &[u8], max: usize) -> Vec<Vec<u8>> {
+    let mut stream = Delimited::new(data);
     let mut out = Vec::new();
-    let mut p = 0;
-    while p < data.len() && out.len() < max {
-        let mut len = 0u64;
-        let mut sh = 0;
-        loop {
-            let b = data[p];
-            p += 1;
-            len |= ((b & 0x7f) as u64) << sh;
-            sh += 7;
-            if b < 0x80 {
-                break;
-            }
+    while out.len() < max {
+        match stream.next_frame().expect("a well-formed delimited stream") {
+            Some(m) => out.push(m.bytes.to_vec()),
+            None => break,
         }
-        out.push(data[p..p + len as usize].to_vec());
-        p += len as usize;
     }
     out
 }
@@ -382,23 +375,17 @@ fn core_matches_cpu_engine() {
     let social = sets.iter().find(|(n, _)| n.contains("social")).map(|(_, s)| s);
     let per = env_num("HEAPWIRE_RTL_BENCH", 6) as usize;
     let mut bench_n = 0;
-    if let (Some(s), Ok(man)) = (social, std::fs::read_to_string(root().join("bench/out/quick/manifest.json"))) {
-        for (file, ty) in [
-            ("social_compose_post.bin", "heapwire.bench.social.ComposePostRequest"),
-            ("social_store_post.bin", "heapwire.bench.social.StorePostRequest"),
-            ("social_compose_media.bin", "heapwire.bench.social.ComposeMediaRequest"),
-            ("social_register_user.bin", "heapwire.bench.social.RegisterUserRequest"),
-            ("social_login.bin", "heapwire.bench.social.LoginRequest"),
-        ] {
-            let _ = &man;
-            let (Ok(data), Some(mi)) = (std::fs::read(root().join("bench/out/quick").join(file)), s.message_index(ty)) else { continue };
+    let quick = root().join(workloads::QUICK_DIR);
+    if let (Some(s), true) = (social, quick.join("manifest.json").exists()) {
+        for (file, ty) in workloads::SOCIAL {
+            let (Ok(data), Some(mi)) = (std::fs::read(quick.join(file)), s.message_index(ty)) else { continue };
             for (k, m) in read_delimited(&data, per).iter().enumerate() {
                 compare(s, mi, m, 0, &format!("{file} #{k}"), &mut st);
                 bench_n += 1;
             }
         }
     } else {
-        eprintln!("bench/out/quick missing: run `python3 bench/gen_workloads.py --out bench/out/quick --mb 0.5` to include the workloads");
+        eprintln!("{} missing: {} to include the workloads", workloads::QUICK_DIR, workloads::QUICK_HINT);
     }
     // hand-written malformed and corner cases
     if let Some((_, s)) = sets.iter().find(|(n, _)| n == "crates/cpu/testdata/unit.proto") {

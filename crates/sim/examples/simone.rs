@@ -1,4 +1,4 @@
-//! Debug helper: cargo run -p heapwire-rtl --example simone -- SCHEMA.proto TYPE HEXBYTES [p32]
+//! Debug helper: cargo run -p heapwire-sim --example simone -- SCHEMA.proto TYPE HEXBYTES [p32]
 //! Runs the CPU engine and the simulated core and prints where the images differ.
 fn main() {
     let a: Vec<String> = std::env::args().collect();
@@ -7,7 +7,7 @@ fn main() {
     if a.get(4).is_some_and(|x| x == "p32") {
         layout.pointer_width = heapwire_schema::PointerWidth::P32;
     }
-    let s = heapwire_schema::compile_files(&[p.clone()], &[p.parent().unwrap().to_path_buf()], layout).unwrap();
+    let s = heapwire_schema::compile_files(std::slice::from_ref(&p), &[p.parent().unwrap().to_path_buf()], layout).unwrap();
     let mi = s.message_index(&a[2]).unwrap();
     let input: Vec<u8> = (0..a[3].len() / 2).map(|i| u8::from_str_radix(&a[3][2 * i..2 * i + 2], 16).unwrap()).collect();
     let mut img = Vec::new();
@@ -24,7 +24,7 @@ fn main() {
             }
         }
     }
-    match heapwire_rtl::simulate(&s, mi, &input, &Default::default()) {
+    match heapwire_sim::protobuf::simulate(&s, mi, &input, &Default::default()) {
         Ok(o) => {
             println!("core: ok, {} cycles, {} bytes", o.cycles, o.image.len());
             for i in (0..img.len().max(o.image.len())).step_by(8) {

@@ -2,24 +2,25 @@
 
 use std::sync::Arc;
 
-use heapwire_engine::{Decoded, Engine, Error, RejectKind, Rejection, Request, Wire};
+use heapwire_emit::verilog;
+use heapwire_engine::{Decoded, Engine, Error, Rejection, Request, Wire};
 use heapwire_schema::CompiledSchema;
 
-use crate::{check_supported, og_check_supported, simulate, simulate_objgraph, OgSimOptions, SimError, SimOptions, SimOutput};
+use crate::{objgraph, protobuf, SimError, SimOutput};
 
 /// Runs each request through the generated core (protobuf or objgraph) in Icarus
 /// Verilog. The core's build parameters come from `protobuf` and `objgraph`; the base,
 /// depth limit, image limit and header registers from each request's options.
 pub struct SimEngine {
     schema: Arc<CompiledSchema>,
-    pub protobuf: SimOptions,
-    pub objgraph: OgSimOptions,
+    pub protobuf: protobuf::Options,
+    pub objgraph: objgraph::Options,
     last_cycles: Option<u64>,
 }
 
 impl SimEngine {
     pub fn new(schema: Arc<CompiledSchema>) -> Self {
-        SimEngine { schema, protobuf: SimOptions::default(), objgraph: OgSimOptions::default(), last_cycles: None }
+        SimEngine { schema, protobuf: Default::default(), objgraph: Default::default(), last_cycles: None }
     }
 }
 
@@ -33,7 +34,7 @@ impl Engine for SimEngine {
             return Err(format!("message index {msg} out of range"));
         };
         let supported = match wire {
-            Wire::Protobuf => check_supported(&self.schema),
+            Wire::Protobuf => verilog::protobuf::check_supported(&self.schema),
             Wire::Objgraph => {
                 if self.schema.class_of(msg).is_none() {
                     return Err(format!(
@@ -41,7 +42,7 @@ impl Engine for SimEngine {
                         m.full_name
                     ));
                 }
-                og_check_supported(&self.schema)
+                verilog::objgraph::check_supported(&self.schema)
             }
         };
         supported.map_err(|e| format!("unsupported by the hardware core: {e}"))
@@ -56,14 +57,18 @@ impl Engine for SimEngine {
                 if !o.type_words.is_empty() {
                     return Err(Error::Engine("the simulated protobuf core takes no per-type registers yet".into()));
                 }
-                simulate(&self.schema, req.msg, req.input, &SimOptions { base: o.base, max_depth: o.max_depth, ..self.protobuf.clone() })
+                let opts = protobuf::Options { base: o.base, max_depth: o.max_depth, ..self.protobuf.clone() };
+                protobuf::simulate(&self.schema, req.msg, req.input, &opts)
             }
-            Wire::Objgraph => simulate_objgraph(
-                &self.schema,
-                req.msg,
-                req.input,
-                &OgSimOptions { base: o.base, type_words: o.type_words.clone(), max_image_bytes: o.max_image_bytes, ..self.objgraph.clone() },
-            ),
+            Wire::Objgraph => {
+                let opts = objgraph::Options {
+                    base: o.base,
+                    type_words: o.type_words.clone(),
+                    max_image_bytes: o.max_image_bytes,
+                    ..self.objgraph.clone()
+                };
+                objgraph::simulate(&self.schema, req.msg, req.input, &opts)
+            }
         };
         match r {
             Ok(SimOutput { image, cycles }) => {
@@ -73,7 +78,6 @@ impl Engine for SimEngine {
             }
             Err(SimError::Rejected { kind, offset, cycles }) => {
                 self.last_cycles = Some(cycles);
-                let kind = RejectKind::from_name(kind).ok_or_else(|| Error::Engine(format!("the core reported an unknown error ({kind})")))?;
                 Err(Rejection::new(kind, offset).into())
             }
             Err(e) => Err(Error::Engine(e.to_string())),

@@ -1,0 +1,85 @@
+//! The committed example cores `rtl/gen/unit_core.gen.v` (protobuf, for
+//! `crates/cpu/testdata/unit.proto`) and `rtl/gen/expr_og_core.gen.v` (objgraph, for
+//! `examples/expression_tree/expr.proto`, 64-bit layout), which scripts/test_rtl.sh lints
+//! and scripts/synth.sh synthesizes, must be what the generators write today.
+//! Regenerate both with `HEAPWIRE_REGEN=1 cargo test -p heapwire-emit --test verilog committed`.
+
+use std::path::{Path, PathBuf};
+
+use heapwire_emit::verilog::{objgraph, protobuf};
+use heapwire_schema::{compile_files, CompiledSchema, LayoutOptions};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn schema(rel: &str) -> CompiledSchema {
+    let p = root().join(rel);
+    compile_files(std::slice::from_ref(&p), &[p.parent().unwrap().to_path_buf()], LayoutOptions::default()).unwrap()
+}
+
+/// `rtl/gen/<file>` holds `want`, or is rewritten to with HEAPWIRE_REGEN set.
+fn check_fresh(file: &str, want: &str) {
+    let p = root().join("rtl/gen").join(file);
+    if std::env::var_os("HEAPWIRE_REGEN").is_some() {
+        std::fs::write(&p, want).unwrap();
+    }
+    let have = std::fs::read_to_string(&p).unwrap_or_default();
+    assert!(have == want, "rtl/gen/{file} is stale: regenerate it (see this test's header)");
+}
+
+#[test]
+fn committed_example_core_is_fresh() {
+    check_fresh("unit_core.gen.v", &protobuf::generate(&schema("crates/cpu/testdata/unit.proto"), "schema"));
+}
+
+#[test]
+fn committed_example_og_core_is_fresh() {
+    check_fresh("expr_og_core.gen.v", &objgraph::generate(&schema("examples/expression_tree/expr.proto"), "expr"));
+}
+
+#[test]
+fn generated_core_names_every_field() {
+    let s = schema("bench/schemas/social.proto");
+    protobuf::check_supported(&s).unwrap();
+    let v = protobuf::generate(&s, "social");
+    let n: usize = s.messages.iter().map(|m| m.fields.len()).sum();
+    assert_eq!(v.matches("f_hit = 1'b1;").count(), n);
+    assert!(v.contains("module heapwire_core"));
+}
+
+/// The ports of module `name` in generated Verilog `v` (the names in its port list).
+fn ports<'a>(v: &'a str, name: &str) -> Vec<&'a str> {
+    let start = v.find(&format!("module {name} #(")).expect("the wrapper module");
+    let list = &v[start..];
+    let list = &list[list.find(") (").expect("its port list") + 3..];
+    let list = &list[..list.find(");").unwrap()];
+    list.split([',', '\n']).filter_map(|d| d.split_whitespace().last()).filter(|n| !n.starts_with("//")).collect()
+}
+
+#[test]
+fn testbenches_connect_every_port_of_the_wrappers() {
+    use heapwire_emit::testbench::{self, Memories};
+    let m = Memories { in_aw: 10, out_aw: 12, in_width: 64, out_width: 256 };
+    let s = schema("examples/expression_tree/expr.proto");
+    let pb = testbench::protobuf::testbench(&testbench::protobuf::Params {
+        memories: m,
+        max_depth: 100,
+        inst_bits: 12,
+        cnt_bits: 13,
+        st_bits: 13,
+        one_pass: true,
+        out2_wr: true,
+    });
+    let og = testbench::objgraph::testbench(&s, &testbench::objgraph::Params { memories: m, obj_bits: 8 });
+    if std::env::var_os("HEAPWIRE_SHOW_TB").is_some() {
+        println!("{pb}\n{og}");
+    }
+    for (tb, v, module) in [(&pb, protobuf::generate(&s, "expr"), "heapwire_core"), (&og, objgraph::generate(&s, "expr"), "heapwire_og_core")] {
+        let ports = ports(&v, module);
+        assert!(ports.len() > 20, "{module}: {ports:?}");
+        for p in ports {
+            assert_eq!(tb.matches(&format!(".{p}(")).count(), 1, "{module}: port {p} connected once");
+        }
+    }
+}
