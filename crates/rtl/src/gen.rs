@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use heapwire_schema::{CompiledSchema, Kind, Presence, NONE};
 
-/// Slot numbering shared with the CPU engine (`crates/cpu/src/protobuf/decode.rs`, `MsgInfo`):
+/// Slot numbering shared with the CPU engine (`crates/cpu/src/protobuf/decode/tables.rs`, `MsgInfo`):
 /// per message, repeated fields get count slots 0.., singular message fields state
 /// slots 0..; the unknown-bytes count slot follows the repeated ones, the oneof case
 /// slots follow the message ones.
