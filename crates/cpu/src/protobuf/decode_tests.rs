@@ -153,6 +153,22 @@ fn base_changes_only_pointer_words() {
     }
 }
 
+/// With 32-bit pointers an image that would cross 4 GiB is rejected (`bad_base`), by the
+/// fast path too: it used to panic on the second element of an array, whose offset it
+/// read back from a wrapped pointer.
+#[test]
+fn base_near_4_gib_with_32_bit_pointers() {
+    let s = schema("unit.proto", LayoutOptions { pointer_width: PointerWidth::P32, header_words: true });
+    let len = decode(&s, "unit.Node", &sample(), 0).unwrap().len() as u64;
+    let top = 1u64 << 32;
+    for base in [top - len - 8, top - len] {
+        assert_eq!(decode(&s, "unit.Node", &sample(), base).unwrap().len() as u64, len, "base {base:#x}");
+    }
+    for base in [top - len + 8, top - 8, top, top + 8] {
+        assert_eq!(decode(&s, "unit.Node", &sample(), base).unwrap_err().kind, RejectKind::BadBase, "base {base:#x}");
+    }
+}
+
 #[test]
 fn proto2_closed_enums_groups_required() {
     let s = schema("unit2.proto", LayoutOptions::default());

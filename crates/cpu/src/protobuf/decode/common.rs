@@ -333,8 +333,17 @@ pub(super) struct Place {
 
 impl Place {
     pub fn new(schema: &CompiledSchema, opts: &DecodeOptions) -> Place {
-        Place { base: opts.base, pw: schema.ptr() as usize, limit: opts.max_image_bytes.min(u32::MAX as u64) }
+        Place { base: opts.base, pw: schema.ptr() as usize, limit: fill_limit(schema, opts) }
     }
+}
+
+/// How large the write and fast passes may let the image grow. With 32-bit pointers it
+/// must also end by 4 GiB, or `base + offset` would wrap and offsets read back from
+/// pointers would be wrong: past that the fast pass gives up, and the two passes reject
+/// the base.
+pub(super) fn fill_limit(schema: &CompiledSchema, opts: &DecodeOptions) -> u64 {
+    let reach = if schema.ptr() == 4 { (1u64 << 32).saturating_sub(opts.base) } else { u64::MAX };
+    opts.max_image_bytes.min(u32::MAX as u64).min(reach)
 }
 
 /// Allocates `size` bytes (8-aligned) at `top` for a singular sub-message, points the

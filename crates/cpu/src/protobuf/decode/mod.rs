@@ -20,7 +20,7 @@ mod pre;
 mod tables;
 mod write;
 
-use common::err;
+use common::{err, fill_limit};
 use fast::fast_pass;
 use pre::pre_pass;
 use tables::{Scratch, Tables};
@@ -82,7 +82,7 @@ impl<S: Deref<Target = CompiledSchema>> Decoder<S> {
         let pw = self.check_request(msg, input, opts)?;
         // Zero a first estimate of the image at once (one memset); the fast pass grows it
         // only past that, and the result is cut to the exact size.
-        let estimate = (self.t.info[msg].size8 as usize + 2 * input.len() + 64).min(opts.max_image_bytes.min(u32::MAX as u64) as usize);
+        let estimate = (self.t.info[msg].size8 as u64 + 2 * input.len() as u64 + 64).min(fill_limit(&self.schema, opts)) as usize;
         out.clear();
         out.resize(estimate, 0);
         if let Ok(total) = fast_pass(&self.schema, &self.t, &mut self.s, msg as u32, input, opts, out) {
