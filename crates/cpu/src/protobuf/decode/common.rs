@@ -101,23 +101,51 @@ fn read_packed(buf: &[u8], p: usize, vend: usize, wire: u8) -> Result<(u64, usiz
     }
 }
 
-/// Calls `each` on every raw value of scalar field `f` whose value starts at `pos`:
-/// one value of its own wire type, or a packed run (`wtype` LEN). Returns where the
-/// field's bytes end.
-#[inline(always)]
-pub(super) fn for_each_scalar(buf: &[u8], pos: usize, end: usize, wtype: u8, f: &Op, mut each: impl FnMut(u64) -> Result<(), DecodeError>) -> Result<usize, DecodeError> {
-    if wtype != wt::LEN {
-        let (raw, p) = read_scalar(buf, pos, end, wtype)?;
-        each(raw)?;
-        return Ok(p);
+/// The raw values of a scalar field, read in turn: one value of the field's own wire
+/// type, or a packed run (wire type LEN).
+pub(super) struct Scalars {
+    p: usize,
+    end: usize,
+    /// Wire type of the values (word-sized: a byte here made the compiler shuffle the
+    /// struct through memory in the hot loop).
+    wire: usize,
+    /// Read up to `end` (a packed run, or a single value already read).
+    run: bool,
+}
+
+impl Scalars {
+    /// The values of field `f`, whose value bytes start at `pos`.
+    #[inline(always)]
+    pub fn new(buf: &[u8], pos: usize, end: usize, wtype: u8, f: &Op) -> Result<Scalars, DecodeError> {
+        if wtype == wt::LEN {
+            let (p, vend) = read_len(buf, pos, end)?;
+            Ok(Scalars { p, end: vend, wire: f.wire as usize, run: true })
+        } else {
+            Ok(Scalars { p: pos, end, wire: wtype as usize, run: false })
+        }
     }
-    let (mut p, vend) = read_len(buf, pos, end)?;
-    while p < vend {
-        let (raw, q) = read_packed(buf, p, vend, f.wire)?;
-        p = q;
-        each(raw)?;
+
+    /// The next raw value, if any.
+    #[inline(always)]
+    pub fn next(&mut self, buf: &[u8]) -> Result<Option<u64>, DecodeError> {
+        if self.run {
+            if self.p >= self.end {
+                return Ok(None);
+            }
+            let (v, q) = read_packed(buf, self.p, self.end, self.wire as u8)?;
+            self.p = q;
+            return Ok(Some(v));
+        }
+        let (v, q) = read_scalar(buf, self.p, self.end, self.wire as u8)?;
+        (self.p, self.end, self.run) = (q, q, true);
+        Ok(Some(v))
     }
-    Ok(vend)
+
+    /// Where the field's bytes end, once every value has been read.
+    #[inline(always)]
+    pub fn pos(&self) -> usize {
+        self.p
+    }
 }
 
 /// Whether `raw` is a value outside closed enum `closed` (so it goes to the unknown

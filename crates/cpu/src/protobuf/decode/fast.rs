@@ -11,8 +11,8 @@ use heapwire_schema::{wire_type as wt, CompiledSchema, Kind, Presence, NONE};
 
 use super::super::wire::{read_tag, read_varint};
 use super::common::{
-    append_enum_unknown, append_unknown, check_utf8, convert, enum_unknown_len, err, for_each_scalar, lookup, new_struct, next_element, outside, put_scalar,
-    put_string, read_field_tag, read_len, read_scalar, set_oneof_case, set_present, write_header, Image, Place,
+    append_enum_unknown, append_unknown, check_utf8, convert, enum_unknown_len, err, lookup, new_struct, next_element, outside, put_scalar,
+    put_string, read_field_tag, read_len, read_scalar, set_oneof_case, set_present, write_header, Image, Place, Scalars,
 };
 use super::tables::{Frame, Tables, Undo};
 use super::{DecodeError, DecodeOptions, Scratch};
@@ -177,15 +177,16 @@ pub(super) fn fast_pass<I: Image + ?Sized>(schema: &CompiledSchema, t: &Tables, 
                     let closed = t.closed_values(f);
                     let (at, size) = (soff + f.offset as usize, f.size as usize);
                     let (total, unknown_total) = (s.counts[cbase + fslot], s.counts[cbase + uslot]);
-                    pos = for_each_scalar(buf, pos, end, wtype, f, |raw| {
+                    let mut values = Scalars::new(buf, pos, end, wtype, f)?;
+                    while let Some(raw) = values.next(buf)? {
                         if outside(closed, raw) {
-                            append_enum_unknown(img, &mut top, pl, unknown_at, unknown_total, num, raw)
+                            append_enum_unknown(img, &mut top, pl, unknown_at, unknown_total, num, raw)?;
                         } else {
                             let e = next_element(img, &mut top, pl, at, total, size)?;
                             put_scalar(img.bytes(), e, size, convert(f.kind, raw));
-                            Ok(())
                         }
-                    })?;
+                    }
+                    pos = values.pos();
                 }
             }
         }

@@ -6,7 +6,7 @@
 use heapwire_engine::RejectKind;
 use heapwire_schema::{wire_type as wt, CompiledSchema, Kind, Presence, NONE};
 
-use super::common::{align8, check_utf8, enum_unknown_len, err, for_each_scalar, lookup, outside, read_field_tag, read_len};
+use super::common::{align8, check_utf8, enum_unknown_len, err, lookup, outside, read_field_tag, read_len, Scalars};
 use super::tables::{Frame, Tables, Undo};
 use super::{DecodeError, DecodeOptions, Scratch};
 
@@ -135,14 +135,15 @@ pub(super) fn pre_pass(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
                     // the enum go to the unknown fields, re-encoded.
                     let closed = t.closed_values(f);
                     let (mut known, mut unknown) = (0u32, 0u32);
-                    pos = for_each_scalar(buf, pos, end, wtype, f, |raw| {
+                    let mut values = Scalars::new(buf, pos, end, wtype, f)?;
+                    while let Some(raw) = values.next(buf)? {
                         if outside(closed, raw) {
                             unknown += enum_unknown_len(num, raw);
                         } else {
                             known += 1;
                         }
-                        Ok(())
-                    })?;
+                    }
+                    pos = values.pos();
                     if f.is_repeated() {
                         s.counts[cbase + fslot] += known;
                     } else if known > 0 {

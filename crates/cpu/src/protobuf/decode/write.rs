@@ -8,8 +8,8 @@ use heapwire_engine::RejectKind;
 use heapwire_schema::{wire_type as wt, CompiledSchema, Kind, Presence, NONE};
 
 use super::common::{
-    append_enum_unknown, append_unknown, convert, err, for_each_scalar, lookup, new_struct, next_element, outside, put_scalar, put_string, read_field_tag,
-    read_len, read_ptr, read_scalar, set_oneof_case, set_present, write_header, Place,
+    append_enum_unknown, append_unknown, convert, err, lookup, new_struct, next_element, outside, put_scalar, put_string, read_field_tag,
+    read_len, read_ptr, read_scalar, set_oneof_case, set_present, write_header, Place, Scalars,
 };
 use super::tables::{Frame, Tables, Undo};
 use super::{DecodeError, DecodeOptions, Scratch};
@@ -156,15 +156,16 @@ pub(super) fn write_pass(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, r
                     let closed = t.closed_values(f);
                     let (at, size) = (soff + f.offset as usize, f.size as usize);
                     let total = s.counts[cbase + fslot];
-                    pos = for_each_scalar(buf, pos, end, wtype, f, |raw| {
+                    let mut values = Scalars::new(buf, pos, end, wtype, f)?;
+                    while let Some(raw) = values.next(buf)? {
                         if outside(closed, raw) {
-                            append_enum_unknown(img, &mut top, pl, unknown_at, unknown_total, num, raw)
+                            append_enum_unknown(img, &mut top, pl, unknown_at, unknown_total, num, raw)?;
                         } else {
                             let e = next_element(img, &mut top, pl, at, total, size)?;
                             put_scalar(img, e, size, convert(f.kind, raw));
-                            Ok(())
                         }
-                    })?;
+                    }
+                    pos = values.pos();
                 }
             }
         }
