@@ -360,3 +360,39 @@ impl Image for Vec<u8> {
         Ok(())
     }
 }
+
+/// The caller's fixed buffer as the fast pass's image: its zeroed prefix grows (doubling)
+/// within the buffer; an image that does not fit gives up.
+pub(super) struct Fixed<'a> {
+    buf: &'a mut [u8],
+    /// `buf[..zeroed]` is addressable and was zeroed.
+    zeroed: usize,
+}
+
+impl<'a> Fixed<'a> {
+    /// Zeroes the first `first` bytes (at most the buffer).
+    pub fn new(buf: &'a mut [u8], first: usize) -> Fixed<'a> {
+        let zeroed = first.min(buf.len());
+        buf[..zeroed].fill(0);
+        Fixed { buf, zeroed }
+    }
+}
+
+impl Image for Fixed<'_> {
+    #[inline(always)]
+    fn bytes(&mut self) -> &mut [u8] {
+        &mut self.buf[..self.zeroed]
+    }
+    #[inline(always)]
+    fn grow(&mut self, new_top: u64, limit: u64, at: usize) -> Result<(), DecodeError> {
+        if new_top as usize > self.zeroed {
+            if new_top > limit || new_top > self.buf.len() as u64 {
+                return err(RejectKind::BufferTooSmall, at);
+            }
+            let want = (new_top as usize).max(self.zeroed * 2).min(limit as usize).min(self.buf.len());
+            self.buf[self.zeroed..want].fill(0);
+            self.zeroed = want;
+        }
+        Ok(())
+    }
+}
