@@ -4,6 +4,7 @@
 
 use heapwire_cpu::protobuf::decode::{DecodeOptions, Decoder};
 use heapwire_cpu::protobuf::encode::{encode, encode_with, EncodeError, EncodeOptions};
+use heapwire_engine::RejectKind;
 use heapwire_json::protobuf::{self as json, JsonError, PrintOptions};
 use heapwire_image::ImageView;
 use heapwire_schema::{compile_files, wire_type, CompiledSchema, Field, Kind, LayoutOptions, PointerWidth};
@@ -228,10 +229,22 @@ impl Gen<'_> {
     }
 }
 
+/// Decodes, and checks that `decode_into` writes the same image in place (in a buffer of
+/// its size or larger, over garbage) and asks for its size in a smaller one.
 fn decode(s: &CompiledSchema, mi: usize, wire: &[u8], base: u64) -> Vec<u8> {
     let mut img = Vec::new();
     let opts = DecodeOptions { base, ..Default::default() };
-    Decoder::new(s).decode(mi, wire, &opts, &mut img).unwrap_or_else(|e| panic!("decode {}: {e}", hex(wire)));
+    let mut d = Decoder::new(s);
+    d.decode(mi, wire, &opts, &mut img).unwrap_or_else(|e| panic!("decode {}: {e}", hex(wire)));
+    for size in [img.len(), img.len() + 40] {
+        let mut buf = vec![0xA5; size];
+        assert_eq!(d.decode_into(mi, wire, &opts, &mut buf), Ok(img.len()), "decode_into {}", hex(wire));
+        assert_eq!(hex(&buf[..img.len()]), hex(&img), "decode_into's image for {}", hex(wire));
+    }
+    if let Some(short) = img.len().checked_sub(1) {
+        let e = d.decode_into(mi, wire, &opts, &mut vec![0; short]).unwrap_err();
+        assert_eq!((e.kind, e.offset, e.needed), (RejectKind::BufferTooSmall, 0, img.len() as u64), "decode_into {}", hex(wire));
+    }
     img
 }
 

@@ -25,7 +25,7 @@ fn len_field(out: &mut Vec<u8>, num: u32, body: &[u8]) {
 }
 
 /// Decodes with the fast path and checks it against the two-pass reference: same
-/// bytes, or the same error.
+/// bytes, or the same error. Checks `decode_into` against them too.
 fn decode(s: &CompiledSchema, ty: &str, input: &[u8], base: u64) -> Result<Vec<u8>, crate::DecodeError> {
     let mut out = Vec::new();
     let opts = DecodeOptions { base, ..Default::default() };
@@ -35,7 +35,37 @@ fn decode(s: &CompiledSchema, ty: &str, input: &[u8], base: u64) -> Result<Vec<u
     let mut out2 = vec![0xAA; 3];
     let reference = d.decode_reference(mi, input, &opts, &mut out2).map(|_| out2);
     assert_eq!(fast, reference, "fast path and two-pass reference disagree on {input:02x?}");
+    check_decode_into(&mut d, mi, input, &opts, &fast);
     fast
+}
+
+/// `decode_into` gives `decode`'s image (or rejection) in buffers of several sizes:
+/// exact, larger (over garbage), one byte short and empty (`buffer_too_small` with the
+/// image's size, unless the input is invalid: then `decode`'s rejection).
+fn check_decode_into(d: &mut Decoder<&CompiledSchema>, mi: usize, input: &[u8], opts: &DecodeOptions, want: &Result<Vec<u8>, crate::DecodeError>) {
+    let n = want.as_ref().map_or(0, |img| img.len());
+    let mut sizes = vec![n, n + 1, n + 3 * 8 + 5, 2 * n + 200, 0];
+    if n > 0 {
+        sizes.push(n - 1);
+    }
+    for size in sizes {
+        let mut buf = vec![0xA5u8; size];
+        let got = d.decode_into(mi, input, opts, &mut buf);
+        match want {
+            Ok(img) if size >= img.len() => {
+                assert_eq!(got, Ok(img.len()), "decode_into into {size} bytes, input {input:02x?}");
+                assert_eq!(&buf[..img.len()], &img[..], "decode_into's image differs (buffer of {size}), input {input:02x?}");
+            }
+            Ok(img) => {
+                let e = got.expect_err("an image larger than the buffer");
+                assert_eq!((e.kind, e.offset, e.needed), (RejectKind::BufferTooSmall, 0, img.len() as u64), "buffer of {size}, input {input:02x?}");
+            }
+            Err(de) => {
+                let e = got.expect_err("decode rejected the input");
+                assert_eq!((e.kind, e.offset, e.needed), (de.kind, de.offset as u64, 0), "buffer of {size}, input {input:02x?}");
+            }
+        }
+    }
 }
 
 fn field_off(s: &CompiledSchema, ty: &str, name: &str) -> usize {
@@ -150,6 +180,22 @@ fn base_changes_only_pointer_words() {
             }
         }
         assert!(pointers >= 10, "expected many pointers, saw {pointers}");
+    }
+}
+
+/// With 32-bit pointers an image that would cross 4 GiB is rejected (`bad_base`), by the
+/// fast path too: it used to panic on the second element of an array, whose offset it
+/// read back from a wrapped pointer.
+#[test]
+fn base_near_4_gib_with_32_bit_pointers() {
+    let s = schema("unit.proto", LayoutOptions { pointer_width: PointerWidth::P32, header_words: true });
+    let len = decode(&s, "unit.Node", &sample(), 0).unwrap().len() as u64;
+    let top = 1u64 << 32;
+    for base in [top - len - 8, top - len] {
+        assert_eq!(decode(&s, "unit.Node", &sample(), base).unwrap().len() as u64, len, "base {base:#x}");
+    }
+    for base in [top - len + 8, top - 8, top, top + 8] {
+        assert_eq!(decode(&s, "unit.Node", &sample(), base).unwrap_err().kind, RejectKind::BadBase, "base {base:#x}");
     }
 }
 
@@ -306,4 +352,54 @@ fn map_entry_dropped_inside_a_dropped_map_entry() {
     let mut wire = Vec::new();
     super::encode::encode(&s, mi, &view, 0, &mut wire).unwrap();
     assert_eq!(wire, input, "the outer entry is kept whole among the unknown fields");
+}
+
+/// `decode_into` on the differential suite's committed reproducers (maps with unknown
+/// fields, closed enums, missing required fields): the same image as `decode` in every
+/// buffer size, through the helper above.
+#[test]
+fn decode_into_on_the_differential_reproducers() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let field = |json: &str, key: &str| -> String {
+        let at = json.find(&format!("\"{key}\": \"")).unwrap_or_else(|| panic!("no {key}")) + key.len() + 5;
+        json[at..at + json[at..].find('"').unwrap()].to_string()
+    };
+    let mut seen = 0;
+    for entry in std::fs::read_dir(root.join("tests/differential/repro")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let json = std::fs::read_to_string(&path).unwrap();
+        let input = std::fs::read(path.with_extension("bin")).unwrap();
+        let include = root.join(field(&json, "include"));
+        for layout in [LayoutOptions::default(), LayoutOptions { pointer_width: PointerWidth::P32, header_words: true }] {
+            let s = compile_files(&[root.join(field(&json, "schema"))], std::slice::from_ref(&include), layout).unwrap();
+            for base in [0, 0x1000] {
+                let _ = decode(&s, &field(&json, "type"), &input, base);
+            }
+        }
+        seen += 1;
+    }
+    assert!(seen >= 6, "expected the committed reproducers, found {seen}");
+}
+
+/// Rejections before any decoding (an unaligned base, a 32-bit image past 4 GiB) and
+/// the image limit are `decode`'s too, whatever the buffer.
+#[test]
+fn decode_into_rejections_match_decode() {
+    let s32 = schema("unit.proto", LayoutOptions { pointer_width: PointerWidth::P32, header_words: false });
+    let mi = s32.message_index("unit.Node").unwrap();
+    let mut d = Decoder::new(&s32);
+    let cases = [
+        DecodeOptions { base: 4, ..Default::default() },
+        DecodeOptions { base: 0xFFFF_FFF8, ..Default::default() },
+        DecodeOptions { max_image_bytes: 40, ..Default::default() },
+    ];
+    for opts in &cases {
+        let mut img = Vec::new();
+        let want = d.decode(mi, &sample(), opts, &mut img).map(|()| img);
+        assert!(want.is_err());
+        check_decode_into(&mut d, mi, &sample(), opts, &want);
+    }
 }

@@ -15,7 +15,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("hw_utf8_check.v", include_str!("../../../../rtl/hw_utf8_check.v")),
 ];
 
-/// Slot numbering shared with the CPU engine (`crates/cpu/src/protobuf/decode.rs`, `MsgInfo`):
+/// Slot numbering shared with the CPU engine (`crates/cpu/src/protobuf/decode/tables.rs`, `MsgInfo`):
 /// per message, repeated fields get count slots 0.., singular message fields state
 /// slots 0..; the unknown-bytes count slot follows the repeated ones, the oneof case
 /// slots follow the message ones.

@@ -1,0 +1,463 @@
+//! Small pieces every pass shares: errors, tag dispatch and field lookup, value reads and
+//! scalar conversion, string checks, image stores and the allocator's array and
+//! unknown-buffer steps.
+
+use heapwire_engine::RejectKind;
+use heapwire_schema::{wire_type as wt, CompiledSchema, Kind, Message, Oneof, Presence};
+
+use super::super::wire::{read_tag, read_varint, varint_len, zigzag32, zigzag64, ReadErr};
+use super::tables::{MsgInfo, Op, Scratch};
+use super::{DecodeError, DecodeOptions};
+
+pub(super) fn err<T>(kind: RejectKind, offset: usize) -> Result<T, DecodeError> {
+    Err(DecodeError { kind, offset })
+}
+
+pub(super) fn rd(e: ReadErr, offset: usize) -> DecodeError {
+    let kind = match e {
+        ReadErr::Truncated => RejectKind::Truncated,
+        ReadErr::TooLong => RejectKind::VarintTooLong,
+    };
+    DecodeError { kind, offset }
+}
+
+// ---- reading -------------------------------------------------------------------------
+
+/// Reads the tag at `pos`: field number (never 0), wire type (0-5, end group included)
+/// and where the value starts.
+#[inline(always)]
+pub(super) fn read_field_tag(buf: &[u8], pos: usize, end: usize) -> Result<(u32, u8, usize), DecodeError> {
+    let (tag, p) = read_tag(buf, pos, end).map_err(|e| rd(e, pos))?;
+    let (num, wtype) = (tag >> 3, (tag & 7) as u8);
+    if num == 0 {
+        return err(RejectKind::FieldNumberZero, pos);
+    }
+    if wtype > 5 {
+        return err(RejectKind::InvalidWireType, pos);
+    }
+    Ok((num, wtype, p))
+}
+
+/// The known field that number `num` with wire type `wtype` selects (its index and op),
+/// or `None`: no such field, or a wire type it cannot take (then it is an unknown field).
+#[inline(always)]
+pub(super) fn lookup<'a>(info: &'a MsgInfo, msg: &Message, num: u32, wtype: u8) -> Option<(usize, &'a Op)> {
+    let fi = if num < info.dense.len() as u32 { info.dense[num as usize] as usize } else { msg.field_index(num).map_or(0, |i| i + 1) };
+    if fi == 0 {
+        return None;
+    }
+    let f = &info.ops[fi - 1];
+    (wtype == f.wire || (wtype == wt::LEN && f.rep_packable)).then_some((fi - 1, f))
+}
+
+/// The bytes of a length-delimited value whose length is at `pos`: `(start, end)`.
+#[inline(always)]
+pub(super) fn read_len(buf: &[u8], pos: usize, end: usize) -> Result<(usize, usize), DecodeError> {
+    let (len, p) = read_varint(buf, pos, end).map_err(|e| rd(e, pos))?;
+    if len > (end - p) as u64 {
+        return err(RejectKind::LengthPastEnd, pos);
+    }
+    Ok((p, p + len as usize))
+}
+
+/// One raw value of wire type VARINT, FIXED32 or FIXED64 at `pos`, and where it ends.
+#[inline(always)]
+pub(super) fn read_scalar(buf: &[u8], pos: usize, end: usize, wtype: u8) -> Result<(u64, usize), DecodeError> {
+    match wtype {
+        wt::VARINT => read_varint(buf, pos, end).map_err(|e| rd(e, pos)),
+        wt::FIXED32 => {
+            if end - pos < 4 {
+                return err(RejectKind::Truncated, pos);
+            }
+            Ok((u32::from_le_bytes(buf[pos..pos + 4].try_into().unwrap()) as u64, pos + 4))
+        }
+        _ => {
+            if end - pos < 8 {
+                return err(RejectKind::Truncated, pos);
+            }
+            Ok((u64::from_le_bytes(buf[pos..pos + 8].try_into().unwrap()), pos + 8))
+        }
+    }
+}
+
+/// One element of a packed run of wire type `wire` that ends at `vend`: a fixed-size
+/// element cut by the end is a `packed_length` error.
+#[inline(always)]
+fn read_packed(buf: &[u8], p: usize, vend: usize, wire: u8) -> Result<(u64, usize), DecodeError> {
+    match wire {
+        wt::VARINT => read_varint(buf, p, vend).map_err(|e| rd(e, p)),
+        wt::FIXED32 => {
+            if vend - p < 4 {
+                return err(RejectKind::PackedLength, p);
+            }
+            Ok((u32::from_le_bytes(buf[p..p + 4].try_into().unwrap()) as u64, p + 4))
+        }
+        _ => {
+            if vend - p < 8 {
+                return err(RejectKind::PackedLength, p);
+            }
+            Ok((u64::from_le_bytes(buf[p..p + 8].try_into().unwrap()), p + 8))
+        }
+    }
+}
+
+/// The raw values of a scalar field, read in turn: one value of the field's own wire
+/// type, or a packed run (wire type LEN).
+pub(super) struct Scalars {
+    p: usize,
+    end: usize,
+    /// Wire type of the values (word-sized: a byte here made the compiler shuffle the
+    /// struct through memory in the hot loop).
+    wire: usize,
+    /// Read up to `end` (a packed run, or a single value already read).
+    run: bool,
+}
+
+impl Scalars {
+    /// The values of field `f`, whose value bytes start at `pos`.
+    #[inline(always)]
+    pub fn new(buf: &[u8], pos: usize, end: usize, wtype: u8, f: &Op) -> Result<Scalars, DecodeError> {
+        if wtype == wt::LEN {
+            let (p, vend) = read_len(buf, pos, end)?;
+            Ok(Scalars { p, end: vend, wire: f.wire as usize, run: true })
+        } else {
+            Ok(Scalars { p: pos, end, wire: wtype as usize, run: false })
+        }
+    }
+
+    /// The next raw value, if any.
+    #[inline(always)]
+    pub fn next(&mut self, buf: &[u8]) -> Result<Option<u64>, DecodeError> {
+        if self.run {
+            if self.p >= self.end {
+                return Ok(None);
+            }
+            let (v, q) = read_packed(buf, self.p, self.end, self.wire as u8)?;
+            self.p = q;
+            return Ok(Some(v));
+        }
+        let (v, q) = read_scalar(buf, self.p, self.end, self.wire as u8)?;
+        (self.p, self.end, self.run) = (q, q, true);
+        Ok(Some(v))
+    }
+
+    /// Where the field's bytes end, once every value has been read.
+    #[inline(always)]
+    pub fn pos(&self) -> usize {
+        self.p
+    }
+}
+
+/// Whether `raw` is a value outside closed enum `closed` (so it goes to the unknown
+/// fields, re-encoded).
+#[inline(always)]
+pub(super) fn outside(closed: Option<&[i32]>, raw: u64) -> bool {
+    closed.is_some_and(|vals| vals.binary_search(&(raw as u32 as i32)).is_err())
+}
+
+/// The size of field `num`'s enum value `raw` re-encoded as an unknown field.
+#[inline(always)]
+pub(super) fn enum_unknown_len(num: u32, raw: u64) -> u32 {
+    (varint_len((num as u64) << 3) + varint_len(raw as u32 as u64)) as u32
+}
+
+/// Field `num`'s enum value `v` re-encoded (tag and value) into `out`; returns its length.
+pub(super) fn encode_enum_unknown(out: &mut [u8; 10], num: u32, v: u32) -> usize {
+    let mut k = 0;
+    for mut x in [(num as u64) << 3, v as u64] {
+        while x >= 0x80 {
+            out[k] = (x as u8) | 0x80;
+            x >>= 7;
+            k += 1;
+        }
+        out[k] = x as u8;
+        k += 1;
+    }
+    k
+}
+
+/// Memory representation of a scalar, from its raw wire value.
+#[inline(always)]
+pub(super) fn convert(kind: Kind, raw: u64) -> u64 {
+    match kind {
+        Kind::Int32 | Kind::UInt32 | Kind::Enum | Kind::Fixed32 | Kind::SFixed32 | Kind::Float => raw as u32 as u64,
+        Kind::SInt32 => zigzag32(raw as u32) as u32 as u64,
+        Kind::SInt64 => zigzag64(raw) as u64,
+        Kind::Bool => (raw != 0) as u64,
+        _ => raw,
+    }
+}
+
+/// Checks a string field's bytes (at input offset `at`) when its field validates UTF-8.
+#[inline(always)]
+pub(super) fn check_utf8(f: &Op, data: &[u8], at: usize) -> Result<(), DecodeError> {
+    if f.validates_utf8() && !valid_utf8(data) {
+        return err(RejectKind::InvalidUtf8, at);
+    }
+    Ok(())
+}
+
+/// UTF-8 validation: a word-at-a-time ASCII check first (most protobuf strings are short
+/// and ASCII), the SIMD validator otherwise.
+#[inline(always)]
+fn valid_utf8(b: &[u8]) -> bool {
+    let mut chunks = b.chunks_exact(8);
+    let mut high = 0u64;
+    for c in &mut chunks {
+        high |= u64::from_le_bytes(c.try_into().unwrap());
+    }
+    for &x in chunks.remainder() {
+        high |= x as u64;
+    }
+    high & 0x8080_8080_8080_8080 == 0 || simdutf8::basic::from_utf8(b).is_ok()
+}
+
+#[inline(always)]
+pub(super) fn align8(v: u32) -> u32 {
+    (v + 7) & !7
+}
+
+impl Scratch {
+    /// Skips one unknown value whose tag ended at `pos`; returns where it ends.
+    pub(super) fn skip_value(&mut self, buf: &[u8], pos: usize, end: usize, num: u32, wtype: u8, max_depth: usize) -> Result<usize, DecodeError> {
+        match wtype {
+            wt::VARINT => read_varint(buf, pos, end).map(|(_, p)| p).map_err(|e| rd(e, pos)),
+            wt::FIXED64 => if end - pos < 8 { err(RejectKind::Truncated, pos) } else { Ok(pos + 8) },
+            wt::FIXED32 => if end - pos < 4 { err(RejectKind::Truncated, pos) } else { Ok(pos + 4) },
+            wt::LEN => read_len(buf, pos, end).map(|(_, e)| e),
+            wt::START_GROUP => {
+                // Iterative: a stack of open group numbers, bounded with the message depth.
+                self.groups.clear();
+                self.groups.push(num);
+                let mut p = pos;
+                if self.frames.len() > max_depth {
+                    return err(RejectKind::DepthExceeded, pos);
+                }
+                loop {
+                    let tpos = p;
+                    let (tag, q) = read_tag(buf, p, end).map_err(|e| rd(e, p))?;
+                    p = q;
+                    let (n, w) = (tag >> 3, (tag & 7) as u8);
+                    if n == 0 {
+                        return err(RejectKind::FieldNumberZero, tpos);
+                    }
+                    match w {
+                        wt::END_GROUP => {
+                            if self.groups.pop() != Some(n) {
+                                return err(RejectKind::GroupMismatch, tpos);
+                            }
+                            if self.groups.is_empty() {
+                                return Ok(p);
+                            }
+                        }
+                        wt::START_GROUP => {
+                            self.groups.push(n);
+                            if self.frames.len() + self.groups.len() > max_depth + 1 {
+                                return err(RejectKind::DepthExceeded, tpos);
+                            }
+                        }
+                        6 | 7 => return err(RejectKind::InvalidWireType, tpos),
+                        _ => p = self.skip_value(buf, p, end, n, w, max_depth)?,
+                    }
+                }
+            }
+            _ => err(RejectKind::InvalidWireType, pos),
+        }
+    }
+}
+
+// ---- the image (write and fast passes) -----------------------------------------------
+
+/// An image being filled: exact-size and zeroed (write pass), or zeroed as it grows
+/// (fast pass: the caller's `Vec`, or its fixed buffer).
+pub(super) trait Image {
+    fn bytes(&mut self) -> &mut [u8];
+    /// Makes the first `new_top` bytes addressable and zeroed, within `limit`. An error
+    /// only makes the fast pass give up (its offset `at` is never reported).
+    fn grow(&mut self, new_top: u64, limit: u64, at: usize) -> Result<(), DecodeError>;
+}
+
+/// The write pass's image: sized by the pre-pass, so it never grows.
+impl Image for [u8] {
+    #[inline(always)]
+    fn bytes(&mut self) -> &mut [u8] {
+        self
+    }
+    #[inline(always)]
+    fn grow(&mut self, _: u64, _: u64, _: usize) -> Result<(), DecodeError> {
+        Ok(())
+    }
+}
+
+/// Stores a scalar of 1, 4 or 8 bytes (fixed-size stores, no memcpy call).
+#[inline(always)]
+pub(super) fn put_scalar(img: &mut [u8], at: usize, size: usize, v: u64) {
+    match size {
+        8 => img[at..at + 8].copy_from_slice(&v.to_le_bytes()),
+        4 => img[at..at + 4].copy_from_slice(&(v as u32).to_le_bytes()),
+        _ => img[at] = v as u8,
+    }
+}
+
+#[inline(always)]
+pub(super) fn write_ptr(img: &mut [u8], at: usize, pw: usize, v: u64) {
+    if pw == 8 {
+        img[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    } else {
+        img[at..at + 4].copy_from_slice(&(v as u32).to_le_bytes());
+    }
+}
+
+#[inline(always)]
+pub(super) fn read_ptr(img: &[u8], at: usize, pw: usize) -> u64 {
+    if pw == 8 {
+        u64::from_le_bytes(img[at..at + 8].try_into().unwrap())
+    } else {
+        u32::from_le_bytes(img[at..at + 4].try_into().unwrap()) as u64
+    }
+}
+
+/// The struct's header word (its type word), when the layout has them.
+pub(super) fn write_header(schema: &CompiledSchema, opts: &DecodeOptions, img: &mut [u8], off: usize, msg: u32) {
+    if schema.layout.header_words {
+        let v = opts.type_words.get(msg as usize).copied().unwrap_or(msg as u64);
+        write_ptr(img, off, schema.ptr() as usize, v);
+    }
+}
+
+/// Switches the oneof at `soff` to case `num`: its storage zeroed, the case word set.
+pub(super) fn set_oneof_case(img: &mut [u8], soff: usize, o: &Oneof, num: u32) {
+    let s = soff + o.storage_offset as usize;
+    img[s..s + o.storage_size as usize].fill(0);
+    let c = soff + o.case_offset as usize;
+    img[c..c + 4].copy_from_slice(&num.to_le_bytes());
+}
+
+/// Marks a singular non-message field present (presence bit, or oneof case switch).
+/// `cases` is the instance's first oneof state slot.
+#[inline(always)]
+pub(super) fn set_present(img: &mut [u8], soff: usize, msg: &Message, f: &Op, num: u32, state: &mut [u32], cases: usize) {
+    match f.presence {
+        Presence::HasBit(_) => img[soff + f.hb_byte as usize] |= f.hb_mask,
+        Presence::Oneof(o) => {
+            let cs = cases + o as usize;
+            if state[cs] != num {
+                state[cs] = num;
+                set_oneof_case(img, soff, &msg.oneofs[o as usize], num);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Where the image is placed and how far it may grow: what the allocator steps need.
+#[derive(Clone, Copy)]
+pub(super) struct Place {
+    pub base: u64,
+    /// Pointer width in bytes.
+    pub pw: usize,
+    pub limit: u64,
+}
+
+impl Place {
+    pub fn new(schema: &CompiledSchema, opts: &DecodeOptions) -> Place {
+        Place { base: opts.base, pw: schema.ptr() as usize, limit: fill_limit(schema, opts) }
+    }
+}
+
+/// How large the write and fast passes may let the image grow. With 32-bit pointers it
+/// must also end by 4 GiB, or `base + offset` would wrap and offsets read back from
+/// pointers would be wrong: past that the fast pass gives up, and the two passes reject
+/// the base.
+pub(super) fn fill_limit(schema: &CompiledSchema, opts: &DecodeOptions) -> u64 {
+    let reach = if schema.ptr() == 4 { (1u64 << 32).saturating_sub(opts.base) } else { u64::MAX };
+    opts.max_image_bytes.min(u32::MAX as u64).min(reach)
+}
+
+/// Allocates `size` bytes (8-aligned) at `top` for a singular sub-message, points the
+/// field at `at` to it and writes its header word. Returns the struct's offset.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(super) fn new_struct<I: Image + ?Sized>(schema: &CompiledSchema, opts: &DecodeOptions, img: &mut I, top: &mut u64, pl: Place, at: usize, sub: u32, size8: u32, tag_pos: usize) -> Result<usize, DecodeError> {
+    let off = *top as usize;
+    *top += size8 as u64;
+    img.grow(*top, pl.limit, tag_pos)?;
+    let b = img.bytes();
+    write_ptr(b, at, pl.pw, pl.base + off as u64);
+    write_header(schema, opts, b, off, sub);
+    Ok(off)
+}
+
+/// Stores a string's `{ptr,len}` at `at`, its bytes copied to `top` (an empty string:
+/// a null pointer, nothing copied).
+#[inline(always)]
+pub(super) fn put_string<I: Image + ?Sized>(img: &mut I, top: &mut u64, pl: Place, at: usize, data: &[u8], tag_pos: usize) -> Result<(), DecodeError> {
+    let ptr = if data.is_empty() {
+        0
+    } else {
+        let o = *top as usize;
+        *top += align8(data.len() as u32) as u64;
+        img.grow(*top, pl.limit, tag_pos)?;
+        img.bytes()[o..o + data.len()].copy_from_slice(data);
+        pl.base + o as u64
+    };
+    let b = img.bytes();
+    write_ptr(b, at, pl.pw, ptr);
+    write_ptr(b, at + pl.pw, pl.pw, data.len() as u64);
+    Ok(())
+}
+
+/// Slot of the next element of the repeated field whose `{ptr,count}` is at `at`,
+/// allocating the array (of `total` elements) on the first one.
+#[inline]
+pub(super) fn next_element<I: Image + ?Sized>(img: &mut I, top: &mut u64, pl: Place, at: usize, total: u32, stride: usize) -> Result<usize, DecodeError> {
+    let pw = pl.pw;
+    let n = read_ptr(img.bytes(), at + pw, pw);
+    let arr = if n == 0 {
+        let a = *top;
+        *top += (total as u64 * stride as u64 + 7) & !7;
+        img.grow(*top, pl.limit, at)?;
+        write_ptr(img.bytes(), at, pw, pl.base + a);
+        a
+    } else {
+        read_ptr(img.bytes(), at, pw) - pl.base
+    };
+    if n >= total as u64 {
+        // Only the fast pass can miscount (it gives up; the two passes are exact).
+        return err(RejectKind::Truncated, at);
+    }
+    write_ptr(img.bytes(), at + pw, pw, n + 1);
+    Ok((arr + n * stride as u64) as usize)
+}
+
+/// Appends `bytes` to the unknown-field buffer whose `{ptr,len}` is at `at`, allocating
+/// the buffer (`total` bytes) on the first append.
+pub(super) fn append_unknown<I: Image + ?Sized>(img: &mut I, top: &mut u64, pl: Place, at: usize, total: u32, bytes: &[u8]) -> Result<(), DecodeError> {
+    let pw = pl.pw;
+    let n = read_ptr(img.bytes(), at + pw, pw);
+    let buf = if n == 0 {
+        let a = *top;
+        *top += align8(total) as u64;
+        img.grow(*top, pl.limit, at)?;
+        write_ptr(img.bytes(), at, pw, pl.base + a);
+        a
+    } else {
+        read_ptr(img.bytes(), at, pw) - pl.base
+    } as usize;
+    if n + bytes.len() as u64 > total as u64 {
+        return err(RejectKind::Truncated, at);
+    }
+    let o = buf + n as usize;
+    let b = img.bytes();
+    b[o..o + bytes.len()].copy_from_slice(bytes);
+    write_ptr(b, at + pw, pw, n + bytes.len() as u64);
+    Ok(())
+}
+
+/// Appends field `num`'s closed-enum value `raw` (not one of the enum's) to the unknown
+/// fields at `at`, re-encoded.
+pub(super) fn append_enum_unknown<I: Image + ?Sized>(img: &mut I, top: &mut u64, pl: Place, at: usize, total: u32, num: u32, raw: u64) -> Result<(), DecodeError> {
+    let mut tmp = [0u8; 10];
+    let k = encode_enum_unknown(&mut tmp, num, raw as u32);
+    append_unknown(img, top, pl, at, total, &tmp[..k])
+}

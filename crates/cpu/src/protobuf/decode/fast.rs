@@ -1,0 +1,398 @@
+//! The fast pass: the write pass without a pre-pass. It counts lazily: the first time an
+//! instance needs a count (an array or unknown buffer to allocate), the rest of that
+//! instance's bytes are scanned at top level (`scan_counts`). That is exact whenever
+//! every instance's bytes are contiguous. On a merge (a singular message field seen
+//! twice), a map entry with unknown fields, a full image, or any error, it gives up and
+//! the caller runs the two passes instead (which also report errors canonically), so the
+//! errors it returns carry no meaning.
+
+use heapwire_engine::RejectKind;
+use heapwire_schema::{wire_type as wt, CompiledSchema, Kind, Presence, NONE};
+
+use super::super::wire::{read_tag, read_varint};
+use super::common::{
+    append_enum_unknown, append_unknown, check_utf8, convert, enum_unknown_len, err, lookup, new_struct, next_element, outside, put_scalar,
+    put_string, read_field_tag, read_len, read_scalar, set_oneof_case, set_present, write_header, Image, Place, Scalars,
+};
+use super::tables::{Frame, Tables, Undo};
+use super::{DecodeError, DecodeOptions, Scratch};
+
+/// `inst_counts` of an instance whose counts have not been scanned yet.
+const UNSCANNED: usize = u32::MAX as usize;
+
+/// Runs the fast pass over `buf` as message `root` into `img` (grown as needed); returns
+/// the image size, or an error: give up. Inlined into its one caller per image type
+/// (measurably faster on small messages than a call).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(super) fn fast_pass<I: Image + ?Sized>(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, root: u32, buf: &[u8], opts: &DecodeOptions, img: &mut I) -> Result<u64, DecodeError> {
+    let pl = Place::new(schema, opts);
+    let max_depth = opts.max_depth as usize;
+    s.clear();
+    // The bump allocator.
+    let mut top: u64 = t.info[root as usize].size8 as u64;
+    let root_id = s.uncounted_instance(t, root);
+    img.grow(top, pl.limit, 0)?;
+    write_header(schema, opts, img.bytes(), 0, root);
+    s.frames.push(Frame { msg: root, inst: root_id, off: 0, end: buf.len(), group: 0, start: 0, undo: Undo::default() });
+    let mut pos = 0usize;
+
+    'frames: loop {
+        let fr = s.frames.last().unwrap();
+        let (mi, inst, soff, end, group) = (fr.msg as usize, fr.inst as usize, fr.off as usize, fr.end, fr.group);
+        let msg = &schema.messages[mi];
+        let info = &t.info[mi];
+        let mut cbase = s.inst_counts[inst] as usize;
+        let sbase = s.inst_state[inst] as usize;
+        let cases = sbase + info.oneof_state as usize;
+        let unknown_at = soff + msg.unknown_offset as usize;
+        let uslot = info.unknown_slot();
+        loop {
+            if pos >= end {
+                if group != 0 {
+                    return err(RejectKind::Truncated, pos);
+                }
+                let done = s.frames.pop().unwrap();
+                if msg.is_map_entry() && cbase != UNSCANNED && s.counts[cbase + uslot] > 0 {
+                    // Kept among the parent's unknown fields (see the pre-pass): give up.
+                    return err(RejectKind::Truncated, done.start);
+                }
+                if s.frames.is_empty() {
+                    break 'frames;
+                }
+                continue 'frames;
+            }
+            let tag_pos = pos;
+            let (num, wtype, p) = read_field_tag(buf, pos, end)?;
+            pos = p;
+            if wtype == wt::END_GROUP {
+                if group == num {
+                    s.frames.pop();
+                    continue 'frames;
+                }
+                return err(RejectKind::GroupMismatch, tag_pos);
+            }
+            let Some((fidx, f)) = lookup(info, msg, num, wtype) else {
+                let vend = s.skip_value(buf, pos, end, num, wtype, max_depth)?;
+                if cbase == UNSCANNED {
+                    cbase = s.scan_instance(schema, t, buf, tag_pos, end, mi, inst);
+                }
+                append_unknown(img, &mut top, pl, unknown_at, s.counts[cbase + uslot], &buf[tag_pos..vend])?;
+                pos = vend;
+                continue;
+            };
+            if f.simple && wtype != wt::LEN {
+                // The common case, tested before the dispatch on the kind: one value of a
+                // singular scalar (not a closed enum).
+                let (raw, q) = read_scalar(buf, pos, end, wtype)?;
+                pos = q;
+                let b = img.bytes();
+                set_present(b, soff, msg, f, num, &mut s.state, cases);
+                put_scalar(b, soff + f.offset as usize, f.size as usize, convert(f.kind, raw));
+                continue;
+            }
+            let fslot = info.slot[fidx] as usize;
+
+            match f.kind {
+                Kind::Message | Kind::Group => {
+                    let (cend, cgroup) = if f.kind == Kind::Group {
+                        (end, num)
+                    } else {
+                        let (p, e) = read_len(buf, pos, end)?;
+                        pos = p;
+                        (e, 0)
+                    };
+                    if s.frames.len() > max_depth {
+                        return err(RejectKind::DepthExceeded, tag_pos);
+                    }
+                    let sub = f.sub;
+                    let (child, coff);
+                    if f.is_repeated() {
+                        if cbase == UNSCANNED {
+                            cbase = s.scan_instance(schema, t, buf, tag_pos, end, mi, inst);
+                        }
+                        coff = next_element(img, &mut top, pl, soff + f.offset as usize, s.counts[cbase + fslot], schema.messages[sub as usize].size as usize)?;
+                        write_header(schema, opts, img.bytes(), coff, sub);
+                        child = s.uncounted_instance(t, sub);
+                    } else {
+                        let sslot = sbase + fslot;
+                        let mut existing = s.state[sslot];
+                        if let Presence::Oneof(o) = f.presence {
+                            let cs = cases + o as usize;
+                            if s.state[cs] != num {
+                                existing = NONE;
+                                s.state[cs] = num;
+                                set_oneof_case(img.bytes(), soff, &msg.oneofs[o as usize], num);
+                            }
+                        }
+                        if existing != NONE {
+                            // A merge: this instance's bytes are not contiguous.
+                            return err(RejectKind::Truncated, tag_pos);
+                        }
+                        coff = new_struct(schema, opts, img, &mut top, pl, soff + f.offset as usize, sub, t.info[sub as usize].size8, tag_pos)?;
+                        child = s.uncounted_instance(t, sub);
+                        s.state[sslot] = child;
+                    }
+                    s.frames.push(Frame { msg: sub, inst: child, off: coff as u32, end: cend, group: cgroup, start: tag_pos, undo: Undo::default() });
+                    continue 'frames;
+                }
+                Kind::String | Kind::Bytes => {
+                    let (p, vend) = read_len(buf, pos, end)?;
+                    pos = vend;
+                    let data = &buf[p..vend];
+                    check_utf8(f, data, p)?;
+                    let at = if f.is_repeated() {
+                        if cbase == UNSCANNED {
+                            cbase = s.scan_instance(schema, t, buf, tag_pos, end, mi, inst);
+                        }
+                        next_element(img, &mut top, pl, soff + f.offset as usize, s.counts[cbase + fslot], 2 * pl.pw)?
+                    } else {
+                        set_present(img.bytes(), soff, msg, f, num, &mut s.state, cases);
+                        soff + f.offset as usize
+                    };
+                    put_string(img, &mut top, pl, at, data, tag_pos)?;
+                }
+                _ if !f.is_repeated() => {
+                    // A singular closed enum (every other singular scalar took the simple
+                    // path): a value outside the enum goes to the unknown fields.
+                    let (raw, q) = read_scalar(buf, pos, end, wtype)?;
+                    pos = q;
+                    if outside(t.closed_values(f), raw) {
+                        if cbase == UNSCANNED {
+                            cbase = s.scan_instance(schema, t, buf, tag_pos, end, mi, inst);
+                        }
+                        append_enum_unknown(img, &mut top, pl, unknown_at, s.counts[cbase + uslot], num, raw)?;
+                    } else {
+                        let b = img.bytes();
+                        set_present(b, soff, msg, f, num, &mut s.state, cases);
+                        put_scalar(b, soff + f.offset as usize, f.size as usize, convert(f.kind, raw));
+                    }
+                }
+                _ => {
+                    // Repeated scalars: one value, or a packed run. Closed-enum values
+                    // outside the enum go to the unknown fields, re-encoded.
+                    if cbase == UNSCANNED {
+                        cbase = s.scan_instance(schema, t, buf, tag_pos, end, mi, inst);
+                    }
+                    let closed = t.closed_values(f);
+                    let (at, size) = (soff + f.offset as usize, f.size as usize);
+                    let (total, unknown_total) = (s.counts[cbase + fslot], s.counts[cbase + uslot]);
+                    let mut values = Scalars::new(buf, pos, end, wtype, f)?;
+                    while let Some(raw) = values.next(buf)? {
+                        if outside(closed, raw) {
+                            append_enum_unknown(img, &mut top, pl, unknown_at, unknown_total, num, raw)?;
+                        } else {
+                            let e = next_element(img, &mut top, pl, at, total, size)?;
+                            put_scalar(img.bytes(), e, size, convert(f.kind, raw));
+                        }
+                    }
+                    pos = values.pos();
+                }
+            }
+        }
+    }
+    Ok(top)
+}
+
+impl Scratch {
+    /// A new instance of message `msg` whose counts are made only when needed; returns
+    /// its id.
+    #[inline]
+    fn uncounted_instance(&mut self, t: &Tables, msg: u32) -> u32 {
+        let id = self.inst_counts.len() as u32;
+        self.inst_counts.push(UNSCANNED as u32);
+        self.push_state(&t.info[msg as usize]);
+        id
+    }
+
+    /// Makes instance `inst`'s counts from the tag at `from` to the end of its bytes;
+    /// returns its first count slot.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn scan_instance(&mut self, schema: &CompiledSchema, t: &Tables, buf: &[u8], from: usize, end: usize, mi: usize, inst: usize) -> usize {
+        let cbase = self.counts.len();
+        self.counts.resize(cbase + t.info[mi].n_counts as usize, 0);
+        self.inst_counts[inst] = cbase as u32;
+        scan_counts(schema, t, buf, from, end, mi, &mut self.counts[cbase..]);
+        cbase
+    }
+}
+
+/// Counts, from the tag at `p` to the end of the instance's bytes, what the instance's
+/// arrays and unknown buffer will hold, classifying every field exactly as the passes
+/// do. Stops quietly at malformed bytes (the pass reports them); an undercount only makes
+/// the fast pass give up, never write out of place.
+#[cold]
+fn scan_counts(schema: &CompiledSchema, t: &Tables, buf: &[u8], mut p: usize, end: usize, mi: usize, counts: &mut [u32]) {
+    let msg = &schema.messages[mi];
+    let info = &t.info[mi];
+    let uslot = info.unknown_slot();
+    while p < end {
+        let tag_pos = p;
+        let Ok((tag, q)) = read_tag(buf, p, end) else { return };
+        p = q;
+        let (num, wtype) = (tag >> 3, (tag & 7) as u8);
+        if num == 0 || wtype > 5 {
+            return;
+        }
+        if wtype == wt::END_GROUP {
+            return; // the frame's own end (or malformed: the pass will say)
+        }
+        let Some((fidx, f)) = lookup(info, msg, num, wtype) else {
+            let Some(vend) = skip_quiet(buf, p, end, num, wtype) else { return };
+            counts[uslot] += (vend - tag_pos) as u32;
+            p = vend;
+            continue;
+        };
+        let slot = info.slot[fidx] as usize;
+        let closed = t.closed_values(f);
+        if wtype == wt::LEN && f.rep_packable {
+            let Ok((len, q)) = read_varint(buf, p, end) else { return };
+            if len > (end - q) as u64 {
+                return;
+            }
+            let vend = q + len as usize;
+            match f.wire {
+                wt::VARINT => {
+                    let mut r = q;
+                    while r < vend {
+                        let Ok((v, r2)) = read_varint(buf, r, vend) else { return };
+                        r = r2;
+                        if outside(closed, v) {
+                            counts[uslot] += enum_unknown_len(num, v);
+                        } else {
+                            counts[slot] += 1;
+                        }
+                    }
+                }
+                w => {
+                    let size = if w == wt::FIXED32 { 4 } else { 8 };
+                    if len % size != 0 {
+                        return;
+                    }
+                    counts[slot] += (len / size) as u32;
+                }
+            }
+            p = vend;
+            continue;
+        }
+        // One value of the field's own wire type.
+        if closed.is_some() && wtype == wt::VARINT {
+            let Ok((v, q)) = read_varint(buf, p, end) else { return };
+            p = q;
+            if outside(closed, v) {
+                counts[uslot] += enum_unknown_len(num, v);
+            } else if f.is_repeated() {
+                counts[slot] += 1;
+            }
+            continue;
+        }
+        let Some(vend) = skip_quiet(buf, p, end, num, wtype) else { return };
+        if f.is_repeated() {
+            counts[slot] += 1;
+        }
+        p = vend;
+    }
+}
+
+/// Where the value after a tag ends, or `None` if the bytes are malformed.
+fn skip_quiet(buf: &[u8], p: usize, end: usize, num: u32, wtype: u8) -> Option<usize> {
+    match wtype {
+        wt::VARINT => read_varint(buf, p, end).ok().map(|(_, q)| q),
+        wt::FIXED64 => (end - p >= 8).then_some(p + 8),
+        wt::FIXED32 => (end - p >= 4).then_some(p + 4),
+        wt::LEN => {
+            let (len, q) = read_varint(buf, p, end).ok()?;
+            (len <= (end - q) as u64).then(|| q + len as usize)
+        }
+        wt::START_GROUP => {
+            // Nested groups tracked in a small fixed stack; deeper ones stop the scan.
+            let mut stack = [0u32; 32];
+            let mut depth = 1;
+            stack[0] = num;
+            let mut p = p;
+            loop {
+                let (tag, q) = read_tag(buf, p, end).ok()?;
+                p = q;
+                let (n, w) = (tag >> 3, (tag & 7) as u8);
+                match w {
+                    wt::END_GROUP => {
+                        if n == 0 || stack[depth - 1] != n {
+                            return None;
+                        }
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(p);
+                        }
+                    }
+                    wt::START_GROUP => {
+                        if n == 0 || depth == stack.len() {
+                            return None;
+                        }
+                        stack[depth] = n;
+                        depth += 1;
+                    }
+                    _ if n == 0 => return None,
+                    _ => p = skip_quiet(buf, p, end, n, w)?,
+                }
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The caller's vector as the fast pass's image: zeroed as it grows (doubling), up to
+/// the limit.
+impl Image for Vec<u8> {
+    #[inline(always)]
+    fn bytes(&mut self) -> &mut [u8] {
+        self
+    }
+    #[inline(always)]
+    fn grow(&mut self, new_top: u64, limit: u64, at: usize) -> Result<(), DecodeError> {
+        if new_top as usize > self.len() {
+            if new_top > limit {
+                return err(RejectKind::ImageTooLarge, at);
+            }
+            let want = (new_top as usize).max(self.len() * 2).min(limit as usize);
+            self.resize(want, 0);
+        }
+        Ok(())
+    }
+}
+
+/// The caller's fixed buffer as the fast pass's image: its zeroed prefix grows (doubling)
+/// within the buffer; an image that does not fit gives up.
+pub(super) struct Fixed<'a> {
+    buf: &'a mut [u8],
+    /// `buf[..zeroed]` is addressable and was zeroed.
+    zeroed: usize,
+}
+
+impl<'a> Fixed<'a> {
+    /// Zeroes the first `first` bytes (at most the buffer).
+    pub fn new(buf: &'a mut [u8], first: usize) -> Fixed<'a> {
+        let zeroed = first.min(buf.len());
+        buf[..zeroed].fill(0);
+        Fixed { buf, zeroed }
+    }
+}
+
+impl Image for Fixed<'_> {
+    #[inline(always)]
+    fn bytes(&mut self) -> &mut [u8] {
+        &mut self.buf[..self.zeroed]
+    }
+    #[inline(always)]
+    fn grow(&mut self, new_top: u64, limit: u64, at: usize) -> Result<(), DecodeError> {
+        if new_top as usize > self.zeroed {
+            if new_top > limit || new_top > self.buf.len() as u64 {
+                return err(RejectKind::BufferTooSmall, at);
+            }
+            let want = (new_top as usize).max(self.zeroed * 2).min(limit as usize).min(self.buf.len());
+            self.buf[self.zeroed..want].fill(0);
+            self.zeroed = want;
+        }
+        Ok(())
+    }
+}

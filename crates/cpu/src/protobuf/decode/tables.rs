@@ -1,0 +1,245 @@
+//! What the decoder derives from the compiled schema once (`Tables`), and the scratch
+//! the passes share between calls (`Scratch`).
+
+use heapwire_schema::{field_flags, CompiledSchema, Field, Kind, Message, Presence, NONE};
+
+use super::common::align8;
+
+/// A field as the hot loop needs it: small and flat (the schema's `Field` carries names
+/// and defaults the decoder never reads).
+#[derive(Clone, Copy)]
+pub(super) struct Op {
+    pub kind: Kind,
+    /// Wire type of one unpacked value.
+    pub wire: u8,
+    pub flags: u8,
+    /// Repeated and packable: a LEN wire type is a packed run.
+    pub rep_packable: bool,
+    /// Scalar size in the image (0 for strings and messages).
+    pub size: u8,
+    /// A singular scalar that is not a closed enum: one value, stored as is.
+    pub simple: bool,
+    /// Presence bit as a byte offset in the struct and a mask.
+    pub hb_mask: u8,
+    pub hb_byte: u32,
+    pub presence: Presence,
+    pub offset: u32,
+    pub sub: u32,
+}
+
+impl Op {
+    fn from_field(m: &Message, f: &Field) -> Op {
+        let (hb_byte, hb_mask) = match f.presence {
+            Presence::HasBit(b) => (m.hasbits_offset + 4 * (b / 32) + (b % 32) / 8, 1u8 << (b % 8)),
+            _ => (0, 0),
+        };
+        Op {
+            kind: f.kind,
+            wire: f.kind.wire_type(),
+            flags: f.flags,
+            rep_packable: f.is_repeated() && f.kind.is_packable(),
+            size: f.kind.scalar_size().unwrap_or(0) as u8,
+            simple: !f.is_repeated() && f.kind.scalar_size().is_some() && !f.is_closed_enum(),
+            hb_mask,
+            hb_byte,
+            presence: f.presence,
+            offset: f.offset,
+            sub: f.sub,
+        }
+    }
+    #[inline(always)]
+    pub fn is_repeated(&self) -> bool {
+        self.flags & field_flags::REPEATED != 0
+    }
+    #[inline(always)]
+    pub fn is_map(&self) -> bool {
+        self.flags & field_flags::MAP != 0
+    }
+    #[inline(always)]
+    pub fn validates_utf8(&self) -> bool {
+        self.flags & field_flags::VALIDATE_UTF8 != 0
+    }
+    #[inline(always)]
+    pub fn is_closed_enum(&self) -> bool {
+        self.flags & field_flags::CLOSED_ENUM != 0
+    }
+}
+
+/// Per message type, what the decoder derives from the compiled schema once.
+pub(super) struct MsgInfo {
+    pub ops: Vec<Op>,
+    pub size8: u32,
+    /// Per field: count slot (repeated) or state slot (singular message); NONE otherwise.
+    pub slot: Vec<u32>,
+    /// Count slots: one per repeated field, then the unknown-bytes slot.
+    pub n_counts: u32,
+    /// State slots: one per singular message field (its instance id), then one per oneof
+    /// (its case).
+    pub n_state: u32,
+    /// The first oneof state slot (the number of singular message fields).
+    pub oneof_state: u32,
+    /// For each count slot, the element size (unknown slot: 1).
+    pub count_elem: Vec<u32>,
+    /// field number → field index + 1, for small numbers.
+    pub dense: Vec<u16>,
+}
+
+impl MsgInfo {
+    /// The unknown-bytes count slot, relative to an instance's first count.
+    #[inline(always)]
+    pub fn unknown_slot(&self) -> usize {
+        self.n_counts as usize - 1
+    }
+}
+
+const DENSE_LIMIT: u32 = 1024;
+
+/// What the decoder derives from the compiled schema once.
+pub(super) struct Tables {
+    pub info: Vec<MsgInfo>,
+    /// Sorted value lists of closed enums (empty for open ones).
+    pub closed: Vec<Vec<i32>>,
+}
+
+impl Tables {
+    pub fn new(schema: &CompiledSchema) -> Tables {
+        let info = schema
+            .messages
+            .iter()
+            .map(|m| {
+                let mut slot = vec![NONE; m.fields.len()];
+                let (mut nc, mut ns) = (0u32, 0u32);
+                let mut count_elem = Vec::new();
+                for (i, f) in m.fields.iter().enumerate() {
+                    if f.is_repeated() {
+                        slot[i] = nc;
+                        nc += 1;
+                        count_elem.push(schema.element_size(f));
+                    } else if f.kind.is_message() {
+                        slot[i] = ns;
+                        ns += 1;
+                    }
+                }
+                count_elem.push(1);
+                let max_dense = m.fields.iter().map(|f| f.number).filter(|&n| n < DENSE_LIMIT).max().unwrap_or(0);
+                let mut dense = vec![0u16; max_dense as usize + 1];
+                for (i, f) in m.fields.iter().enumerate() {
+                    if f.number < DENSE_LIMIT {
+                        dense[f.number as usize] = (i + 1) as u16;
+                    }
+                }
+                MsgInfo {
+                    ops: m.fields.iter().map(|f| Op::from_field(m, f)).collect(),
+                    size8: align8(m.size),
+                    slot,
+                    n_counts: nc + 1,
+                    n_state: ns + m.oneofs.len() as u32,
+                    oneof_state: ns,
+                    count_elem,
+                    dense,
+                }
+            })
+            .collect::<Vec<_>>();
+        let closed = schema
+            .enums
+            .iter()
+            .map(|e| {
+                let mut v: Vec<i32> = if e.closed { e.values.iter().map(|v| v.number).collect() } else { Vec::new() };
+                v.sort_unstable();
+                v.dedup();
+                v
+            })
+            .collect();
+        Tables { info, closed }
+    }
+
+    /// The sorted values of `f`'s enum if it is closed (values outside go to the unknown
+    /// fields).
+    #[inline(always)]
+    pub fn closed_values(&self, f: &Op) -> Option<&[i32]> {
+        if f.is_closed_enum() {
+            Some(&self.closed[f.sub as usize])
+        } else {
+            None
+        }
+    }
+}
+
+/// One open message: the frame stack replaces recursion.
+pub(super) struct Frame {
+    pub msg: u32,
+    pub inst: u32,
+    /// Struct offset in the image (write and fast passes).
+    pub off: u32,
+    /// Where this message's bytes end (for groups: the parent's end).
+    pub end: usize,
+    /// Group field number, or 0 for a length-delimited message.
+    pub group: u32,
+    /// Where the field's tag starts (a map entry the pre-pass drops is copied from here).
+    pub start: usize,
+    /// Map entries (pre-pass): what to roll back to if the entry turns out to hold
+    /// unknown fields.
+    pub undo: Undo,
+}
+
+/// Pre-pass state before a map entry, restored when upb's rule sends the whole entry
+/// to the parent's unknown fields.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Undo {
+    pub insts: u32,
+    pub counts: u32,
+    pub state: u32,
+    pub top: u64,
+    pub parent_count_slot: u32,
+}
+
+/// Per-decode scratch, kept between calls. Instances are numbered in creation order;
+/// the pre-pass and the write pass create the same instances in the same order.
+#[derive(Default)]
+pub(super) struct Scratch {
+    /// Count slots of every instance (`MsgInfo::n_counts` each).
+    pub counts: Vec<u32>,
+    /// State slots of every instance (`MsgInfo::n_state` each).
+    pub state: Vec<u32>,
+    /// Per instance (pre-pass): its message type.
+    pub inst_msg: Vec<u32>,
+    /// Per instance: its first count slot (fast pass: `UNSCANNED` until needed).
+    pub inst_counts: Vec<u32>,
+    /// Per instance: its first state slot.
+    pub inst_state: Vec<u32>,
+    pub frames: Vec<Frame>,
+    /// Open unknown groups while one is skipped.
+    pub groups: Vec<u32>,
+    /// Tag offsets of map entries the pre-pass sent to the unknown fields, in order.
+    pub dropped: Vec<usize>,
+}
+
+impl Scratch {
+    /// Forgets the last decode's instances (pre-pass and fast pass).
+    pub fn clear(&mut self) {
+        self.dropped.clear();
+        self.counts.clear();
+        self.state.clear();
+        self.inst_msg.clear();
+        self.inst_counts.clear();
+        self.inst_state.clear();
+        self.frames.clear();
+    }
+
+    /// Appends a new instance's state slots: no sub-message instance yet, no oneof case.
+    #[inline]
+    pub fn push_state(&mut self, info: &MsgInfo) {
+        self.inst_state.push(self.state.len() as u32);
+        self.state.extend(std::iter::repeat_n(NONE, info.oneof_state as usize));
+        self.state.extend(std::iter::repeat_n(0, (info.n_state - info.oneof_state) as usize));
+    }
+
+    /// Resets instance `id`'s state slots (the write pass reuses the pre-pass's).
+    #[inline]
+    pub fn reset_state(&mut self, info: &MsgInfo, id: u32) {
+        let s = self.inst_state[id as usize] as usize;
+        let n_msg = info.oneof_state as usize;
+        self.state[s..s + n_msg].fill(NONE);
+        self.state[s + n_msg..s + info.n_state as usize].fill(0);
+    }
+}
