@@ -6,7 +6,7 @@
  * descriptor ROMs hw_pb_desc_msg / hw_pb_desc_field / hw_pb_desc_enum / hw_pb_desc_req and
  * a wrapper `heapwire_core` that instantiates this module with the schema's parameters.
  *
- * Semantics: exactly crates/cpu/src/protobuf/decode.rs (the reference) and docs/image-layout.md.
+ * Semantics: exactly crates/cpu/src/protobuf/decode/ (the reference) and docs/image-layout.md.
  * Two passes over the input memory, one state machine:
  *   pre-pass   validates, numbers message instances in creation order, counts repeated
  *              elements and unknown bytes per instance (count memory), tracks singular

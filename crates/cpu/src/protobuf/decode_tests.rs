@@ -199,6 +199,21 @@ fn base_near_4_gib_with_32_bit_pointers() {
     }
 }
 
+/// With 64-bit pointers the image must end by 2^64: a base whose image would wrap is
+/// rejected (`bad_base`) instead of wrapping its pointers (or overflowing, in a debug build).
+#[test]
+fn base_near_2_pow_64_with_64_bit_pointers() {
+    let s = schema("unit.proto", LayoutOptions::default());
+    let len = decode(&s, "unit.Node", &sample(), 0).unwrap().len() as u64;
+    let last = u64::MAX - 7; // the highest 8-aligned base
+    let fits = last - len + 8;
+    let img = decode(&s, "unit.Node", &sample(), fits).unwrap();
+    assert_eq!(img.len() as u64, len);
+    for base in [fits + 8, last] {
+        assert_eq!(decode(&s, "unit.Node", &sample(), base).unwrap_err().kind, RejectKind::BadBase, "base {base:#x}");
+    }
+}
+
 #[test]
 fn proto2_closed_enums_groups_required() {
     let s = schema("unit2.proto", LayoutOptions::default());

@@ -365,12 +365,12 @@ impl Place {
     }
 }
 
-/// How large the write and fast passes may let the image grow. With 32-bit pointers it
-/// must also end by 4 GiB, or `base + offset` would wrap and offsets read back from
-/// pointers would be wrong: past that the fast pass gives up, and the two passes reject
-/// the base.
+/// How large the write and fast passes may let the image grow. It must also end by the
+/// top of the pointers' address space (4 GiB, or 2^64), or `base + offset` would wrap and
+/// offsets read back from pointers would be wrong: past that the fast pass gives up, and
+/// the two passes reject the base.
 pub(super) fn fill_limit(schema: &CompiledSchema, opts: &DecodeOptions) -> u64 {
-    let reach = if schema.ptr() == 4 { (1u64 << 32).saturating_sub(opts.base) } else { u64::MAX };
+    let reach = if schema.ptr() == 4 { (1u64 << 32).saturating_sub(opts.base) } else { (u64::MAX - opts.base).saturating_add(1) };
     opts.max_image_bytes.min(u32::MAX as u64).min(reach)
 }
 

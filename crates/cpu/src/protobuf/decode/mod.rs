@@ -146,9 +146,11 @@ impl<S: Deref<Target = CompiledSchema>> Decoder<S> {
     }
 }
 
-/// With 32-bit pointers the whole image must lie below 4 GiB.
+/// The whole image must lie below the top of the pointers' address space: 4 GiB with
+/// 32-bit pointers, 2^64 with 64-bit ones.
 fn check_base(pw: u64, opts: &DecodeOptions, total: u64) -> Result<(), DecodeError> {
-    if pw == 4 && opts.base.checked_add(total).is_none_or(|e| e > u32::MAX as u64 + 1) {
+    let top = if pw == 4 { 1u128 << 32 } else { 1u128 << 64 };
+    if opts.base as u128 + total as u128 > top {
         return err(RejectKind::BadBase, 0);
     }
     Ok(())
