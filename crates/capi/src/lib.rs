@@ -734,7 +734,7 @@ pub unsafe extern "C" fn hw_to_json(
         h.engine.decode(&req, &mut h.image)?;
         let printer = h.printer.get_or_insert_with(|| heapwire_json::Printer::new(h.schema.clone()));
         h.buf.clear();
-        printer.print(wire, msg, input, &h.image, &h.options, true, &mut h.buf).map_err(json_fail)?;
+        printer.print(&req, &h.image, true, &mut h.buf).map_err(json_fail)?;
         while h.buf.last() == Some(&b'\n') {
             h.buf.pop();
         }

@@ -102,7 +102,7 @@ pub fn decode(engine: &mut dyn Engine, job: &Job, input: &mut dyn BufRead, out: 
         tally.messages += 1;
         if let Some(p) = &mut printer {
             text.clear();
-            p.print(job.wire, job.msg, msg, &image, &options, job.delimited, &mut text).map_err(|e| Failure::Input(format!("json: {e}")))?;
+            p.print(&req, &image, job.delimited, &mut text).map_err(|e| Failure::Input(format!("json: {e}")))?;
             write_out(out, &text)
         } else {
             write_out(out, &image)?;

@@ -9,7 +9,7 @@ use crate::{Error, RejectKind, Rejection};
 /// Bytes the varint encoding of `v` takes (1-10).
 #[inline]
 pub fn varint_len(v: u64) -> usize {
-    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// Appends the varint encoding of `v`.

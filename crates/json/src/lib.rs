@@ -16,7 +16,7 @@ mod write;
 use std::sync::Arc;
 
 use heapwire_cpu::objgraph::{ObjDecoder, Tables};
-use heapwire_engine::{Options, Wire};
+use heapwire_engine::{Request, Wire};
 use heapwire_image::ImageView;
 use heapwire_schema::CompiledSchema;
 
@@ -61,10 +61,11 @@ impl Printer {
         Printer { schema, objgraph: None }
     }
 
-    /// Appends the JSON of `image` (decoded from `input` as message `msg` on `wire`, at
-    /// `options.base`) to `out`, ending in a newline. Protobuf JSON is always one line;
-    /// an object graph is printed one object per line unless `one_line`.
-    pub fn print(&mut self, wire: Wire, msg: usize, input: &[u8], image: &[u8], options: &Options, one_line: bool, out: &mut Vec<u8>) -> Result<(), Error> {
+    /// Appends the JSON of `image`, what an engine decoded for `req`, to `out`, ending in
+    /// a newline. Protobuf JSON is always one line; an object graph is printed one object
+    /// per line unless `one_line`.
+    pub fn print(&mut self, req: &Request<'_>, image: &[u8], one_line: bool, out: &mut Vec<u8>) -> Result<(), Error> {
+        let &Request { msg, wire, input, options } = req;
         match wire {
             Wire::Protobuf => {
                 let view = ImageView::for_schema(&self.schema, image, options.base);
