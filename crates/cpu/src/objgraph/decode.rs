@@ -7,7 +7,7 @@ use std::ops::Deref;
 use heapwire_schema::CompiledSchema;
 
 use super::{oerr, Conv, ObjError, Tables, NULL_REF};
-use crate::protobuf::DecodeOptions;
+use heapwire_engine::Options;
 
 /// Reusable objgraph decoder for one compiled schema; scratch persists between calls.
 pub struct ObjDecoder<S: Deref<Target = CompiledSchema>> {
@@ -45,7 +45,7 @@ impl<S: Deref<Target = CompiledSchema>> ObjDecoder<S> {
 
     /// Decodes `input` whose object 0 must be of message `root_msg` (a class) or a
     /// subclass, into `out` (replaced).
-    pub fn decode(&mut self, root_msg: usize, input: &[u8], opts: &DecodeOptions, out: &mut Vec<u8>) -> Result<(), ObjError> {
+    pub fn decode(&mut self, root_msg: usize, input: &[u8], opts: &Options, out: &mut Vec<u8>) -> Result<(), ObjError> {
         out.clear();
         let total = self.plan(root_msg, input, opts)?;
         out.resize(total, 0);
@@ -55,7 +55,7 @@ impl<S: Deref<Target = CompiledSchema>> ObjDecoder<S> {
 
     /// Decodes into a caller's buffer (e.g. preallocated at address `opts.base`);
     /// returns the image size. Bytes of `out` past the image are untouched.
-    pub fn decode_into(&mut self, root_msg: usize, input: &[u8], opts: &DecodeOptions, out: &mut [u8]) -> Result<usize, ObjError> {
+    pub fn decode_into(&mut self, root_msg: usize, input: &[u8], opts: &Options, out: &mut [u8]) -> Result<usize, ObjError> {
         let total = self.plan(root_msg, input, opts)?;
         if total > out.len() {
             return Err(ObjError { kind: K::BufferTooSmall, offset: 0, needed: total as u64 });
@@ -67,7 +67,7 @@ impl<S: Deref<Target = CompiledSchema>> ObjDecoder<S> {
 
     /// Phase 1: validates the whole input (so phase 2 cannot fail), reads the type ids
     /// and allocates every object contiguously in order. Returns the image size.
-    fn plan(&mut self, root_msg: usize, input: &[u8], opts: &DecodeOptions) -> Result<usize, ObjError> {
+    fn plan(&mut self, root_msg: usize, input: &[u8], opts: &Options) -> Result<usize, ObjError> {
         self.cls.clear();
         self.off.clear();
         let Some(root) = self.schema.class_of(root_msg) else { return oerr(K::NotAClass, 0) };
@@ -163,7 +163,7 @@ impl<S: Deref<Target = CompiledSchema>> ObjDecoder<S> {
     }
 
     /// Phase 2: header words, members, relocated references. `out` is zeroed and sized.
-    fn write(&self, input: &[u8], opts: &DecodeOptions, out: &mut [u8]) {
+    fn write(&self, input: &[u8], opts: &Options, out: &mut [u8]) {
         let pw = self.t.ptr as usize;
         let base = opts.base;
         let mut pos = 4 + 4 * self.cls.len();
