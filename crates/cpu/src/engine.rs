@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use heapwire_engine::{Decoded, Engine, Error, Rejection, Request, Wire};
+use heapwire_engine::{check_request, Decoded, Engine, Error, Rejection, Request, Wire};
 use heapwire_schema::CompiledSchema;
 
 use crate::objgraph::{ObjDecoder, ObjError};
@@ -56,21 +56,6 @@ impl CpuEngine {
     fn objgraph(&mut self) -> &mut ObjDecoder<Arc<CompiledSchema>> {
         self.objgraph.get_or_insert_with(|| ObjDecoder::new(self.schema.clone()))
     }
-}
-
-/// Why `msg` cannot be decoded on `wire` by any engine: the index is out of range, or
-/// an object graph is asked for a type that is not a class.
-pub fn check_request(schema: &CompiledSchema, msg: usize, wire: Wire) -> Result<(), String> {
-    let Some(m) = schema.messages.get(msg) else {
-        return Err(format!("message index {msg} out of range (the schema has {})", schema.messages.len()));
-    };
-    if wire == Wire::Objgraph && schema.class_of(msg).is_none() {
-        return Err(format!(
-            "{} is not a class: --wire objgraph needs a message with option (heapwire.class) (heapwire/options.proto)",
-            m.full_name
-        ));
-    }
-    Ok(())
 }
 
 impl Engine for CpuEngine {

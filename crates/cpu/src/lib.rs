@@ -9,5 +9,5 @@ pub mod protobuf;
 
 mod engine;
 
-pub use engine::{check_request, CpuEngine};
+pub use engine::CpuEngine;
 pub use protobuf::{DecodeError, DecodeOptions, Decoder};

@@ -22,6 +22,8 @@ mod reject;
 pub use queue::{Completion, Inline, Queue, Submission, Threaded};
 pub use reject::{RejectKind, Rejection};
 
+use heapwire_schema::CompiledSchema;
+
 /// The wire format of a request's input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Wire {
@@ -147,6 +149,21 @@ pub trait Engine {
     fn last_cycles(&self) -> Option<u64> {
         None
     }
+}
+
+/// Why `msg` cannot be decoded on `wire` by any engine: the index is out of range, or
+/// an object graph is asked for a type that is not a class.
+pub fn check_request(schema: &CompiledSchema, msg: usize, wire: Wire) -> Result<(), String> {
+    let Some(m) = schema.messages.get(msg) else {
+        return Err(format!("message index {msg} out of range (the schema has {})", schema.messages.len()));
+    };
+    if wire == Wire::Objgraph && schema.class_of(msg).is_none() {
+        return Err(format!(
+            "{} is not a class: --wire objgraph needs a message with option (heapwire.class) (heapwire/options.proto)",
+            m.full_name
+        ));
+    }
+    Ok(())
 }
 
 /// Copies a finished image into a fixed buffer, or says how large it must be.

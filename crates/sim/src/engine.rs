@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use heapwire_emit::verilog;
-use heapwire_engine::{Decoded, Engine, Error, Rejection, Request, Wire};
+use heapwire_engine::{check_request, Decoded, Engine, Error, Rejection, Request, Wire};
 use heapwire_schema::CompiledSchema;
 
 use crate::{objgraph, protobuf, SimError, SimOutput};
@@ -30,20 +30,10 @@ impl Engine for SimEngine {
     }
 
     fn check(&self, msg: usize, wire: Wire) -> Result<(), String> {
-        let Some(m) = self.schema.messages.get(msg) else {
-            return Err(format!("message index {msg} out of range"));
-        };
+        check_request(&self.schema, msg, wire)?;
         let supported = match wire {
             Wire::Protobuf => verilog::protobuf::check_supported(&self.schema),
-            Wire::Objgraph => {
-                if self.schema.class_of(msg).is_none() {
-                    return Err(format!(
-                        "{} is not a class: --wire objgraph needs a message with option (heapwire.class) (heapwire/options.proto)",
-                        m.full_name
-                    ));
-                }
-                verilog::objgraph::check_supported(&self.schema)
-            }
+            Wire::Objgraph => verilog::objgraph::check_supported(&self.schema),
         };
         supported.map_err(|e| format!("unsupported by the hardware core: {e}"))
     }
