@@ -94,7 +94,7 @@ pub struct HwSchema {
     schema: Arc<CompiledSchema>,
     engine: CpuEngine,
     options: Options,
-    /// Object-graph class tables for encoding, made on first use.
+    /// Object-graph class tables for encoding and JSON parsing, made on first use.
     tables: Option<Tables>,
     printer: Option<heapwire_json::Printer>,
     /// Encoded wire bytes or JSON text before they are copied out.
@@ -765,7 +765,7 @@ pub unsafe extern "C" fn hw_from_json(
         let bytes = input(json as *const u8, len, "json")?;
         let text = std::str::from_utf8(bytes)
             .map_err(|e| Fail::new(HW_JSON, format!("invalid_utf8 at byte {} (JSON input)", e.valid_up_to())).at(e.valid_up_to() as u64))?;
-        heapwire_json::parse(&h.schema, wire, msg, text, &mut h.buf).map_err(json_fail)?;
+        heapwire_json::parse(&h.schema, &mut h.tables, wire, msg, text, &mut h.buf).map_err(json_fail)?;
         deliver(&h.buf, out, cap, &[bytes])
     })
 }

@@ -151,9 +151,9 @@ fn json_documents(text: &[u8], delimited: bool) -> Result<Vec<(usize, &str)>, Fa
 /// `encode --from-json`: each JSON document to wire bytes.
 pub fn encode_json(s: &CompiledSchema, msg: usize, wire: Wire, delimited: bool, text: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
     heapwire_engine::check_request(s, msg, wire).map_err(Failure::Usage)?;
-    let mut bytes = Vec::new();
+    let (mut bytes, mut tables) = (Vec::new(), None);
     for (doc_start, doc) in json_documents(text, delimited)? {
-        heapwire_json::parse(s, wire, msg, doc, &mut bytes).map_err(|e| Failure::Input(e.describe(doc_start)))?;
+        heapwire_json::parse(s, &mut tables, wire, msg, doc, &mut bytes).map_err(|e| Failure::Input(e.describe(doc_start)))?;
         write_message(out, &bytes, delimited)?;
     }
     Ok(())

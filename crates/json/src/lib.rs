@@ -95,13 +95,17 @@ impl Printer {
 }
 
 /// Parses one JSON document (`encode --from-json`) into the wire bytes of message `msg`
-/// on `wire`, replacing `out`.
-pub fn parse(schema: &CompiledSchema, wire: Wire, msg: usize, text: &str, out: &mut Vec<u8>) -> Result<(), Error> {
+/// on `wire`, replacing `out`. `tables` holds the object-graph class tables: made here on
+/// first need, kept by the caller for its next document.
+pub fn parse(schema: &CompiledSchema, tables: &mut Option<Tables>, wire: Wire, msg: usize, text: &str, out: &mut Vec<u8>) -> Result<(), Error> {
     match wire {
         Wire::Protobuf => {
             out.clear();
             protobuf::from_json(schema, msg, text.as_bytes(), out).map_err(Error::Protobuf)
         }
-        Wire::Objgraph => objgraph::parse_json(schema, &Tables::new(schema), msg, text, out).map_err(Error::Objgraph),
+        Wire::Objgraph => {
+            let t = tables.get_or_insert_with(|| Tables::new(schema));
+            objgraph::parse_json(schema, t, msg, text, out).map_err(Error::Objgraph)
+        }
     }
 }
