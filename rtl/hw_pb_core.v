@@ -178,7 +178,7 @@ localparam [6:0]
     S_PASS_END = 7'd43, S_REQ0 = 7'd44, S_REQ1 = 7'd45, S_REQ_W1 = 7'd46, S_REQ_W2 = 7'd47,
     S_DONE = 7'd49, S_ERR = 7'd50, S_HDR = 7'd51,
     S_EMIT_END2 = 7'd53, S_DROP1 = 7'd54, S_DROP2 = 7'd55, S_RESTRICT = 7'd56,
-    S_FROOT = 7'd57, S_SCAN = 7'd58, S_SCANPK = 7'd59, S_RZF = 7'd60, S_BAIL = 7'd62;
+    S_FROOT = 7'd57, S_SCAN = 7'd58, S_SCANPK = 7'd59, S_RZF = 7'd60, S_SCANME = 7'd61, S_BAIL = 7'd62;
 
 // consume modes
 localparam [2:0] C_SKIP = 3'd0, C_COPYU = 3'd1, C_COPYS = 3'd2, C_UTF8 = 3'd3, C_EMIT = 3'd4;
@@ -198,6 +198,7 @@ reg [31:0] fr_pslot_reg = 32'd0, fr_pslot_next;    // map entries: the parent's 
 reg        fr_scan_reg = 1'b0, fr_scan_next;        // one pass: the instance's counts are scanned
 reg        fast_reg = 1'b0, fast_next;              // one pass (ONE_PASS) under way
 reg [31:0] scan_pos_reg = 32'd0, scan_pos_next;    // one pass: where the scan began (the tag to redo)
+reg [15:0] scme_msg_reg = 16'd0, scme_msg_next;    // one pass: the map entry type the scan is inside
 // one pass: an instance with at most 16 count slots gets them initialised by its scan, on
 // their first update (bit k: slot k updated in this scan); untouched slots are never read
 reg [15:0] sc_seen_reg = 16'd0, sc_seen_next;
@@ -355,8 +356,9 @@ assign rdr_start = (state_reg == S_START) || rdr_restart;
 
 /* verilator lint_on UNUSEDSIGNAL */
 // ---------------------------------------------------------------- varint on the window
-// bound of the current read: a packed run's end in S_ELEM, else the frame's end
-wire [31:0] bound = (state_reg == S_ELEM) ? vend_reg : fr_end_reg;
+// bound of the current read: a packed run's end in S_ELEM, a map entry's in S_SCANME,
+// else the frame's end
+wire [31:0] bound = (state_reg == S_ELEM || state_reg == S_SCANME) ? vend_reg : fr_end_reg;
 wire [31:0] brem = bound - pos;
 wire [31:0] wav32 = {27'd0, win_avail};
 wire [31:0] av = (brem < wav32) ? brem : wav32;
@@ -421,7 +423,9 @@ wire        mb_req, mb_map;
 hw_pb_desc_msg dmb (.m_idx(mb_idx), .m_size(mb_size), .m_size8(mb_size8), .m_hasoff(mb_hasoff),
     .m_unkoff(mb_unkoff), .m_nc(mb_nc), .m_ns(mb_ns), .m_nms(mb_nms), .m_req(mb_req), .m_hwords(mb_hwords), .m_map(mb_map));
 // field lookup
-wire [31:0] f_num = (state_reg == S_TAG || state_reg == S_SCAN) ? tag_num : t_num_reg;
+wire [31:0] f_num = (state_reg == S_TAG || state_reg == S_SCAN || state_reg == S_SCANME) ? tag_num : t_num_reg;
+// (in S_SCANME the fields of the map entry being scanned)
+wire [15:0] f_msg = (state_reg == S_SCANME) ? scme_msg_reg : fr_msg_reg;
 wire        f_hit, f_rep, f_closed, f_utf8, f_packable, f_map;
 wire [4:0]  f_kind;
 wire [2:0]  f_kwt;
@@ -430,7 +434,7 @@ wire [1:0]  f_pres;
 wire [15:0] f_pidx, f_sub;
 wire [7:0]  f_slot;
 wire [3:0]  f_size;
-hw_pb_desc_field dfl (.f_msg(fr_msg_reg), .f_num(f_num), .f_hit(f_hit), .f_kind(f_kind), .f_kwt(f_kwt),
+hw_pb_desc_field dfl (.f_msg(f_msg), .f_num(f_num), .f_hit(f_hit), .f_kind(f_kind), .f_kwt(f_kwt),
     .f_rep(f_rep), .f_closed(f_closed), .f_utf8(f_utf8), .f_packable(f_packable), .f_off(f_off),
     .f_pres(f_pres), .f_pidx(f_pidx), .f_sub(f_sub), .f_slot(f_slot), .f_elem(f_elem), .f_size(f_size),
     .f_ocase(f_ocase), .f_ostor(f_ostor), .f_osize(f_osize), .f_map(f_map));
@@ -980,7 +984,7 @@ always @* begin
         u8f_off_next = s_p_reg;
     end
     fr_start_next = fr_start_reg; fr_pslot_next = fr_pslot_reg;
-    fr_scan_next = fr_scan_reg; fast_next = fast_reg; scan_pos_next = scan_pos_reg;
+    fr_scan_next = fr_scan_reg; fast_next = fast_reg; scan_pos_next = scan_pos_reg; scme_msg_next = scme_msg_reg;
     sc_seen_next = sc_seen_reg; ndrop_next = ndrop_reg; drop_lim_next = drop_lim_reg;
     dr_start_next = dr_start_reg; dr_end_next = dr_end_reg; dr_pslot_next = dr_pslot_reg;
     dr_inst_next = dr_inst_reg; dr_cb_next = dr_cb_reg; dr_sb_next = dr_sb_reg;
@@ -1752,8 +1756,19 @@ always @* begin
             t_num_next = tag_num;
             sk_en = 1'b1; sk_len = vd_len32 + sc_vlen;
             if (f_hit && tag_wt == f_kwt) begin
-                if (f_closed || f_kind == K_GROUP) state_next = S_BAIL;
-                else if (f_rep) scan_add(f_slot[3:0], cslot, cnt_q_c, 32'd1, ma_nc);
+                if (f_closed || f_kind == K_GROUP) begin
+                    state_next = S_BAIL;
+                end else if (f_rep) begin
+                    scan_add(f_slot[3:0], cslot, cnt_q_c, 32'd1, ma_nc);
+                    if (f_map) begin
+                        // into the entry: one holding anything but its key and value is
+                        // dropped (S_DROP1), which only the two passes size right
+                        sk_len = hdr2;
+                        vend_next = pos + hdr2 + v2_val[31:0];
+                        scme_msg_next = f_sub;
+                        state_next = S_SCANME;
+                    end
+                end
             end else if (f_hit && tag_wt == 3'd2 && f_rep && f_packable) begin
                 if (f_closed) begin
                     state_next = S_BAIL;
@@ -1767,6 +1782,21 @@ always @* begin
                 end
             end else begin
                 scan_add(uslot_k[3:0], uslot, cnt_q_u, vd_len32 + sc_vlen, ma_nc);
+            end
+        end else if (wav32 >= SCAN_FULL || wav32 >= brem) begin
+            state_next = S_BAIL;
+        end
+    end
+    S_SCANME: begin
+        // a map entry's fields (bound: the entry's end): its key and value of their own
+        // wire types go on; anything else would drop the entry, so falls back
+        if (pos >= vend_reg) begin
+            state_next = S_SCAN;
+        end else if (tag_ok && sc_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd3 && tag_wt != 3'd4) begin
+            if (f_hit && tag_wt == f_kwt && !f_closed) begin
+                sk_en = 1'b1; sk_len = vd_len32 + sc_vlen;
+            end else begin
+                state_next = S_BAIL;
             end
         end else if (wav32 >= SCAN_FULL || wav32 >= brem) begin
             state_next = S_BAIL;
@@ -1983,7 +2013,7 @@ always @(posedge clk) begin
     c_end_reg <= c_end_next; c_grp_reg <= c_grp_next; c_id_reg <= c_id_next; c_new_reg <= c_new_next;
     c_root_reg <= c_root_next; sw_reg <= sw_next; gdepth_reg <= gdepth_next; sk_wt_reg <= sk_wt_next;
     fr_start_reg <= fr_start_next; fr_pslot_reg <= fr_pslot_next;
-    fr_scan_reg <= fr_scan_next; scan_pos_reg <= scan_pos_next; sc_seen_reg <= sc_seen_next; ndrop_reg <= ndrop_next;
+    fr_scan_reg <= fr_scan_next; scan_pos_reg <= scan_pos_next; scme_msg_reg <= scme_msg_next; sc_seen_reg <= sc_seen_next; ndrop_reg <= ndrop_next;
     drop_lim_reg <= drop_lim_next; dr_start_reg <= dr_start_next; dr_end_reg <= dr_end_next;
     dr_pslot_reg <= dr_pslot_next; dr_inst_reg <= dr_inst_next; dr_cb_reg <= dr_cb_next; dr_sb_reg <= dr_sb_next;
     u8f_off_reg <= u8f_off_next;

@@ -55,7 +55,7 @@ pub const STATES: &[(u8, &str)] = &[
     (40, "S_ZERO"), (41, "S_CONS"), (42, "S_STR_U"), (43, "S_PASS_END"), (44, "S_REQ0"), (45, "S_REQ1"),
     (46, "S_REQ_W1"), (47, "S_REQ_W2"), (49, "S_DONE"), (50, "S_ERR"), (51, "S_HDR"), (53, "S_EMIT_END2"),
     (54, "S_DROP1"), (55, "S_DROP2"), (56, "S_RESTRICT"), (57, "S_FROOT"), (58, "S_SCAN"), (59, "S_SCANPK"),
-    (60, "S_RZF"), (62, "S_BAIL"),
+    (60, "S_RZF"), (61, "S_SCANME"), (62, "S_BAIL"),
 ];
 
 /// Cycles the testbench saw in each (pass, state number of `hw_pb_core`): see [`STATES`].

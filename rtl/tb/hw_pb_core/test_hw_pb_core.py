@@ -256,6 +256,15 @@ async def test_corner_cases(dut):
     if "hw.p2.Node" in types:
         await h.check("nested 5-byte-tag groups", b"\x1a\x14" + bytes.fromhex("fbffffff0f") * 2 + bytes.fromhex("fcffffff0f") * 2,
                       "hw.p2.Node", 0)
+    # map entries holding an unknown field go whole to the unknown fields: the one pass
+    # sized the map with them and wrote past the image before falling back (CI, d194444)
+    if "hw.p3.Maps" in types:
+        entry = b"\x0a\x01a" + bytes.fromhex("d084ea90048080808008") + b"\x12\x01b"
+        for label, d in [("map entry with an unknown varint", b"\x72" + bytes([len(entry)]) + entry),
+                         ("map entries around one with an unknown", b"\x72\x06\x0a\x01x\x12\x01y\x72" + bytes([len(entry)])
+                          + entry + b"\x72\x06\x0a\x01z\x12\x01w"),
+                         ("map entry opening with an unknown", bytes.fromhex("82010e4201000805110000000000000000"))]:
+            await h.check(label, d, "hw.p3.Maps", 0x1000)
     # nesting around MAX_DEPTH: unknown groups nested n deep
     for n in (MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 2):
         await h.check(f"groups {n} deep", hwmut.nested_groups(15, n), t, 0)
