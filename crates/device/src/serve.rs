@@ -1,0 +1,65 @@
+//! The device's side of the attachment: each message the link delivers is parsed
+//! ([`crate::proto::Op`]), run on the device, and answered ([`crate::proto::Reply`]).
+
+use std::sync::Mutex;
+
+use crate::model::{Device, DeviceError};
+use crate::proto::{Op, Reply, MAX_REGS};
+
+/// A device shared by the link's server threads: requests run one at a time.
+pub struct DeviceService {
+    dev: Mutex<Device>,
+}
+
+impl DeviceService {
+    pub fn new(dev: Device) -> DeviceService {
+        DeviceService { dev: Mutex::new(dev) }
+    }
+
+    /// Runs `f` on the device (tests and `device info` of an in-process device).
+    pub fn with<T>(&self, f: impl FnOnce(&mut Device) -> T) -> T {
+        f(&mut self.dev.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// One message in, its reply out. A message that does not parse is counted as a
+    /// protocol error and answered with the parser's error.
+    pub fn handle(&self, msg: &[u8]) -> Vec<u8> {
+        let mut dev = self.dev.lock().unwrap_or_else(|p| p.into_inner());
+        let reply = match Op::decode(msg) {
+            Ok(op) => run(&mut dev, op).unwrap_or_else(|e| Reply::Error { code: e.code(), text: e.to_string() }),
+            Err(e) => {
+                dev.count_protocol_error();
+                let e = DeviceError::Protocol(e);
+                Reply::Error { code: e.code(), text: e.to_string() }
+            }
+        };
+        reply.encode()
+    }
+}
+
+fn run(dev: &mut Device, op: Op) -> Result<Reply, DeviceError> {
+    Ok(match op {
+        Op::ReadRegs { addr, count } => {
+            let n = (count as usize).min(MAX_REGS) as u32;
+            Reply::Words((addr..addr.saturating_add(n)).map(|a| dev.read_reg(a)).collect::<Result<_, _>>()?)
+        }
+        Op::WriteRegs { addr, values } => {
+            for (a, v) in (addr..).zip(values) {
+                dev.write_reg(a, v)?;
+            }
+            Reply::Done
+        }
+        Op::WriteInput { offset, bytes } => {
+            dev.write_input(offset, &bytes)?;
+            Reply::Done
+        }
+        Op::ReadOutput { offset, len } => Reply::Bytes(dev.read_output(offset, len)?.to_vec()),
+        Op::WriteGo { go, input } => {
+            let (outcome, image) = dev.write_go(&go, &input);
+            Reply::Result { outcome: outcome.clone(), image: image.to_vec() }
+        }
+        Op::Install { slot, name, total, checksum, offset, bytes } => {
+            Reply::Installed(dev.install_chunk(slot, &name, total, checksum, offset, &bytes)?)
+        }
+    })
+}
