@@ -66,7 +66,7 @@ fn failure(e: Error) -> Failure {
 
 /// Calls `f` with each message of the input (the whole input, or each message of a
 /// delimited stream) and its start offset and index; one message in memory at a time.
-fn for_each_message(
+pub(crate) fn for_each_message(
     delimited: bool,
     input: &mut dyn BufRead,
     mut f: impl FnMut(&[u8], u64, u64) -> Result<(), Failure>,
@@ -122,7 +122,7 @@ fn write_message(out: &mut dyn Write, wire: &[u8], delimited: bool) -> Result<()
     write_out(out, wire)
 }
 
-fn write_out(out: &mut dyn Write, b: &[u8]) -> Result<(), Failure> {
+pub(crate) fn write_out(out: &mut dyn Write, b: &[u8]) -> Result<(), Failure> {
     match out.write_all(b) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
         r => Ok(r?),

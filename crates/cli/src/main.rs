@@ -13,6 +13,7 @@ use heapwire_engine::Options;
 use heapwire_schema::{CompiledSchema, LayoutOptions, PointerWidth};
 
 mod commands;
+mod device;
 
 #[derive(Parser)]
 #[command(name = "heapwire", version, about = "Wire bytes into ready-to-use heap images: one schema, every engine, the same bytes")]
@@ -85,6 +86,42 @@ enum Cmd {
         reps: usize,
         input: PathBuf,
     },
+    /// A device: serve one, or read one's header block and counters.
+    Device {
+        #[command(subcommand)]
+        cmd: DeviceCmd,
+    },
+    /// Decode on a device (`heapwire device serve`, or `inproc:` for one in this process):
+    /// the same images, JSON, rejection lines and exit codes as `decode`.
+    Submit {
+        /// inproc:[cpu|sim][?slots=N&in=BYTES&out=BYTES], udp://HOST:PORT or tcp://HOST:PORT.
+        #[arg(long)]
+        device: String,
+        #[command(flatten)]
+        common: Common,
+        /// Print the proto3 JSON mapping instead of the image.
+        #[arg(long, conflicts_with = "base")]
+        json: bool,
+        /// Address the image will live at (decimal or 0x hex); pointers are base + offset.
+        #[arg(long, value_parser = parse_addr, default_value = "0")]
+        base: u64,
+        /// Deepest nesting accepted.
+        #[arg(long, default_value_t = 100)]
+        max_depth: u32,
+        /// Requests in flight at most (images of a --delimited stream go one at a time:
+        /// each one's base is where the previous one ended).
+        #[arg(long, default_value_t = 16)]
+        inflight: usize,
+        /// Shared key (at least 16 bytes) authenticating every datagram or frame.
+        #[arg(long)]
+        key_file: Option<PathBuf>,
+        /// Seconds a request may take, retransmissions included, before it fails.
+        #[arg(long, default_value_t = 30.0)]
+        timeout: f64,
+        /// Input file, or - for standard input.
+        #[arg(default_value = "-")]
+        input: String,
+    },
     /// Run the generated Verilog core in simulation (Icarus Verilog); writes the image.
     Sim {
         #[command(flatten)]
@@ -96,6 +133,53 @@ enum Cmd {
         #[arg(default_value = "-")]
         input: String,
     },
+}
+
+#[derive(Subcommand)]
+enum DeviceCmd {
+    /// Serve a device on a UDP or TCP port until stopped.
+    Serve {
+        /// Address to listen on (loopback unless told otherwise).
+        #[arg(long, default_value = "127.0.0.1:7700")]
+        listen: String,
+        #[arg(long, value_enum, default_value = "udp")]
+        transport: TransportArg,
+        /// The engine behind the device.
+        #[arg(long, default_value = "cpu")]
+        engine: String,
+        /// Slots, each holding one installed schema.
+        #[arg(long, default_value_t = 4)]
+        slots: u32,
+        /// Input memory (the longest input), bytes with an optional k or M.
+        #[arg(long, default_value = "4M", value_parser = parse_size)]
+        in_bytes: u32,
+        /// Output memory (the largest image), bytes with an optional k or M.
+        #[arg(long, default_value = "32M", value_parser = parse_size)]
+        out_bytes: u32,
+        /// Shared key (at least 16 bytes): datagrams or frames without its MAC are dropped.
+        #[arg(long)]
+        key_file: Option<PathBuf>,
+        /// Faults injected into the server's own datagrams, e.g. drop=0.1,dup=0.05,reorder=0.05,corrupt=0.01.
+        #[arg(long)]
+        fault: Option<String>,
+    },
+    /// Print a device's header block, slots and counters.
+    Info {
+        /// inproc:..., udp://HOST:PORT or tcp://HOST:PORT.
+        uri: String,
+        #[arg(long)]
+        key_file: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TransportArg {
+    Udp,
+    Tcp,
+}
+
+fn parse_size(s: &str) -> Result<u32, String> {
+    heapwire_device::parse_size(s).ok_or_else(|| format!("'{s}' is not a size (bytes, or a number with k or M, below 4 GiB)"))
 }
 
 #[derive(Args)]
@@ -236,6 +320,39 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let mut engine = heapwire_cpu::CpuEngine::new(s.clone());
             let job = commands::Job { schema: s, msg, wire: wire.into(), options: Options::default(), delimited, json: false };
             commands::bench(&mut engine, &job, &data, reps.max(1), &mut out)?;
+        }
+        Cmd::Device { cmd: DeviceCmd::Serve { listen, transport, engine, slots, in_bytes, out_bytes, key_file, fault } } => {
+            let faults = fault
+                .map(|f| f.parse::<heapwire_device::link::Faults>().map_err(|e| Failure::Usage(format!("--fault: {e}"))))
+                .transpose()?;
+            let transport = match transport {
+                TransportArg::Udp => heapwire_device::link::Transport::Udp,
+                TransportArg::Tcp => heapwire_device::link::Transport::Tcp,
+            };
+            if slots == 0 {
+                return Err(Failure::Usage("--slots: a device needs at least one".into()));
+            }
+            let config = heapwire_device::Config { slots, in_bytes, out_bytes, ..Default::default() };
+            let key = device::key(key_file.as_deref())?;
+            device::serve(device::Serve { listen: &listen, transport, engine: &engine, config, key, faults })?;
+        }
+        Cmd::Device { cmd: DeviceCmd::Info { uri, key_file } } => {
+            let opts = heapwire_device::OpenOptions { key: device::key(key_file.as_deref())?, ..Default::default() };
+            device::info(&uri, &opts, &mut out)?;
+        }
+        Cmd::Submit { device: uri, common, json, base, max_depth, inflight, key_file, timeout, input } => {
+            let s = Arc::new(load_schema(&common.schema, &common.include, layout(&common.layout))?);
+            let msg = message_index(&s, &common.type_name)?;
+            let options = Options { base, max_depth, ..Options::default() };
+            let job = commands::Job { schema: s, msg, wire: common.wire.into(), options, delimited: common.delimited, json };
+            let opts = heapwire_device::OpenOptions {
+                inflight,
+                key: device::key(key_file.as_deref())?,
+                timeout: device::timeout(timeout)?,
+                ..Default::default()
+            };
+            let name = common.schema.file_stem().and_then(|n| n.to_str()).unwrap_or("schema");
+            device::submit(&uri, &opts, name, &job, &mut *open_input(&input)?, &mut out)?;
         }
         Cmd::Sim { common, base, input } => {
             let s = Arc::new(load_schema(&common.schema, &common.include, layout(&common.layout))?);

@@ -244,6 +244,9 @@ pub struct Reload {
     pub time: Duration,
 }
 
+/// A request waiting to be sent: ticket, request, times sent already.
+type Queued = (u64, Job, u32);
+
 /// An open device.
 pub struct DeviceHandle {
     conn: Box<dyn Conn>,
@@ -253,7 +256,7 @@ pub struct DeviceHandle {
     pending: VecDeque<Pending>,
     slots: Vec<SlotView>,
     /// Requests not yet sent, per schema (by checksum), served round-robin.
-    queues: Vec<(u32, VecDeque<(u64, Job, u32)>)>,
+    queues: Vec<(u32, VecDeque<Queued>)>,
     turn: usize,
     /// Requests sent from the current queue's turn.
     turn_sent: usize,
@@ -587,6 +590,7 @@ impl DeviceHandle {
     }
 
     /// Receive: the next result in submission order (blocks until it is back).
+    #[allow(clippy::should_implement_trait)] // fallible and blocking: not an Iterator
     pub fn next(&mut self) -> Result<(u64, Result<Image, JobError>), HostError> {
         if self.next_out >= self.next_ticket {
             return Err(HostError::Usage("next() with no request outstanding".into()));

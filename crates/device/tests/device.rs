@@ -200,7 +200,7 @@ fn bad_requests_get_clear_errors() {
     // a 4 KB string fits the 64 KB output memory
     let mut m = vec![0x7a];
     heapwire_engine::framing::put_varint(&mut m, 4000);
-    m.extend(std::iter::repeat(b'x').take(4000));
+    m.extend(std::iter::repeat_n(b'x', 4000));
     let t = dev.submit(Job { schema: u.clone(), msg: node, wire: Wire::Protobuf, base: 0, max_depth: 100, input: m.clone() }).unwrap();
     let (t2, r) = dev.next().unwrap();
     assert_eq!(t, t2);
