@@ -142,13 +142,6 @@ pub enum Uri {
     Tcp(String),
 }
 
-impl PartialEq for Config {
-    fn eq(&self, o: &Config) -> bool {
-        (self.slots, self.in_bytes, self.out_bytes, self.table_bytes) == (o.slots, o.in_bytes, o.out_bytes, o.table_bytes)
-    }
-}
-impl Eq for Config {}
-
 impl std::str::FromStr for Uri {
     type Err = HostError;
     fn from_str(s: &str) -> Result<Uri, HostError> {

@@ -33,7 +33,7 @@ impl EngineFactory for CpuFactory {
 }
 
 /// A device's fixed resources.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     pub slots: u32,
     /// Input memory, bytes: the longest input a request can have.
