@@ -89,7 +89,9 @@ fn stream(client: &Client, sizes: &[usize], inflight: usize) {
 
 #[test]
 fn udp_100k_requests_through_faults_each_run_once() {
-    let n = 100_000;
+    let n: usize = std::env::var("LINK_N").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
+    let nofault = std::env::var("LINK_NOFAULT").is_ok();
+    let faults = |s| if nofault { Faults::none() } else { faults(s) };
     let echo = Echo::new(n);
     let server = serve(
         Transport::Udp,
@@ -121,6 +123,7 @@ fn udp_100k_requests_through_faults_each_run_once() {
     assert_eq!(echo.total.load(Ordering::Relaxed), n as u64);
     let (ss, cs) = (server.stats(), client.stats());
     eprintln!("100k through faults in {took:?}\nserver {ss:?}\nclient {cs:?}");
+    if nofault { return; }
     assert!(ss.faults_injected > 0 && cs.faults_injected > 0);
     assert!(ss.dropped_bad_crc + cs.dropped_bad_crc > 0, "corruption is caught by the CRC");
     assert!(ss.dropped_duplicate > 0, "duplicates were suppressed");

@@ -532,9 +532,7 @@ impl Shared {
         };
         s.peer = peer;
         s.last_active = now;
-        if h.kind != Kind::Ack {
-            Self::advance(s, h.low, &mut st.reassembly, c);
-        }
+        Self::advance(s, h.low, &mut st.reassembly, c);
         if h.seq < s.floor {
             return bump(&c.duplicate);
         }
