@@ -190,6 +190,16 @@ impl Server {
     pub fn stats(&self) -> LinkStats {
         self.shared.counters.snapshot()
     }
+    /// Feeds one datagram to the state machine as if it came from `from` over UDP, and
+    /// runs the timers; replies are counted but not sent. For fuzzing and tests.
+    #[doc(hidden)]
+    pub fn inject(&self, from: SocketAddr, bytes: &[u8]) -> usize {
+        let mut out = Vec::new();
+        self.shared.handle(Peer::Udp(from), bytes, &mut out);
+        self.shared.tick(&mut out);
+        out.len()
+    }
+
     /// Stops the threads and closes the socket (the port is free when this returns).
     pub fn stop(mut self) {
         self.halt();
