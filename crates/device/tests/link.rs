@@ -503,6 +503,25 @@ fn keyed_link_over_both_transports() {
         let server = serve(t, ServerConfig { key: Some(key.clone()), ..fast_server() }, Echo::new(0)).unwrap();
         good_client_works(&server, t, Some(key.clone()));
         assert_eq!(server.stats().dropped_bad_mac, 0);
+        // The wrong key, or none: every frame dropped and counted, the handshake times out.
+        for k in [Some(Key::from_bytes(*b"not the right key at all").unwrap()), None] {
+            let cfg = ClientConfig { key: k, connect_timeout: Duration::from_millis(300), ..fast_client() };
+            let e = Client::connect(t, server.local_addr(), cfg).err().unwrap();
+            assert!(matches!(e, LinkError::Timeout { seq: 0, .. }), "{e}");
+        }
+        assert!(server.stats().dropped_bad_mac >= 2, "{:?}", server.stats());
+        good_client_works(&server, t, Some(key.clone()));
+    }
+}
+
+#[test]
+fn endpoints_parse() {
+    use heapwire_device::link::parse_endpoint;
+    assert_eq!(parse_endpoint("udp://127.0.0.1:7000").unwrap(), (Transport::Udp, "127.0.0.1:7000".parse().unwrap()));
+    assert_eq!(parse_endpoint("tcp://[::1]:80").unwrap(), (Transport::Tcp, "[::1]:80".parse().unwrap()));
+    assert_eq!(parse_endpoint("tcp://localhost:9").unwrap().0, Transport::Tcp);
+    for bad in ["127.0.0.1:7000", "sctp://127.0.0.1:1", "udp://127.0.0.1"] {
+        assert!(parse_endpoint(bad).is_err(), "{bad}");
     }
 }
 

@@ -295,7 +295,21 @@ pub(crate) fn random_u64() -> u64 {
     if v == 0 { 1 } else { v }
 }
 
-#[allow(dead_code)]
+/// Reads `udp://HOST:PORT` or `tcp://HOST:PORT` (HOST a name or an address, IPv6 in
+/// brackets) into the transport and the first address HOST resolves to.
+pub fn parse_endpoint(uri: &str) -> Result<(Transport, SocketAddr), String> {
+    use std::net::ToSocketAddrs;
+    let (scheme, rest) = uri.split_once("://").ok_or_else(|| format!("`{uri}` is not udp://HOST:PORT or tcp://HOST:PORT"))?;
+    let t: Transport = scheme.parse().map_err(|e| format!("`{uri}`: {e}"))?;
+    let rest = rest.trim_end_matches('/');
+    let addr = rest
+        .to_socket_addrs()
+        .map_err(|e| format!("`{uri}`: cannot resolve `{rest}`: {e}"))?
+        .next()
+        .ok_or_else(|| format!("`{uri}`: `{rest}` resolves to no address"))?;
+    Ok((t, addr))
+}
+
 pub(crate) fn peer_name(t: Transport, a: SocketAddr) -> String {
     format!("{t}://{a}")
 }
