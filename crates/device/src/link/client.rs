@@ -600,7 +600,7 @@ impl Inner {
                 st.rttvar = x / 2;
             }
             Some(s) => {
-                let d = if s > x { s - x } else { x - s };
+                let d = s.abs_diff(x);
                 st.rttvar = st.rttvar * 3 / 4 + d / 4;
                 st.srtt = Some(s * 7 / 8 + x / 8);
             }

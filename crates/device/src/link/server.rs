@@ -487,6 +487,7 @@ impl Shared {
         .encode()
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn reply(&self, peer: Peer, kind: Kind, session: u64, seq: u64, flags: u8, payload: &[u8], out: &mut Out) {
         let mut h = Header::control(kind, session, self.epoch, seq);
         h.flags = flags;
