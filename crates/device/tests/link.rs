@@ -141,6 +141,43 @@ fn tcp_streams_in_order_and_large_messages() {
     stream(&client, &sizes, 64);
     assert!(echo.calls.iter().all(|c| c.load(Ordering::Relaxed) == 1));
     assert_eq!(client.call(vec![]).unwrap(), expected(&[]));
+    std::thread::sleep(Duration::from_millis(100));
+    let st = server.stats();
+    assert_eq!((st.reassembly_bytes, st.result_bytes), (0, 0), "acked responses leave the cache: {st:?}");
+}
+
+/// A slow service and a flood of whole single-fragment requests: the bytes queued for the
+/// service count against the reassembly cap too, so the queue stays bounded.
+#[test]
+fn udp_flood_of_queued_requests_stays_within_the_cap() {
+    let cap = 20_000;
+    let slow = |r: &[u8]| {
+        std::thread::sleep(Duration::from_millis(20));
+        r.to_vec()
+    };
+    let limits = Limits { max_reassembly_bytes: cap, ..Default::default() };
+    let server = serve(Transport::Udp, ServerConfig { limits, workers: 1, ..fast_server() }, Arc::new(slow)).unwrap();
+    let to = server.local_addr();
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for sess in 1..=4u64 {
+        sock.send_to(&frame::encode_vec(&Header::control(Kind::Hello, sess, 0, 1), &[], None), to).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    for seq in 1..200u64 {
+        for sess in 1..=4u64 {
+            let h = Header { kind: Kind::Request, flags: 0, chunk: 1400, session: sess, epoch: server.epoch(), seq, low: 1, index: 0, total: 1000 };
+            sock.send_to(&frame::encode_vec(&h, &[1; 1000], None), to).unwrap();
+        }
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let s = server.stats();
+    eprintln!("queued flood: {s:?}");
+    assert!(s.reassembly_bytes_peak <= cap as u64 && s.reassembly_bytes_peak >= cap as u64 - 1000, "{s:?}");
+    assert!(s.dropped_over_cap > 500, "{s:?}");
+    // The queue drains; a good client is served.
+    std::thread::sleep(Duration::from_millis(500));
+    let c = Client::connect(Transport::Udp, to, fast_client()).unwrap();
+    assert_eq!(c.call(b"still here".to_vec()).unwrap(), b"still here");
 }
 
 fn restart_mid_stream(transport: Transport, retry: bool) {

@@ -77,13 +77,47 @@ struct Session {
 
 struct State {
     sessions: HashMap<u64, Session>,
+    mem: Mem,
+}
+
+/// Bytes the server holds for clients: requests received and not yet handed to the
+/// service (partly received ones at their full length), and cached responses.
+#[derive(Default)]
+struct Mem {
     reassembly: usize,
+    results: usize,
+}
+
+impl Mem {
+    fn reserve(&mut self, n: usize, c: &Counters) {
+        self.reassembly += n;
+        c.reassembly_bytes.store(self.reassembly as u64, Ordering::Relaxed);
+        c.reassembly_peak.fetch_max(self.reassembly as u64, Ordering::Relaxed);
+    }
+    fn unreserve(&mut self, n: usize, c: &Counters) {
+        self.reassembly -= n;
+        c.reassembly_bytes.store(self.reassembly as u64, Ordering::Relaxed);
+    }
+    fn results(&mut self, add: usize, sub: usize, c: &Counters) {
+        self.results = self.results + add - sub;
+        c.result_bytes.store(self.results as u64, Ordering::Relaxed);
+    }
+    /// What a slot being dropped gives back.
+    fn release(&mut self, slot: &Slot, c: &Counters) {
+        match slot {
+            Slot::Reassembling { buf, .. } => self.unreserve(buf.len(), c),
+            Slot::Done { resp, .. } => self.results(0, resp.len(), c),
+            _ => {}
+        }
+    }
 }
 
 struct Job {
     session: u64,
     seq: u64,
     request: Vec<u8>,
+    /// Counted in `Mem::reassembly` until a worker takes the job.
+    reserved: usize,
 }
 
 type Out = Vec<(Peer, Vec<u8>)>;
@@ -144,7 +178,7 @@ pub fn serve(transport: Transport, cfg: ServerConfig, service: Arc<dyn Service>)
         transport,
         service,
         counters: Counters::default(),
-        state: Mutex::new(State { sessions: HashMap::new(), reassembly: 0 }),
+        state: Mutex::new(State { sessions: HashMap::new(), mem: Mem::default() }),
         io,
         jobs: Mutex::new(Some(tx)),
         stop: AtomicBool::new(false),
@@ -224,13 +258,6 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.halt();
-    }
-}
-
-fn release(st_reassembly: &mut usize, c: &Counters, slot: &Slot) {
-    if let Slot::Reassembling { buf, .. } = slot {
-        *st_reassembly -= buf.len();
-        c.reassembly_bytes.store(*st_reassembly as u64, Ordering::Relaxed);
     }
 }
 
@@ -419,6 +446,7 @@ impl Shared {
                     Err(RecvTimeoutError::Disconnected) => return,
                 }
             };
+            self.state.lock().unwrap().mem.unreserve(job.reserved, &self.counters);
             if self.stop.load(Ordering::Relaxed) {
                 return;
             }
@@ -426,7 +454,8 @@ impl Shared {
             bump(&self.counters.requests);
             let mut out = Vec::new();
             {
-                let mut st = self.state.lock().unwrap();
+                let mut guard = self.state.lock().unwrap();
+                let st = &mut *guard;
                 let Some(sess) = st.sessions.get_mut(&job.session) else { continue };
                 let peer = sess.peer;
                 let Some(slot) = sess.slots.get_mut(&job.seq) else { continue };
@@ -447,6 +476,7 @@ impl Shared {
                     *slot = Slot::Refused(p);
                 } else {
                     let resp = Arc::new(result.unwrap());
+                    st.mem.results(resp.len(), 0, &self.counters);
                     self.push_response(job.session, job.seq, &resp, chunk, None, peer, &mut out);
                     *slot = Slot::Done { resp, chunk, next_retx: Instant::now() + self.cfg.rto, rto: self.cfg.rto, tries: 0 };
                 }
@@ -529,7 +559,7 @@ impl Shared {
             let s = st.sessions.get_mut(&h.session).unwrap();
             s.peer = peer;
             s.last_active = now;
-            Self::advance(s, h.low, &mut st.reassembly, c);
+            Self::advance(s, h.low, &mut st.mem, c);
             let p = self.limits_payload();
             return self.reply(peer, Kind::HelloAck, h.session, h.seq, 0, &p, out);
         }
@@ -543,7 +573,7 @@ impl Shared {
         };
         s.peer = peer;
         s.last_active = now;
-        Self::advance(s, h.low, &mut st.reassembly, c);
+        Self::advance(s, h.low, &mut st.mem, c);
         if h.seq < s.floor {
             return bump(&c.duplicate);
         }
@@ -554,7 +584,10 @@ impl Shared {
         let (session, seq) = (h.session, h.seq);
         match h.kind {
             Kind::Ack => match s.slots.get_mut(&seq) {
-                Some(slot @ Slot::Done { .. }) => *slot = Slot::Finished,
+                Some(slot @ Slot::Done { .. }) => {
+                    st.mem.release(slot, c);
+                    *slot = Slot::Finished;
+                }
                 Some(slot @ Slot::Refused(_)) => *slot = Slot::Finished,
                 _ => bump(&c.duplicate),
             },
@@ -592,18 +625,17 @@ impl Shared {
                 }
                 let n = frame::fragment_count(total, chunk);
                 let idx = h.index as usize;
+                let lim = &self.cfg.limits;
+                let full = st.mem.reassembly + total > lim.max_reassembly_bytes || st.mem.results > lim.max_result_bytes;
                 match s.slots.get_mut(&seq) {
+                    None if full => bump(&c.over_cap),
                     None if n == 1 => {
+                        st.mem.reserve(total, c);
                         s.slots.insert(seq, Slot::Running { chunk });
-                        self.run(session, seq, payload.to_vec());
+                        self.run(session, seq, payload.to_vec(), total);
                     }
                     None => {
-                        if st.reassembly + total > self.cfg.limits.max_reassembly_bytes {
-                            return bump(&c.over_cap);
-                        }
-                        st.reassembly += total;
-                        c.reassembly_bytes.store(st.reassembly as u64, Ordering::Relaxed);
-                        c.reassembly_peak.fetch_max(st.reassembly as u64, Ordering::Relaxed);
+                        st.mem.reserve(total, c);
                         let mut got = FragSet::new(n);
                         got.insert(idx);
                         let mut buf = vec![0u8; total];
@@ -621,10 +653,8 @@ impl Shared {
                         buf[frame::fragment_range(total, chunk, idx)].copy_from_slice(payload);
                         if got.complete() {
                             let req = std::mem::take(buf);
-                            st.reassembly -= req.len();
-                            c.reassembly_bytes.store(st.reassembly as u64, Ordering::Relaxed);
                             s.slots.insert(seq, Slot::Running { chunk });
-                            self.run(session, seq, req);
+                            self.run(session, seq, req, total);
                         }
                     }
                     Some(Slot::Running { .. }) => {
@@ -655,14 +685,16 @@ impl Shared {
         }
     }
 
-    fn run(&self, session: u64, seq: u64, request: Vec<u8>) {
+    /// Queues a request for the workers; its `reserved` bytes stay counted until one
+    /// takes it.
+    fn run(&self, session: u64, seq: u64, request: Vec<u8>, reserved: usize) {
         if let Some(tx) = self.jobs.lock().unwrap().as_ref() {
-            let _ = tx.send(Job { session, seq, request });
+            let _ = tx.send(Job { session, seq, request, reserved });
         }
     }
 
     /// The client will not ask again about sequences below `low`: forget them.
-    fn advance(s: &mut Session, low: u64, reassembly: &mut usize, c: &Counters) {
+    fn advance(s: &mut Session, low: u64, mem: &mut Mem, c: &Counters) {
         if low <= s.floor {
             return;
         }
@@ -670,7 +702,7 @@ impl Shared {
             if *e.key() >= low {
                 break;
             }
-            release(reassembly, c, &e.remove());
+            mem.release(&e.remove(), c);
         }
         s.floor = low;
     }
@@ -678,7 +710,7 @@ impl Shared {
     fn evict(&self, st: &mut State, id: u64) {
         if let Some(s) = st.sessions.remove(&id) {
             for slot in s.slots.values() {
-                release(&mut st.reassembly, &self.counters, slot);
+                st.mem.release(slot, &self.counters);
             }
             bump(&self.counters.sessions_evicted);
             self.counters.sessions.store(st.sessions.len() as u64, Ordering::Relaxed);
@@ -715,7 +747,7 @@ impl Shared {
             }
             for seq in expired {
                 if let Some(slot) = s.slots.remove(&seq) {
-                    release(&mut st.reassembly, &self.counters, &slot);
+                    st.mem.release(&slot, &self.counters);
                 }
             }
         }
