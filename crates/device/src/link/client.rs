@@ -335,6 +335,10 @@ impl Inner {
         st.next_seq += 1;
         let now = Instant::now();
         let rto = self.base_rto(&st);
+        // The first timer also allows for moving the bytes already in flight and these
+        // (at 50 MB/s), so large requests are not polled while still on their way.
+        let in_flight: usize = st.reqs.values().filter(|r| r.outcome.is_none()).map(|r| r.data.len()).sum();
+        let allowance = Duration::from_nanos((in_flight + request.len()) as u64 * 20);
         let chunk = match self.transport {
             Transport::Udp => self.cfg.max_chunk.clamp(64, MAX_CHUNK),
             Transport::Tcp => MAX_CHUNK,
@@ -346,7 +350,7 @@ impl Inner {
                 data: Arc::new(request),
                 chunk,
                 deadline: now + self.cfg.timeout,
-                next_retx: now + rto,
+                next_retx: now + rto + allowance,
                 rto,
                 first_sent: now,
                 last_sent: now,

@@ -478,7 +478,9 @@ impl Shared {
                     let resp = Arc::new(result.unwrap());
                     st.mem.results(resp.len(), 0, &self.counters);
                     self.push_response(job.session, job.seq, &resp, chunk, None, peer, &mut out);
-                    *slot = Slot::Done { resp, chunk, next_retx: Instant::now() + self.cfg.rto, rto: self.cfg.rto, tries: 0 };
+                    // The first timer allows for moving the response (at 50 MB/s).
+                    let first = self.cfg.rto + Duration::from_nanos(resp.len() as u64 * 20);
+                    *slot = Slot::Done { resp, chunk, next_retx: Instant::now() + first, rto: self.cfg.rto, tries: 0 };
                 }
             }
             self.send_all(out);
