@@ -146,6 +146,35 @@ fn tcp_streams_in_order_and_large_messages() {
     assert_eq!((st.reassembly_bytes, st.result_bytes), (0, 0), "acked responses leave the cache: {st:?}");
 }
 
+/// TCP connections cut mid-stream (same server): the client reconnects, sends what is
+/// unanswered again, and the server's result cache keeps every request to one run.
+#[test]
+fn tcp_reconnects_after_dropped_connections_without_running_twice() {
+    let n = 4000;
+    let echo = Echo::new(n);
+    let server = serve(Transport::Tcp, fast_server(), echo.clone()).unwrap();
+    let client = Client::connect(Transport::Tcp, server.local_addr(), fast_client()).unwrap();
+    let (mut sent, mut got, mut cuts) = (0usize, 0usize, 0);
+    while got < n {
+        while sent < n && client.outstanding() < 64 {
+            client.submit(request(sent as u64, 30 + sent % 5000)).unwrap();
+            sent += 1;
+            if sent % 1000 == 0 {
+                cuts += server.drop_connections();
+            }
+        }
+        let (seq, resp) = client.next().unwrap_or_else(|e| panic!("request {got}: {e}"));
+        assert_eq!(seq as usize, got + 1);
+        assert_eq!(resp, expected(&request(got as u64, 30 + got % 5000)));
+        got += 1;
+    }
+    assert!(cuts >= 3, "{cuts}");
+    assert_eq!(client.stats().restarts, 0, "same server, same epoch");
+    for (i, c) in echo.calls.iter().enumerate() {
+        assert_eq!(c.load(Ordering::Relaxed), 1, "request {i}");
+    }
+}
+
 /// A slow service and a flood of whole single-fragment requests: the bytes queued for the
 /// service count against the reassembly cap too, so the queue stays bounded.
 #[test]

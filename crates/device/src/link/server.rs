@@ -234,6 +234,18 @@ impl Server {
         out.len()
     }
 
+    /// Closes every TCP connection (the server and its sessions stay); for tests of
+    /// reconnection.
+    #[doc(hidden)]
+    pub fn drop_connections(&self) -> usize {
+        let Io::Tcp { conns } = &self.shared.io else { return 0 };
+        let map = conns.lock().unwrap();
+        for c in map.values() {
+            let _ = c.lock().map(|s| s.shutdown(Shutdown::Both));
+        }
+        map.len()
+    }
+
     /// Stops the threads and closes the socket (the port is free when this returns).
     pub fn stop(mut self) {
         self.halt();
