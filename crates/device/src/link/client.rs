@@ -145,7 +145,13 @@ impl Client {
     pub fn connect(transport: Transport, addr: SocketAddr, cfg: ClientConfig) -> Result<Client, LinkError> {
         let io = match transport {
             Transport::Udp => {
-                let local: SocketAddr = if addr.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { (std::net::Ipv6Addr::UNSPECIFIED, 0).into() };
+                // A loopback server gets a loopback client socket; otherwise any interface.
+                let local: SocketAddr = match (addr.is_ipv4(), addr.ip().is_loopback()) {
+                    (true, true) => ([127, 0, 0, 1], 0).into(),
+                    (true, false) => ([0, 0, 0, 0], 0).into(),
+                    (false, true) => (std::net::Ipv6Addr::LOCALHOST, 0).into(),
+                    (false, false) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
+                };
                 let sock = UdpSocket::bind(local)?;
                 sock.connect(addr)?;
                 super::big_buffers(&sock);
