@@ -699,13 +699,8 @@ impl Inner {
                 let list = {
                     let mut inj = faults.lock().unwrap();
                     if inj.active() {
-                        let before = inj.dropped + inj.corrupted + inj.duplicated + inj.reordered;
                         let mut list = Vec::with_capacity(out.len());
-                        for b in out {
-                            inj.apply(b, &mut list);
-                        }
-                        let after = inj.dropped + inj.corrupted + inj.duplicated + inj.reordered;
-                        self.counters.faults.fetch_add(after - before, Ordering::Relaxed);
+                        inj.apply_all(out, &mut list, &self.counters.faults);
                         list
                     } else {
                         out
@@ -752,10 +747,7 @@ impl Inner {
             match sock.recv(&mut buf) {
                 Ok(n) => {
                     if rx.active() {
-                        let before = rx.dropped + rx.corrupted + rx.duplicated + rx.reordered;
-                        rx.apply(buf[..n].to_vec(), &mut items);
-                        let after = rx.dropped + rx.corrupted + rx.duplicated + rx.reordered;
-                        self.counters.faults.fetch_add(after - before, Ordering::Relaxed);
+                        rx.apply_all([buf[..n].to_vec()], &mut items, &self.counters.faults);
                     } else {
                         self.handle(&buf[..n], &mut out);
                     }

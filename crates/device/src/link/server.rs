@@ -292,14 +292,9 @@ impl Shared {
                 {
                     let mut inj = faults.lock().unwrap();
                     if inj.active() {
-                        let before = inj.dropped + inj.corrupted + inj.duplicated + inj.reordered;
-                        for (p, b) in out {
-                            let mut tmp = Vec::new();
-                            inj.apply(PeerBytes(p, b), &mut tmp);
-                            list.extend(tmp.into_iter().map(|PeerBytes(p, b)| (p, b)));
-                        }
-                        let after = inj.dropped + inj.corrupted + inj.duplicated + inj.reordered;
-                        self.counters.faults.fetch_add(after - before, Ordering::Relaxed);
+                        let mut tmp = Vec::with_capacity(out.len());
+                        inj.apply_all(out.into_iter().map(|(p, b)| PeerBytes(p, b)), &mut tmp, &self.counters.faults);
+                        list.extend(tmp.into_iter().map(|PeerBytes(p, b)| (p, b)));
                     } else {
                         list = out;
                     }
@@ -341,10 +336,7 @@ impl Shared {
                     let item = PeerBytes(Peer::Udp(from), buf[..n].to_vec());
                     if rx_faults.active() {
                         let mut items = Vec::new();
-                        let before = rx_faults.dropped + rx_faults.corrupted + rx_faults.duplicated + rx_faults.reordered;
-                        rx_faults.apply(item, &mut items);
-                        let after = rx_faults.dropped + rx_faults.corrupted + rx_faults.duplicated + rx_faults.reordered;
-                        self.counters.faults.fetch_add(after - before, Ordering::Relaxed);
+                        rx_faults.apply_all([item], &mut items, &self.counters.faults);
                         for PeerBytes(p, b) in items {
                             self.handle(p, &b, &mut out);
                         }
