@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bounded fuzzing of the decoder, encoder round trip and schema compiler (cargo-fuzz,
+# Bounded fuzzing of the decoder, encoder round trip, schema compiler and link frames (cargo-fuzz,
 # nightly toolchain). Crashers land in fuzz/artifacts/<target>/; copy each into
 # fuzz/regressions/<target>/ — the Rust test suite replays that folder forever after.
 #   scripts/fuzz.sh [--seconds N] [TARGET...]
@@ -15,7 +15,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ ${#targets[@]} -eq 0 ] && targets=(decode_protobuf roundtrip objgraph_decode schema_table schema_proto)
+[ ${#targets[@]} -eq 0 ] && targets=(decode_protobuf roundtrip objgraph_decode schema_table schema_proto link_frame)
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
   echo "fuzz.sh: cargo-fuzz or the nightly toolchain is missing (scripts/setup.sh installs them)" >&2
   exit 1

@@ -89,7 +89,9 @@ fn stream(client: &Client, sizes: &[usize], inflight: usize) {
 
 #[test]
 fn udp_100k_requests_through_faults_each_run_once() {
-    let n = 100_000;
+    let n: usize = std::env::var("LINK_N").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
+    let nofault = std::env::var("LINK_NOFAULT").is_ok();
+    let faults = |s| if nofault { Faults::none() } else { faults(s) };
     let echo = Echo::new(n);
     let server = serve(
         Transport::Udp,
@@ -121,6 +123,7 @@ fn udp_100k_requests_through_faults_each_run_once() {
     assert_eq!(echo.total.load(Ordering::Relaxed), n as u64);
     let (ss, cs) = (server.stats(), client.stats());
     eprintln!("100k through faults in {took:?}\nserver {ss:?}\nclient {cs:?}");
+    if nofault { return; }
     assert!(ss.faults_injected > 0 && cs.faults_injected > 0);
     assert!(ss.dropped_bad_crc + cs.dropped_bad_crc > 0, "corruption is caught by the CRC");
     assert!(ss.dropped_duplicate > 0, "duplicates were suppressed");
@@ -138,6 +141,72 @@ fn tcp_streams_in_order_and_large_messages() {
     stream(&client, &sizes, 64);
     assert!(echo.calls.iter().all(|c| c.load(Ordering::Relaxed) == 1));
     assert_eq!(client.call(vec![]).unwrap(), expected(&[]));
+    std::thread::sleep(Duration::from_millis(100));
+    let st = server.stats();
+    assert_eq!((st.reassembly_bytes, st.result_bytes), (0, 0), "acked responses leave the cache: {st:?}");
+}
+
+/// TCP connections cut mid-stream (same server): the client reconnects, sends what is
+/// unanswered again, and the server's result cache keeps every request to one run.
+#[test]
+fn tcp_reconnects_after_dropped_connections_without_running_twice() {
+    let n = 4000;
+    let echo = Echo::new(n);
+    let server = serve(Transport::Tcp, fast_server(), echo.clone()).unwrap();
+    let client = Client::connect(Transport::Tcp, server.local_addr(), fast_client()).unwrap();
+    let (mut sent, mut got, mut cuts) = (0usize, 0usize, 0);
+    while got < n {
+        while sent < n && client.outstanding() < 64 {
+            client.submit(request(sent as u64, 30 + sent % 5000)).unwrap();
+            sent += 1;
+            if sent % 1000 == 0 {
+                cuts += server.drop_connections();
+            }
+        }
+        let (seq, resp) = client.next().unwrap_or_else(|e| panic!("request {got}: {e}"));
+        assert_eq!(seq as usize, got + 1);
+        assert_eq!(resp, expected(&request(got as u64, 30 + got % 5000)));
+        got += 1;
+    }
+    assert!(cuts >= 3, "{cuts}");
+    assert_eq!(client.stats().restarts, 0, "same server, same epoch");
+    for (i, c) in echo.calls.iter().enumerate() {
+        assert_eq!(c.load(Ordering::Relaxed), 1, "request {i}");
+    }
+}
+
+/// A slow service and a flood of whole single-fragment requests: the bytes queued for the
+/// service count against the reassembly cap too, so the queue stays bounded.
+#[test]
+fn udp_flood_of_queued_requests_stays_within_the_cap() {
+    let cap = 20_000;
+    let slow = |r: &[u8]| {
+        std::thread::sleep(Duration::from_millis(20));
+        r.to_vec()
+    };
+    let limits = Limits { max_reassembly_bytes: cap, ..Default::default() };
+    let server = serve(Transport::Udp, ServerConfig { limits, workers: 1, ..fast_server() }, Arc::new(slow)).unwrap();
+    let to = server.local_addr();
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for sess in 1..=4u64 {
+        sock.send_to(&frame::encode_vec(&Header::control(Kind::Hello, sess, 0, 1), &[], None), to).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    for seq in 1..200u64 {
+        for sess in 1..=4u64 {
+            let h = Header { kind: Kind::Request, flags: 0, chunk: 1400, session: sess, epoch: server.epoch(), seq, low: 1, index: 0, total: 1000 };
+            sock.send_to(&frame::encode_vec(&h, &[1; 1000], None), to).unwrap();
+        }
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let s = server.stats();
+    eprintln!("queued flood: {s:?}");
+    assert!(s.reassembly_bytes_peak <= cap as u64 && s.reassembly_bytes_peak >= cap as u64 - 1000, "{s:?}");
+    assert!(s.dropped_over_cap > 500, "{s:?}");
+    // The queue drains; a good client is served.
+    std::thread::sleep(Duration::from_millis(500));
+    let c = Client::connect(Transport::Udp, to, fast_client()).unwrap();
+    assert_eq!(c.call(b"still here".to_vec()).unwrap(), b"still here");
 }
 
 fn restart_mid_stream(transport: Transport, retry: bool) {
@@ -500,6 +569,25 @@ fn keyed_link_over_both_transports() {
         let server = serve(t, ServerConfig { key: Some(key.clone()), ..fast_server() }, Echo::new(0)).unwrap();
         good_client_works(&server, t, Some(key.clone()));
         assert_eq!(server.stats().dropped_bad_mac, 0);
+        // The wrong key, or none: every frame dropped and counted, the handshake times out.
+        for k in [Some(Key::from_bytes(*b"not the right key at all").unwrap()), None] {
+            let cfg = ClientConfig { key: k, connect_timeout: Duration::from_millis(300), ..fast_client() };
+            let e = Client::connect(t, server.local_addr(), cfg).err().unwrap();
+            assert!(matches!(e, LinkError::Timeout { seq: 0, .. }), "{e}");
+        }
+        assert!(server.stats().dropped_bad_mac >= 2, "{:?}", server.stats());
+        good_client_works(&server, t, Some(key.clone()));
+    }
+}
+
+#[test]
+fn endpoints_parse() {
+    use heapwire_device::link::parse_endpoint;
+    assert_eq!(parse_endpoint("udp://127.0.0.1:7000").unwrap(), (Transport::Udp, "127.0.0.1:7000".parse().unwrap()));
+    assert_eq!(parse_endpoint("tcp://[::1]:80").unwrap(), (Transport::Tcp, "[::1]:80".parse().unwrap()));
+    assert_eq!(parse_endpoint("tcp://localhost:9").unwrap().0, Transport::Tcp);
+    for bad in ["127.0.0.1:7000", "sctp://127.0.0.1:1", "udp://127.0.0.1"] {
+        assert!(parse_endpoint(bad).is_err(), "{bad}");
     }
 }
 

@@ -79,6 +79,12 @@ struct Req {
     deadline: Instant,
     next_retx: Instant,
     rto: Duration,
+    /// First and last transmission (Karn: only never-retransmitted requests give RTT
+    /// samples); later requests answered first count as `overtaken` (fast retransmit).
+    first_sent: Instant,
+    last_sent: Instant,
+    retransmitted: bool,
+    overtaken: u32,
     resp: Option<RespAsm>,
     outcome: Option<Result<Vec<u8>, LinkError>>,
     claimed: bool,
@@ -95,6 +101,12 @@ struct CState {
     hello_rto: Duration,
     busy: bool,
     closed: bool,
+    /// Smoothed round trip and its variation (RFC 6298), from never-retransmitted requests.
+    srtt: Option<Duration>,
+    rttvar: Duration,
+    /// When a valid frame last came from the server: retransmission timeouts only back off
+    /// while the server is silent (loss on a live link is not congestion here).
+    last_heard: Instant,
 }
 
 enum CIo {
@@ -133,7 +145,13 @@ impl Client {
     pub fn connect(transport: Transport, addr: SocketAddr, cfg: ClientConfig) -> Result<Client, LinkError> {
         let io = match transport {
             Transport::Udp => {
-                let local: SocketAddr = if addr.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { (std::net::Ipv6Addr::UNSPECIFIED, 0).into() };
+                // A loopback server gets a loopback client socket; otherwise any interface.
+                let local: SocketAddr = match (addr.is_ipv4(), addr.ip().is_loopback()) {
+                    (true, true) => ([127, 0, 0, 1], 0).into(),
+                    (true, false) => ([0, 0, 0, 0], 0).into(),
+                    (false, true) => (std::net::Ipv6Addr::LOCALHOST, 0).into(),
+                    (false, false) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
+                };
                 let sock = UdpSocket::bind(local)?;
                 sock.connect(addr)?;
                 super::big_buffers(&sock);
@@ -164,6 +182,9 @@ impl Client {
                 hello_rto: rto,
                 busy: false,
                 closed: false,
+                srtt: None,
+                rttvar: Duration::ZERO,
+                last_heard: now,
             }),
             cv: Condvar::new(),
             io,
@@ -319,6 +340,11 @@ impl Inner {
         let seq = st.next_seq;
         st.next_seq += 1;
         let now = Instant::now();
+        let rto = self.base_rto(&st);
+        // The first timer also allows for moving the bytes already in flight and these
+        // (at 50 MB/s), so large requests are not polled while still on their way.
+        let in_flight: usize = st.reqs.values().filter(|r| r.outcome.is_none()).map(|r| r.data.len()).sum();
+        let allowance = Duration::from_nanos((in_flight + request.len()) as u64 * 20);
         let chunk = match self.transport {
             Transport::Udp => self.cfg.max_chunk.clamp(64, MAX_CHUNK),
             Transport::Tcp => MAX_CHUNK,
@@ -330,8 +356,12 @@ impl Inner {
                 data: Arc::new(request),
                 chunk,
                 deadline: now + self.cfg.timeout,
-                next_retx: now + self.rto,
-                rto: self.rto,
+                next_retx: now + rto + allowance,
+                rto,
+                first_sent: now,
+                last_sent: now,
+                retransmitted: false,
+                overtaken: 0,
                 resp: None,
                 outcome: None,
                 claimed,
@@ -344,6 +374,15 @@ impl Inner {
         drop(st);
         self.send_all(out);
         Ok(seq)
+    }
+
+    /// The retransmission timeout for a fresh try: `cfg.rto`, or more when the measured
+    /// round trip says so (srtt + 4 rttvar), at most `max_rto`.
+    fn base_rto(&self, st: &CState) -> Duration {
+        match st.srtt {
+            None => self.rto,
+            Some(s) => (s + st.rttvar * 4).clamp(self.rto, self.cfg.max_rto.max(self.rto)),
+        }
     }
 
     fn low(st: &CState) -> u64 {
@@ -399,6 +438,7 @@ impl Inner {
             if retry {
                 r.resp = None;
                 r.rto = self.rto;
+                r.retransmitted = true;
             } else {
                 let peer = self.peer.clone();
                 let e = if lost { LinkError::SessionLost { seq, peer } } else { LinkError::ServerRestarted { seq, peer } };
@@ -421,6 +461,7 @@ impl Inner {
             return bump(&c.unknown_session);
         }
         let now = Instant::now();
+        st.last_heard = now;
         match h.kind {
             Kind::HelloAck => {
                 let Some(w) = WireLimits::decode(payload) else { return bump(&c.malformed) };
@@ -442,6 +483,7 @@ impl Inner {
                     for seq in seqs {
                         let r = st.reqs.get_mut(&seq).unwrap();
                         r.next_retx = now + r.rto;
+                        r.last_sent = now;
                         self.req_frames(st, seq, None, out);
                     }
                     self.cv.notify_all();
@@ -520,7 +562,12 @@ impl Inner {
                         if asm.got.complete() {
                             let buf = std::mem::take(&mut asm.buf);
                             bump(&c.requests);
+                            let (sample, sent) = ((!r.retransmitted).then(|| now - r.first_sent), r.last_sent);
                             self.finish(r, Ok(buf));
+                            if let Some(x) = sample {
+                                self.rtt_sample(st, x);
+                            }
+                            self.fast_retransmit(st, seq, sent, now, out);
                             // low may have moved: the ack carries the new one.
                             let mut a = Header::control(Kind::Ack, st.session, st.epoch, seq);
                             a.low = Self::low(st);
@@ -529,6 +576,7 @@ impl Inner {
                     }
                     Kind::ReqAck => {
                         r.next_retx = now + r.rto;
+                        r.last_sent = now;
                         if h.flags & FLAG_COMPLETE != 0 {
                             return;
                         }
@@ -555,6 +603,44 @@ impl Inner {
         }
     }
 
+    fn rtt_sample(&self, st: &mut CState, x: Duration) {
+        match st.srtt {
+            None => {
+                st.srtt = Some(x);
+                st.rttvar = x / 2;
+            }
+            Some(s) => {
+                let d = s.abs_diff(x);
+                st.rttvar = st.rttvar * 3 / 4 + d / 4;
+                st.srtt = Some(s * 7 / 8 + x / 8);
+            }
+        }
+    }
+
+    /// Fast retransmit: request `done` (last sent at `sent`) was answered; single-fragment
+    /// requests before it, sent earlier and still without any response, that three such
+    /// later requests have overtaken are sent again at once.
+    fn fast_retransmit(&self, st: &mut CState, done: u64, sent: Instant, now: Instant, out: &mut Out) {
+        let mut again = Vec::new();
+        for (&seq, r) in st.reqs.range_mut(..done) {
+            if r.outcome.is_some() || r.resp.is_some() || r.last_sent >= sent || frame::fragment_count(r.data.len(), r.chunk) != 1 {
+                continue;
+            }
+            r.overtaken += 1;
+            if r.overtaken >= 3 {
+                r.overtaken = 0;
+                r.last_sent = now;
+                r.retransmitted = true;
+                r.next_retx = now + r.rto;
+                again.push(seq);
+            }
+        }
+        for seq in again {
+            bump(&self.counters.retransmits);
+            self.req_frames(st, seq, None, out);
+        }
+    }
+
     /// Timers: total timeouts, the handshake, retransmission.
     fn tick(&self, out: &mut Out) {
         let now = Instant::now();
@@ -574,9 +660,14 @@ impl Inner {
         }
         let due: Vec<u64> = st.reqs.iter().filter(|(_, r)| r.outcome.is_none() && now >= r.next_retx).map(|(k, _)| *k).collect();
         for seq in due {
+            let base = self.base_rto(st);
+            let heard = st.last_heard;
             let r = st.reqs.get_mut(&seq).unwrap();
-            r.rto = (r.rto * 2).min(self.cfg.max_rto);
+            r.rto = if heard > r.last_sent { base } else { (r.rto * 2).min(self.cfg.max_rto).max(base) };
             r.next_retx = now + r.rto;
+            r.last_sent = now;
+            r.retransmitted = true;
+            r.overtaken = 0;
             bump(&self.counters.retransmits);
             let single = frame::fragment_count(r.data.len(), r.chunk) == 1;
             if single && r.resp.is_none() {
@@ -608,13 +699,8 @@ impl Inner {
                 let list = {
                     let mut inj = faults.lock().unwrap();
                     if inj.active() {
-                        let before = inj.dropped + inj.corrupted + inj.duplicated + inj.reordered;
                         let mut list = Vec::with_capacity(out.len());
-                        for b in out {
-                            inj.apply(b, &mut list);
-                        }
-                        let after = inj.dropped + inj.corrupted + inj.duplicated + inj.reordered;
-                        self.counters.faults.fetch_add(after - before, Ordering::Relaxed);
+                        inj.apply_all(out, &mut list, &self.counters.faults);
                         list
                     } else {
                         out
@@ -661,10 +747,7 @@ impl Inner {
             match sock.recv(&mut buf) {
                 Ok(n) => {
                     if rx.active() {
-                        let before = rx.dropped + rx.corrupted + rx.duplicated + rx.reordered;
-                        rx.apply(buf[..n].to_vec(), &mut items);
-                        let after = rx.dropped + rx.corrupted + rx.duplicated + rx.reordered;
-                        self.counters.faults.fetch_add(after - before, Ordering::Relaxed);
+                        rx.apply_all([buf[..n].to_vec()], &mut items, &self.counters.faults);
                     } else {
                         self.handle(&buf[..n], &mut out);
                     }

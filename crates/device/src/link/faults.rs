@@ -2,6 +2,7 @@
 //! datagrams, each with its own probability, from a seeded generator.
 use std::fmt;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Faults {
@@ -140,6 +141,15 @@ impl<T: Clone + AsMut<[u8]>> Injector<T> {
         if let Some(h) = self.held.take() {
             out.push(h);
         }
+    }
+    /// `apply` to each item, adding the faults injected to `total`.
+    pub fn apply_all(&mut self, items: impl IntoIterator<Item = T>, out: &mut Vec<T>, total: &AtomicU64) {
+        let before = self.dropped + self.corrupted + self.duplicated + self.reordered;
+        for item in items {
+            self.apply(item, out);
+        }
+        let after = self.dropped + self.corrupted + self.duplicated + self.reordered;
+        total.fetch_add(after - before, Ordering::Relaxed);
     }
     /// The held datagram, if any (sent on a timer tick so nothing waits forever).
     pub fn flush(&mut self, out: &mut Vec<T>) {

@@ -73,10 +73,15 @@ pub struct Limits {
     /// Sessions held at once; a hello past it evicts the least recently active session if
     /// that one has been idle for `session_min_idle`, else it is answered Busy.
     pub max_sessions: usize,
-    /// Bytes of partly received requests, all sessions together. A message's whole length
-    /// is reserved when its first fragment arrives; a first fragment that would pass the
-    /// cap is dropped (counted in `over_cap`), so admitted messages can always complete.
+    /// Bytes of requests received and not yet handed to the service, all sessions
+    /// together: a message's whole length is reserved when its first fragment arrives
+    /// and given back when a worker takes it. A first fragment that would pass the cap is
+    /// dropped (counted in `over_cap`; the client sends it again later), so admitted
+    /// messages can always complete.
     pub max_reassembly_bytes: usize,
+    /// Bytes of responses in the result caches, all sessions together; while they are
+    /// over this, new requests are dropped (counted in `over_cap`) until clients ack.
+    pub max_result_bytes: usize,
     /// Requests a session may have in flight, i.e. result-cache entries per session (the
     /// session's window: sequences at or past `low + result_cache` are dropped).
     pub result_cache: usize,
@@ -98,6 +103,7 @@ impl Default for Limits {
             max_message: 16 << 20,
             max_sessions: 1024,
             max_reassembly_bytes: 64 << 20,
+            max_result_bytes: 256 << 20,
             result_cache: 256,
             session_idle: Duration::from_secs(60),
             session_min_idle: Duration::from_secs(2),
@@ -140,6 +146,8 @@ pub struct LinkStats {
     /// Bytes reserved by partly received messages now, and the most ever at once.
     pub reassembly_bytes: u64,
     pub reassembly_bytes_peak: u64,
+    /// Bytes of cached responses now (server).
+    pub result_bytes: u64,
     /// Client: server restarts seen (epoch changes).
     pub restarts: u64,
     /// Faults injected by this end: dropped, corrupted, duplicated, reordered.
@@ -166,6 +174,7 @@ pub(crate) struct Counters {
     pub sessions_evicted: AtomicU64,
     pub reassembly_bytes: AtomicU64,
     pub reassembly_peak: AtomicU64,
+    pub result_bytes: AtomicU64,
     pub restarts: AtomicU64,
     pub faults: AtomicU64,
 }
@@ -203,6 +212,7 @@ impl Counters {
             sessions_evicted: g(&self.sessions_evicted),
             reassembly_bytes: g(&self.reassembly_bytes),
             reassembly_bytes_peak: g(&self.reassembly_peak),
+            result_bytes: g(&self.result_bytes),
             restarts: g(&self.restarts),
             faults_injected: g(&self.faults),
         }
@@ -295,7 +305,21 @@ pub(crate) fn random_u64() -> u64 {
     if v == 0 { 1 } else { v }
 }
 
-#[allow(dead_code)]
+/// Reads `udp://HOST:PORT` or `tcp://HOST:PORT` (HOST a name or an address, IPv6 in
+/// brackets) into the transport and the first address HOST resolves to.
+pub fn parse_endpoint(uri: &str) -> Result<(Transport, SocketAddr), String> {
+    use std::net::ToSocketAddrs;
+    let (scheme, rest) = uri.split_once("://").ok_or_else(|| format!("`{uri}` is not udp://HOST:PORT or tcp://HOST:PORT"))?;
+    let t: Transport = scheme.parse().map_err(|e| format!("`{uri}`: {e}"))?;
+    let rest = rest.trim_end_matches('/');
+    let addr = rest
+        .to_socket_addrs()
+        .map_err(|e| format!("`{uri}`: cannot resolve `{rest}`: {e}"))?
+        .next()
+        .ok_or_else(|| format!("`{uri}`: `{rest}` resolves to no address"))?;
+    Ok((t, addr))
+}
+
 pub(crate) fn peer_name(t: Transport, a: SocketAddr) -> String {
     format!("{t}://{a}")
 }

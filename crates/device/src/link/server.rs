@@ -77,13 +77,47 @@ struct Session {
 
 struct State {
     sessions: HashMap<u64, Session>,
+    mem: Mem,
+}
+
+/// Bytes the server holds for clients: requests received and not yet handed to the
+/// service (partly received ones at their full length), and cached responses.
+#[derive(Default)]
+struct Mem {
     reassembly: usize,
+    results: usize,
+}
+
+impl Mem {
+    fn reserve(&mut self, n: usize, c: &Counters) {
+        self.reassembly += n;
+        c.reassembly_bytes.store(self.reassembly as u64, Ordering::Relaxed);
+        c.reassembly_peak.fetch_max(self.reassembly as u64, Ordering::Relaxed);
+    }
+    fn unreserve(&mut self, n: usize, c: &Counters) {
+        self.reassembly -= n;
+        c.reassembly_bytes.store(self.reassembly as u64, Ordering::Relaxed);
+    }
+    fn results(&mut self, add: usize, sub: usize, c: &Counters) {
+        self.results = self.results + add - sub;
+        c.result_bytes.store(self.results as u64, Ordering::Relaxed);
+    }
+    /// What a slot being dropped gives back.
+    fn release(&mut self, slot: &Slot, c: &Counters) {
+        match slot {
+            Slot::Reassembling { buf, .. } => self.unreserve(buf.len(), c),
+            Slot::Done { resp, .. } => self.results(0, resp.len(), c),
+            _ => {}
+        }
+    }
 }
 
 struct Job {
     session: u64,
     seq: u64,
     request: Vec<u8>,
+    /// Counted in `Mem::reassembly` until a worker takes the job.
+    reserved: usize,
 }
 
 type Out = Vec<(Peer, Vec<u8>)>;
@@ -144,7 +178,7 @@ pub fn serve(transport: Transport, cfg: ServerConfig, service: Arc<dyn Service>)
         transport,
         service,
         counters: Counters::default(),
-        state: Mutex::new(State { sessions: HashMap::new(), reassembly: 0 }),
+        state: Mutex::new(State { sessions: HashMap::new(), mem: Mem::default() }),
         io,
         jobs: Mutex::new(Some(tx)),
         stop: AtomicBool::new(false),
@@ -190,6 +224,28 @@ impl Server {
     pub fn stats(&self) -> LinkStats {
         self.shared.counters.snapshot()
     }
+    /// Feeds one datagram to the state machine as if it came from `from` over UDP, and
+    /// runs the timers; replies are counted but not sent. For fuzzing and tests.
+    #[doc(hidden)]
+    pub fn inject(&self, from: SocketAddr, bytes: &[u8]) -> usize {
+        let mut out = Vec::new();
+        self.shared.handle(Peer::Udp(from), bytes, &mut out);
+        self.shared.tick(&mut out);
+        out.len()
+    }
+
+    /// Closes every TCP connection (the server and its sessions stay); for tests of
+    /// reconnection.
+    #[doc(hidden)]
+    pub fn drop_connections(&self) -> usize {
+        let Io::Tcp { conns } = &self.shared.io else { return 0 };
+        let map = conns.lock().unwrap();
+        for c in map.values() {
+            let _ = c.lock().map(|s| s.shutdown(Shutdown::Both));
+        }
+        map.len()
+    }
+
     /// Stops the threads and closes the socket (the port is free when this returns).
     pub fn stop(mut self) {
         self.halt();
@@ -217,13 +273,6 @@ impl Drop for Server {
     }
 }
 
-fn release(st_reassembly: &mut usize, c: &Counters, slot: &Slot) {
-    if let Slot::Reassembling { buf, .. } = slot {
-        *st_reassembly -= buf.len();
-        c.reassembly_bytes.store(*st_reassembly as u64, Ordering::Relaxed);
-    }
-}
-
 impl Shared {
     fn key(&self) -> Option<&Key> {
         self.cfg.key.as_ref()
@@ -243,14 +292,9 @@ impl Shared {
                 {
                     let mut inj = faults.lock().unwrap();
                     if inj.active() {
-                        let before = inj.dropped + inj.corrupted + inj.duplicated + inj.reordered;
-                        for (p, b) in out {
-                            let mut tmp = Vec::new();
-                            inj.apply(PeerBytes(p, b), &mut tmp);
-                            list.extend(tmp.into_iter().map(|PeerBytes(p, b)| (p, b)));
-                        }
-                        let after = inj.dropped + inj.corrupted + inj.duplicated + inj.reordered;
-                        self.counters.faults.fetch_add(after - before, Ordering::Relaxed);
+                        let mut tmp = Vec::with_capacity(out.len());
+                        inj.apply_all(out.into_iter().map(|(p, b)| PeerBytes(p, b)), &mut tmp, &self.counters.faults);
+                        list.extend(tmp.into_iter().map(|PeerBytes(p, b)| (p, b)));
                     } else {
                         list = out;
                     }
@@ -292,10 +336,7 @@ impl Shared {
                     let item = PeerBytes(Peer::Udp(from), buf[..n].to_vec());
                     if rx_faults.active() {
                         let mut items = Vec::new();
-                        let before = rx_faults.dropped + rx_faults.corrupted + rx_faults.duplicated + rx_faults.reordered;
-                        rx_faults.apply(item, &mut items);
-                        let after = rx_faults.dropped + rx_faults.corrupted + rx_faults.duplicated + rx_faults.reordered;
-                        self.counters.faults.fetch_add(after - before, Ordering::Relaxed);
+                        rx_faults.apply_all([item], &mut items, &self.counters.faults);
                         for PeerBytes(p, b) in items {
                             self.handle(p, &b, &mut out);
                         }
@@ -409,6 +450,7 @@ impl Shared {
                     Err(RecvTimeoutError::Disconnected) => return,
                 }
             };
+            self.state.lock().unwrap().mem.unreserve(job.reserved, &self.counters);
             if self.stop.load(Ordering::Relaxed) {
                 return;
             }
@@ -416,7 +458,8 @@ impl Shared {
             bump(&self.counters.requests);
             let mut out = Vec::new();
             {
-                let mut st = self.state.lock().unwrap();
+                let mut guard = self.state.lock().unwrap();
+                let st = &mut *guard;
                 let Some(sess) = st.sessions.get_mut(&job.session) else { continue };
                 let peer = sess.peer;
                 let Some(slot) = sess.slots.get_mut(&job.seq) else { continue };
@@ -437,8 +480,11 @@ impl Shared {
                     *slot = Slot::Refused(p);
                 } else {
                     let resp = Arc::new(result.unwrap());
+                    st.mem.results(resp.len(), 0, &self.counters);
                     self.push_response(job.session, job.seq, &resp, chunk, None, peer, &mut out);
-                    *slot = Slot::Done { resp, chunk, next_retx: Instant::now() + self.cfg.rto, rto: self.cfg.rto, tries: 0 };
+                    // The first timer allows for moving the response (at 50 MB/s).
+                    let first = self.cfg.rto + Duration::from_nanos(resp.len() as u64 * 20);
+                    *slot = Slot::Done { resp, chunk, next_retx: Instant::now() + first, rto: self.cfg.rto, tries: 0 };
                 }
             }
             self.send_all(out);
@@ -477,6 +523,7 @@ impl Shared {
         .encode()
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn reply(&self, peer: Peer, kind: Kind, session: u64, seq: u64, flags: u8, payload: &[u8], out: &mut Out) {
         let mut h = Header::control(kind, session, self.epoch, seq);
         h.flags = flags;
@@ -518,7 +565,7 @@ impl Shared {
             let s = st.sessions.get_mut(&h.session).unwrap();
             s.peer = peer;
             s.last_active = now;
-            Self::advance(s, h.low, &mut st.reassembly, c);
+            Self::advance(s, h.low, &mut st.mem, c);
             let p = self.limits_payload();
             return self.reply(peer, Kind::HelloAck, h.session, h.seq, 0, &p, out);
         }
@@ -532,9 +579,7 @@ impl Shared {
         };
         s.peer = peer;
         s.last_active = now;
-        if h.kind != Kind::Ack {
-            Self::advance(s, h.low, &mut st.reassembly, c);
-        }
+        Self::advance(s, h.low, &mut st.mem, c);
         if h.seq < s.floor {
             return bump(&c.duplicate);
         }
@@ -545,7 +590,10 @@ impl Shared {
         let (session, seq) = (h.session, h.seq);
         match h.kind {
             Kind::Ack => match s.slots.get_mut(&seq) {
-                Some(slot @ Slot::Done { .. }) => *slot = Slot::Finished,
+                Some(slot @ Slot::Done { .. }) => {
+                    st.mem.release(slot, c);
+                    *slot = Slot::Finished;
+                }
                 Some(slot @ Slot::Refused(_)) => *slot = Slot::Finished,
                 _ => bump(&c.duplicate),
             },
@@ -583,18 +631,17 @@ impl Shared {
                 }
                 let n = frame::fragment_count(total, chunk);
                 let idx = h.index as usize;
+                let lim = &self.cfg.limits;
+                let full = st.mem.reassembly + total > lim.max_reassembly_bytes || st.mem.results > lim.max_result_bytes;
                 match s.slots.get_mut(&seq) {
+                    None if full => bump(&c.over_cap),
                     None if n == 1 => {
+                        st.mem.reserve(total, c);
                         s.slots.insert(seq, Slot::Running { chunk });
-                        self.run(session, seq, payload.to_vec());
+                        self.run(session, seq, payload.to_vec(), total);
                     }
                     None => {
-                        if st.reassembly + total > self.cfg.limits.max_reassembly_bytes {
-                            return bump(&c.over_cap);
-                        }
-                        st.reassembly += total;
-                        c.reassembly_bytes.store(st.reassembly as u64, Ordering::Relaxed);
-                        c.reassembly_peak.fetch_max(st.reassembly as u64, Ordering::Relaxed);
+                        st.mem.reserve(total, c);
                         let mut got = FragSet::new(n);
                         got.insert(idx);
                         let mut buf = vec![0u8; total];
@@ -612,10 +659,8 @@ impl Shared {
                         buf[frame::fragment_range(total, chunk, idx)].copy_from_slice(payload);
                         if got.complete() {
                             let req = std::mem::take(buf);
-                            st.reassembly -= req.len();
-                            c.reassembly_bytes.store(st.reassembly as u64, Ordering::Relaxed);
                             s.slots.insert(seq, Slot::Running { chunk });
-                            self.run(session, seq, req);
+                            self.run(session, seq, req, total);
                         }
                     }
                     Some(Slot::Running { .. }) => {
@@ -646,14 +691,16 @@ impl Shared {
         }
     }
 
-    fn run(&self, session: u64, seq: u64, request: Vec<u8>) {
+    /// Queues a request for the workers; its `reserved` bytes stay counted until one
+    /// takes it.
+    fn run(&self, session: u64, seq: u64, request: Vec<u8>, reserved: usize) {
         if let Some(tx) = self.jobs.lock().unwrap().as_ref() {
-            let _ = tx.send(Job { session, seq, request });
+            let _ = tx.send(Job { session, seq, request, reserved });
         }
     }
 
     /// The client will not ask again about sequences below `low`: forget them.
-    fn advance(s: &mut Session, low: u64, reassembly: &mut usize, c: &Counters) {
+    fn advance(s: &mut Session, low: u64, mem: &mut Mem, c: &Counters) {
         if low <= s.floor {
             return;
         }
@@ -661,7 +708,7 @@ impl Shared {
             if *e.key() >= low {
                 break;
             }
-            release(reassembly, c, &e.remove());
+            mem.release(&e.remove(), c);
         }
         s.floor = low;
     }
@@ -669,7 +716,7 @@ impl Shared {
     fn evict(&self, st: &mut State, id: u64) {
         if let Some(s) = st.sessions.remove(&id) {
             for slot in s.slots.values() {
-                release(&mut st.reassembly, &self.counters, slot);
+                st.mem.release(slot, &self.counters);
             }
             bump(&self.counters.sessions_evicted);
             self.counters.sessions.store(st.sessions.len() as u64, Ordering::Relaxed);
@@ -706,7 +753,7 @@ impl Shared {
             }
             for seq in expired {
                 if let Some(slot) = s.slots.remove(&seq) {
-                    release(&mut st.reassembly, &self.counters, &slot);
+                    st.mem.release(&slot, &self.counters);
                 }
             }
         }
