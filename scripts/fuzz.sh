@@ -15,7 +15,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ ${#targets[@]} -eq 0 ] && targets=(decode_protobuf roundtrip objgraph_decode schema_table schema_proto link_frame)
+[ ${#targets[@]} -eq 0 ] && targets=(decode_protobuf roundtrip objgraph_decode schema_table schema_proto link_frame device_ops)
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
   echo "fuzz.sh: cargo-fuzz or the nightly toolchain is missing (scripts/setup.sh installs them)" >&2
   exit 1

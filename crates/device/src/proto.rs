@@ -315,12 +315,7 @@ mod tests {
         }
         assert!(Op::decode(&[99]).unwrap_err().contains("unknown operation 99"));
         // a result whose image disagrees with its length
-        let mut b = Reply::Result { outcome: Outcome { image_len: 4, ..Outcome::default() }, image: vec![1, 2, 3, 4] }.encode();
-        let n = b.len();
-        b[n - 1] = 0;
-        b.truncate(n - 1);
-        let len_at = n - 1 - 4 - 4;
-        b[len_at..len_at + 4].copy_from_slice(&3u32.to_le_bytes());
+        let b = Reply::Result { outcome: Outcome { image_len: 4, ..Outcome::default() }, image: vec![1, 2, 3] }.encode();
         assert!(Reply::decode(&b).unwrap_err().contains("the outcome says 4"));
     }
 
