@@ -20,7 +20,7 @@ pub(crate) fn missing_icarus(tool: &str, e: std::io::Error) -> SimError {
     SimError::Tool(format!("cannot run {tool} ({e}); install Icarus Verilog (apt-get install iverilog)"))
 }
 
-fn fnv1a(parts: &[&[u8]]) -> u64 {
+pub(crate) fn fnv1a(parts: &[&[u8]]) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
     for p in parts {
         for &b in *p {
