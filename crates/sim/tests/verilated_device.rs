@@ -142,7 +142,7 @@ fn protobuf_device_matches_cpu_engine_through_one_process() {
         let pid = dev.pid(Wire::Protobuf);
         let name = if hw { "social.proto (header words)" } else { "social.proto" };
         // the corpus several times over: thousands of requests through the one process
-        for round in 0..if hw { 2 } else { 4 } {
+        for round in 0..if hw { 3 } else { 5 } {
             n += corpus(&mut dev, &s, name, seed + 31 * round + 1000 * i as u64, cases, hw, &mut t);
         }
         assert_eq!(dev.spawns(Wire::Protobuf), 1, "{name}: the device's process was started more than once");
@@ -165,38 +165,34 @@ fn device_limits_are_the_cpu_engines_with_the_memory_sizes() {
     let r = dev.decode(&Request { msg: post, wire: Wire::Protobuf, input: &big, options: &Options::default() }, &mut Vec::new());
     assert_eq!(r, Err(Error::Rejected(Rejection::new(RejectKind::Capacity, IN_BYTES))));
     // an image larger than the output memory: the CPU engine says image_too_large with
-    // max_image_bytes = the output memory; the protobuf core says capacity
-    let mut r = Rng(77);
-    let mut found = 0;
-    for len in [IN_BYTES as usize - 100, 40_000, 30_000, 20_000] {
-        for mi in 0..s.messages.len() {
-            if s.messages[mi].is_map_entry() {
-                continue;
+    // max_image_bytes = the output memory; the protobuf core says capacity. Images of
+    // 8 bytes per input byte or two: ComposePostRequest's packed media_ids (field 5) of
+    // one-byte varints, its media_types (field 6) of empty strings.
+    let compose = s.message_index("heapwire.bench.social.ComposePostRequest").unwrap();
+    let packed = |n: usize| {
+        let mut v = vec![0x2a];
+        heapwire_engine::framing::put_varint(&mut v, n as u64);
+        v.resize(v.len() + n, 1);
+        v
+    };
+    let strings = |n: usize| [0x32, 0x00].repeat(n);
+    let limited = Options { max_image_bytes: OUT_BYTES, ..Default::default() };
+    let mut overflowed = 0;
+    for input in [packed(16_000), packed(16_380), packed(16_400), packed(20_000), strings(8_000), strings(8_300), strings(20_000), [strings(9_000), vec![0x08]].concat()] {
+        let want = cpu.decode(&Request { msg: compose, wire: Wire::Protobuf, input: &input, options: &limited }, &mut Vec::new());
+        let got = dev.decode(&Request { msg: compose, wire: Wire::Protobuf, input: &input, options: &Options::default() }, &mut Vec::new());
+        match (&want, &got) {
+            (Err(Error::Rejected(w)), Err(Error::Rejected(g))) if w.kind == RejectKind::ImageTooLarge => {
+                assert_eq!(g.kind, RejectKind::Capacity, "{} bytes: cpu {w}, device {g}", input.len());
+                eprintln!("{} bytes over the output memory: cpu {w}, device {g}", input.len());
+                overflowed += 1;
             }
-            let mut msg = Vec::new();
-            while msg.len() < len {
-                let mut budget = 60i64;
-                gen_message(&mut r, &s, mi, 0, &mut budget, &mut msg);
-                if msg.is_empty() {
-                    break;
-                }
-            }
-            msg.truncate(len.min(msg.len()));
-            let limited = Options { max_image_bytes: OUT_BYTES, ..Default::default() };
-            let want = cpu.decode(&Request { msg: mi, wire: Wire::Protobuf, input: &msg, options: &limited }, &mut Vec::new());
-            let got = dev.decode(&Request { msg: mi, wire: Wire::Protobuf, input: &msg, options: &Options::default() }, &mut Vec::new());
-            match (&want, &got) {
-                (Err(Error::Rejected(w)), Err(Error::Rejected(g))) if w.kind == RejectKind::ImageTooLarge => {
-                    assert_eq!(g.kind, RejectKind::Capacity, "{}: cpu {w}, device {g}", s.messages[mi].full_name);
-                    found += 1;
-                }
-                (Err(Error::Rejected(w)), Err(Error::Rejected(g))) => assert_eq!(w, g),
-                (Ok(_), Ok(_)) => {}
-                (w, g) => panic!("{}: cpu {}, device {}", s.messages[mi].full_name, verdict(w), verdict(g)),
-            }
+            (Err(Error::Rejected(w)), Err(Error::Rejected(g))) => assert_eq!(w, g),
+            (Ok(a), Ok(b)) => assert_eq!(a.len, b.len),
+            (w, g) => panic!("{} bytes: cpu {}, device {}", input.len(), verdict(w), verdict(g)),
         }
     }
-    assert!(found > 0, "no input overflowed the output memory");
+    assert!(overflowed >= 4, "{overflowed} inputs overflowed the output memory");
     // the protobuf core has no image-limit register: a lower limit is an engine error
     let low = Options { max_image_bytes: 100, ..Default::default() };
     let r = dev.decode(&Request { msg: post, wire: Wire::Protobuf, input: &[], options: &low }, &mut Vec::new());
@@ -265,6 +261,11 @@ fn objgraph_device_matches_cpu_engine() {
             k += 1;
         }
     }
+    // an image larger than the output memory: image_too_large, as the CPU engine with
+    // max_image_bytes = the output memory says
+    let big = scaled_tree::wire(3000);
+    let r = cpu.decode(&Request { msg: op, wire: Wire::Objgraph, input: &big, options: &Options { max_image_bytes: OUT_BYTES, ..Default::default() } }, &mut Vec::new());
+    assert!(matches!(r, Err(Error::Rejected(Rejection { kind: RejectKind::ImageTooLarge, .. }))), "{r:?}");
     // a request's own image limit, below the output memory
     let small = Options { max_image_bytes: 1000, ..Default::default() };
     compare(&mut dev, &mut cpu, op, Wire::Objgraph, &scaled_tree::wire(100), &small, &small, "limit 1000", &mut t);
