@@ -459,10 +459,11 @@ fn defines(core: &str, c: &Config, out_width: u32, nregs: usize) -> String {
 /// How Verilator is run (part of the cache key). `-fno-localize`: otherwise Verilator
 /// makes a memory that only dead code reads (the protobuf core's `im_start` without
 /// required fields) a local of the clocked block, cleared whole on every evaluation: 4 MB
-/// a cycle with a 1 MiB input memory.
+/// a cycle with a 1 MiB input memory. g++ `-O1` on the model's per-cycle code and `-O0`
+/// on its set-up code: builds about a third shorter than Verilator's `-Os`.
 const VERILATOR_FLAGS: &[&str] = &[
     "--cc", "--exe", "--build", "-j", "2", "--no-timing", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "0", "--x-initial", "0",
-    "-fno-localize", "--prefix", "Vcore", "--Mdir", "obj", "-o", "vsim",
+    "-fno-localize", "--prefix", "Vcore", "--Mdir", "obj", "-o", "vsim", "-MAKEFLAGS", "OPT_FAST=-O1 OPT_SLOW=-O0",
 ];
 
 /// One build at a time in this process (concurrent processes may build the same program
