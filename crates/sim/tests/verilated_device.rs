@@ -222,11 +222,29 @@ fn killed_device_is_restarted_and_answers() {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
     }
-    t.check("killed device");
     assert_eq!(dev.spawns(Wire::Protobuf), 3);
     let crashes = dev.crashes(Wire::Protobuf);
     assert_eq!(crashes.len(), 2, "{crashes:?}");
     assert!(crashes[0].contains("signal: 9") || crashes[0].contains("SIGKILL"), "{}", crashes[0]);
+    // killed by another thread while requests run (in one, or between two): the request
+    // it interrupts is sent again to a new process and every answer is the CPU engine's
+    let pid = dev.pid(Wire::Protobuf).expect("running");
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap()
+    });
+    let compose = s.message_index("heapwire.bench.social.ComposePostRequest").unwrap();
+    let mut big = vec![0x2a, 0x90, 0x4e]; // media_ids, 10,000 one-byte varints: an 80 KB image
+    big.resize(big.len() + 10_000, 1);
+    let start = std::time::Instant::now();
+    while dev.spawns(Wire::Protobuf) == 3 && start.elapsed().as_secs() < 20 {
+        compare(&mut dev, &mut cpu, compose, Wire::Protobuf, &big, &opts, &opts, "compose during the kill", &mut t);
+    }
+    assert!(killer.join().unwrap().success());
+    compare(&mut dev, &mut cpu, compose, Wire::Protobuf, &big, &opts, &opts, "compose after the kill", &mut t);
+    t.check("killed device");
+    assert_eq!(dev.spawns(Wire::Protobuf), 4);
+    assert_eq!(dev.crashes(Wire::Protobuf).len(), 3);
 }
 
 fn expr() -> Arc<CompiledSchema> {
