@@ -20,7 +20,7 @@ use heapwire_emit::verilog::{self, log2_ceil};
 use heapwire_engine::{check_request, copy_into, Decoded, Engine, Error, RejectKind, Rejection, Request, Wire};
 use heapwire_schema::CompiledSchema;
 
-use crate::cache::{cache_dir, fnv1a, tool};
+use crate::cache::{cache_dir, entry, tool};
 use crate::{objgraph, protobuf, SimError};
 
 /// The C++ harness around the Verilated core (see its opening comment for the framing).
@@ -406,12 +406,8 @@ fn build_protobuf(schema: &CompiledSchema, c: &Config) -> Result<PathBuf, SimErr
     // the core's own memories sized for the longest input the device takes, so that only
     // the output memory can be too small
     let PbParams { max_depth, inst_bits, cnt_bits, st_bits, one_pass, out2_wr, .. } = protobuf::params(schema, 0, c.in_bytes as usize, &opts);
-    let out_aw = log2_ceil(c.out_bytes / (c.protobuf_out_width as u64 / 8));
-    let g = [
-        ("IN_WIDTH", c.in_width as u64),
-        ("IN_ADDR_WIDTH", in_addr_width(c) as u64),
-        ("OUT_WIDTH", c.protobuf_out_width as u64),
-        ("OUT_ADDR_WIDTH", out_aw as u64),
+    let mut g = memory_params(c, c.protobuf_out_width);
+    g.extend([
         ("MAX_DEPTH", max_depth as u64),
         ("INST_BITS", inst_bits as u64),
         ("CNT_BITS", cnt_bits as u64),
@@ -419,7 +415,7 @@ fn build_protobuf(schema: &CompiledSchema, c: &Config) -> Result<PathBuf, SimErr
         ("DROP_BITS", inst_bits as u64),
         ("ONE_PASS", one_pass as u64),
         ("OUT2_WR", out2_wr as u64),
-    ];
+    ]);
     let core = verilog::protobuf::generate(schema, "schema");
     let d = defines("HW_PB", c, c.protobuf_out_width, schema.messages.len());
     build("pb", "heapwire_core", verilog::protobuf::SOURCES, &[("schema_core.gen.v", &core)], &g, &d)
@@ -429,23 +425,23 @@ fn build_protobuf(schema: &CompiledSchema, c: &Config) -> Result<PathBuf, SimErr
 fn build_objgraph(schema: &CompiledSchema, c: &Config) -> Result<PathBuf, SimError> {
     // the object-pointer table holds the most objects an input of in_bytes can have
     let OgParams { obj_bits, .. } = objgraph::params(schema, c.in_bytes as usize, &Default::default());
-    let out_aw = log2_ceil(c.out_bytes / (c.objgraph_out_width as u64 / 8));
-    let g = [
-        ("IN_WIDTH", c.in_width as u64),
-        ("IN_ADDR_WIDTH", in_addr_width(c) as u64),
-        ("OUT_WIDTH", c.objgraph_out_width as u64),
-        ("OUT_ADDR_WIDTH", out_aw as u64),
-        ("OBJ_BITS", obj_bits as u64),
-    ];
+    let mut g = memory_params(c, c.objgraph_out_width);
+    g.push(("OBJ_BITS", obj_bits as u64));
     let core = verilog::objgraph::generate(schema, "schema");
     let d = defines("HW_OG", c, c.objgraph_out_width, schema.classes.len().max(1));
     build("og", "heapwire_og_core", verilog::objgraph::SOURCES, &[("schema_og_core.gen.v", &core)], &g, &d)
 }
 
-/// IN_ADDR_WIDTH as the testbench sets it: one bit more than the input memory's 64-bit
-/// word address.
-fn in_addr_width(c: &Config) -> u32 {
-    log2_ceil(c.in_bytes / 8) + 1
+/// The memories' parameters, shared by both cores: IN_ADDR_WIDTH as the testbench sets
+/// it (one bit more than the input memory's 64-bit word address), OUT_ADDR_WIDTH for
+/// `out_bytes` of `out_width`-bit words.
+fn memory_params(c: &Config, out_width: u32) -> Vec<(&'static str, u64)> {
+    vec![
+        ("IN_WIDTH", c.in_width as u64),
+        ("IN_ADDR_WIDTH", log2_ceil(c.in_bytes / 8) as u64 + 1),
+        ("OUT_WIDTH", out_width as u64),
+        ("OUT_ADDR_WIDTH", log2_ceil(c.out_bytes / (out_width as u64 / 8)) as u64),
+    ]
 }
 
 /// The harness's compile-time definitions.
@@ -475,13 +471,11 @@ static BUILDING: Mutex<()> = Mutex::new(());
 fn build(kind: &str, top: &str, sources: &[(&str, &str)], generated: &[(&str, &str)], gparams: &[(&str, u64)], defines: &str) -> Result<PathBuf, SimError> {
     let gflags: Vec<String> = gparams.iter().map(|(k, v)| format!("-G{k}={v}")).collect();
     let version = Command::new(tool("verilator")).arg("--version").output().map_err(missing_verilator)?;
-    let mut parts: Vec<&[u8]> = vec![kind.as_bytes(), top.as_bytes(), defines.as_bytes(), HARNESS.as_bytes(), &version.stdout];
-    parts.extend(VERILATOR_FLAGS.iter().map(|f| f.as_bytes()));
-    parts.extend(gflags.iter().map(|g| g.as_bytes()));
-    parts.extend(generated.iter().chain(sources).map(|(_, text)| text.as_bytes()));
-    let key = fnv1a(&parts);
-    let dir = cache_dir().join(format!("vsim-{kind}{key:016x}"));
-    let exe = dir.join("vsim");
+    let mut head: Vec<&[u8]> = vec![kind.as_bytes(), top.as_bytes(), defines.as_bytes(), HARNESS.as_bytes(), &version.stdout];
+    head.extend(VERILATOR_FLAGS.iter().map(|f| f.as_bytes()));
+    head.extend(gflags.iter().map(|g| g.as_bytes()));
+    let exe = entry(&format!("vsim-{kind}"), "vsim", &head, sources, generated);
+    let dir = exe.parent().unwrap();
     if exe.exists() {
         return Ok(exe);
     }
@@ -492,7 +486,7 @@ fn build(kind: &str, top: &str, sources: &[(&str, &str)], generated: &[(&str, &s
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
     let work = cache_dir().join(format!("vsim-build-{}-{nanos}", std::process::id()));
     let r = build_in(&work, top, sources, generated, &gflags, defines).and_then(|built| {
-        std::fs::create_dir_all(&dir).map_err(|e| SimError::Tool(format!("{}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(|e| SimError::Tool(format!("{}: {e}", dir.display())))?;
         std::fs::rename(&built, &exe).map_err(|e| SimError::Tool(format!("{}: {e}", exe.display())))
     });
     let _ = std::fs::remove_dir_all(&work);

@@ -138,10 +138,11 @@ static void reset() {
     if (!regs.empty()) write_regs(regs, true);
 }
 
-static bool read_full(void* buf, std::size_t n) {
+// All n bytes read from stdin (to_host false) or written to stdout, across signals.
+static bool full(bool to_host, void* buf, std::size_t n) {
     uint8_t* p = static_cast<uint8_t*>(buf);
     while (n > 0) {
-        ssize_t r = read(0, p, n);
+        ssize_t r = to_host ? write(1, p, n) : read(0, p, n);
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) return false;
         p += r;
@@ -149,18 +150,8 @@ static bool read_full(void* buf, std::size_t n) {
     }
     return true;
 }
-
-static bool write_full(const void* buf, std::size_t n) {
-    const uint8_t* p = static_cast<const uint8_t*>(buf);
-    while (n > 0) {
-        ssize_t r = write(1, p, n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return false;
-        p += r;
-        n -= (std::size_t)r;
-    }
-    return true;
-}
+static bool read_full(void* buf, std::size_t n) { return full(false, buf, n); }
+static bool write_full(const void* buf, std::size_t n) { return full(true, const_cast<void*>(buf), n); }
 
 template <typename T> static T get(const uint8_t*& p) {
     T v;
