@@ -289,10 +289,17 @@ fn talk(p: &mut Proc, frame: &[u8], image: &mut Vec<u8>) -> std::io::Result<Answ
     Ok(a)
 }
 
+/// A process is ended with the engine (killed, not asked: it may be mid-request).
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Ends a process that failed to answer and says how it ended.
 fn bury(mut p: Proc, e: &std::io::Error) -> String {
     let pid = p.child.id();
-    drop(p.stdin);
     let _ = p.child.kill();
     let status = p.child.wait().map(|s| s.to_string()).unwrap_or_else(|w| w.to_string());
     let mut err = String::new();
@@ -522,4 +529,38 @@ fn build_in(work: &Path, top: &str, sources: &[(&str, &str)], generated: &[(&str
 
 fn missing_verilator(e: std::io::Error) -> SimError {
     SimError::Tool(format!("cannot run verilator ({e}); install Verilator 5 and g++ (apt-get install verilator g++ make)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit() -> Arc<CompiledSchema> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cpu/testdata");
+        Arc::new(heapwire_schema::compile_files(&[dir.join("unit.proto")], &[dir], Default::default()).unwrap())
+    }
+
+    #[test]
+    fn memory_sizes_are_checked() {
+        for (in_bytes, out_bytes) in [(1000, 8 << 20), (1 << 20, 3 << 20), (1 << 31, 1 << 20), (1 << 20, 512)] {
+            let c = Config { in_bytes, out_bytes, ..Default::default() };
+            assert!(VerilatedEngine::new(unit(), c).is_err(), "{in_bytes} / {out_bytes}");
+        }
+        assert!(VerilatedEngine::new(unit(), Config { in_width: 48, ..Default::default() }).is_err());
+        assert!(VerilatedEngine::new(unit(), Config::default()).is_ok());
+    }
+
+    #[test]
+    fn a_missing_verilator_is_an_engine_error_naming_the_packages() {
+        // the only test of this binary that runs verilator, so the variable affects no other
+        std::env::set_var("HEAPWIRE_VERILATOR", "/nonexistent/verilator");
+        let mut dev = VerilatedEngine::new(unit(), Config::default()).unwrap();
+        let r = dev.decode(&Request { msg: 0, wire: Wire::Protobuf, input: &[], options: &Default::default() }, &mut Vec::new());
+        std::env::remove_var("HEAPWIRE_VERILATOR");
+        match r {
+            Err(Error::Engine(m)) => assert!(m.contains("cannot run verilator") && m.contains("apt-get install verilator"), "{m}"),
+            r => panic!("{r:?}"),
+        }
+        assert_eq!(dev.spawns(Wire::Protobuf), 0);
+    }
 }
