@@ -541,6 +541,12 @@ mod tests {
     }
 
     #[test]
+    fn the_engine_can_move_to_a_thread() {
+        fn send<T: Send>() {}
+        send::<VerilatedEngine>();
+    }
+
+    #[test]
     fn memory_sizes_are_checked() {
         for (in_bytes, out_bytes) in [(1000, 8 << 20), (1 << 20, 3 << 20), (1 << 31, 1 << 20), (1 << 20, 512)] {
             let c = Config { in_bytes, out_bytes, ..Default::default() };

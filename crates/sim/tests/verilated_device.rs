@@ -87,7 +87,7 @@ fn verdict(r: &Result<heapwire_engine::Decoded, Error>) -> String {
     }
 }
 
-const BASES: [u64; 4] = [0, 8, 0x1000, 0x7fff_fff8];
+const BASES: [u64; 5] = [0, 8, 0x1000, 0x7fff_fff8, 0x1234_5678_9abc_def0];
 
 fn social(header_words: bool) -> Arc<CompiledSchema> {
     let layout = LayoutOptions { pointer_width: PointerWidth::P64, header_words };
@@ -126,7 +126,11 @@ fn corpus(dev: &mut VerilatedEngine, s: &Arc<CompiledSchema>, name: &str, seed: 
         }
         compare(dev, &mut cpu, *mi, Wire::Protobuf, input, &opts, &opts, &format!("{name} #{k} {}", s.messages[*mi].full_name), t);
     }
-    inputs.len()
+    // a misaligned base: bad_base, from both
+    let (mi, input) = &inputs[0];
+    let odd = Options { base: 4, ..opts.clone() };
+    compare(dev, &mut cpu, *mi, Wire::Protobuf, input, &odd, &odd, &format!("{name} misaligned base"), t);
+    inputs.len() + 1
 }
 
 #[test]
