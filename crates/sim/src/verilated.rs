@@ -333,8 +333,8 @@ impl Engine for VerilatedEngine {
 
     fn decode(&mut self, req: &Request<'_>, out: &mut Vec<u8>) -> Result<Decoded, Error> {
         let d = self.run(req)?;
-        out.clear();
-        out.extend_from_slice(&self.image);
+        // the caller's vector takes the image; its old buffer receives the next one
+        std::mem::swap(out, &mut self.image);
         Ok(d)
     }
 
