@@ -50,7 +50,7 @@ pub(crate) fn compile_simulator(kind: &str, sources: &[(&str, &str)], generated:
     if vvp.exists() {
         return Ok(vvp);
     }
-    std::fs::create_dir_all(&dir).map_err(|e| SimError::Tool(format!("{}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir).map_err(|e| SimError::Tool(format!("{}: {e}", dir.display())))?;
     let uniq = format!("{}-{:?}", std::process::id(), std::thread::current().id()).replace(['(', ')'], "");
     let work = dir.join(format!("build-{uniq}"));
     std::fs::create_dir_all(&work).map_err(|e| SimError::Tool(format!("{}: {e}", work.display())))?;

@@ -29,6 +29,9 @@ const HARNESS: &str = include_str!("vsim_main.cpp");
 const REQ_MAGIC: u32 = 0x5152_5748; // "HWRQ"
 const RESP_MAGIC: u32 = 0x5352_5748; // "HWRS"
 
+/// How many of a core's crashes [`VerilatedEngine::crashes`] keeps (the latest).
+const MAX_CRASHES_KEPT: usize = 64;
+
 /// How the device is built: its memories (fixed, as a device's are) and the cores'
 /// parameters. Changing any of them builds another program (cached).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -127,6 +130,20 @@ struct Proc {
     regs: Option<Vec<u64>>,
 }
 
+/// One request's fields besides its input and registers.
+struct Job {
+    /// Message index (protobuf) or class index (objgraph).
+    root: u32,
+    base: u64,
+    /// The objgraph core's `max_image` port (the protobuf core has none).
+    max_image: u64,
+    /// Cycles before the harness gives up and resets the core.
+    max_cycles: u64,
+}
+
+/// The kind of each error-register value of a core.
+type ErrorKinds = fn(u32) -> Option<RejectKind>;
+
 /// What one request came back with.
 struct Answer {
     status: u32,
@@ -164,8 +181,8 @@ impl VerilatedEngine {
         self.core_ref(wire).proc.as_ref().map(|p| p.child.id())
     }
 
-    /// Every death of `wire`'s process found so far (how it ended and what it printed);
-    /// each was followed by a restart.
+    /// The deaths of `wire`'s process found so far, the latest 64 (how each ended and
+    /// what it printed); each was followed by a restart.
     pub fn crashes(&self, wire: Wire) -> &[String] {
         &self.core_ref(wire).crashes
     }
@@ -227,7 +244,7 @@ impl VerilatedEngine {
 
     /// Sends one request to `wire`'s process (started, or restarted once if it has died)
     /// and reads its answer; the image lands in `self.image`.
-    fn exchange(&mut self, wire: Wire, root: u32, base: u64, max_image: u64, max_cycles: u64, regs: Vec<u64>, input: &[u8]) -> Result<Answer, Error> {
+    fn exchange(&mut self, wire: Wire, job: &Job, regs: Vec<u64>, input: &[u8]) -> Result<Answer, Error> {
         let mut frame = Vec::with_capacity(40 + 8 * regs.len() + input.len());
         for attempt in 0..2 {
             self.ensure(wire).map_err(|e| Error::Engine(e.to_string()))?;
@@ -239,10 +256,10 @@ impl VerilatedEngine {
             let send_regs = proc.regs.as_ref() != Some(&regs);
             frame.clear();
             frame.extend_from_slice(&REQ_MAGIC.to_le_bytes());
-            frame.extend_from_slice(&root.to_le_bytes());
-            frame.extend_from_slice(&base.to_le_bytes());
-            frame.extend_from_slice(&max_image.to_le_bytes());
-            frame.extend_from_slice(&max_cycles.to_le_bytes());
+            frame.extend_from_slice(&job.root.to_le_bytes());
+            frame.extend_from_slice(&job.base.to_le_bytes());
+            frame.extend_from_slice(&job.max_image.to_le_bytes());
+            frame.extend_from_slice(&job.max_cycles.to_le_bytes());
             frame.extend_from_slice(&(input.len() as u32).to_le_bytes());
             frame.extend_from_slice(&(if send_regs { regs.len() as u32 } else { 0 }).to_le_bytes());
             if send_regs {
@@ -259,6 +276,9 @@ impl VerilatedEngine {
                 Err(e) => {
                     let core = self.core(wire);
                     let died = bury(core.proc.take().unwrap(), &e);
+                    if core.crashes.len() == MAX_CRASHES_KEPT {
+                        core.crashes.remove(0);
+                    }
                     core.crashes.push(died.clone());
                     if attempt == 1 {
                         return Err(Error::Engine(format!("{died}; it died again on the retry")));
@@ -359,7 +379,7 @@ impl VerilatedEngine {
             return Err(Rejection::new(RejectKind::Capacity, c.in_bytes).into());
         }
         let len = req.input.len() as u64;
-        let (root, max_image, max_cycles, error_kind): (usize, u64, u64, fn(u32) -> Option<RejectKind>) = match req.wire {
+        let (root, max_image, max_cycles, error_kind): (usize, u64, u64, ErrorKinds) = match req.wire {
             Wire::Protobuf => {
                 if o.max_depth != c.max_depth {
                     return Err(Error::Engine(format!(
@@ -382,7 +402,8 @@ impl VerilatedEngine {
             }
         };
         let regs = self.regs(req.wire, &o.type_words);
-        let a = self.exchange(req.wire, root as u32, o.base, max_image, max_cycles, regs, req.input)?;
+        let job = Job { root: root as u32, base: o.base, max_image, max_cycles };
+        let a = self.exchange(req.wire, &job, regs, req.input)?;
         match a.status {
             0 => {}
             1 => return Err(Error::Engine(format!("simulation: the core did not finish within {max_cycles} cycles (it was reset)"))),

@@ -55,6 +55,7 @@ impl Tally {
 
 /// One request through both engines; `cpu_opts` are the CPU engine's (the device's
 /// memory limits as options), `opts` the device's.
+#[allow(clippy::too_many_arguments)]
 fn compare(dev: &mut VerilatedEngine, cpu: &mut CpuEngine, msg: usize, wire: Wire, input: &[u8], opts: &Options, cpu_opts: &Options, label: &str, t: &mut Tally) {
     let (mut a, mut b) = (Vec::new(), Vec::new());
     let want = cpu.decode(&Request { msg, wire, input, options: cpu_opts }, &mut a);
