@@ -9,10 +9,11 @@
 //! (random messages per schema, default 150), HEAPWIRE_VSIM_SEED.
 
 mod common;
-#[path = "common/protogen.rs"]
-mod protogen;
+#[path = "common/protobuf.rs"]
+mod protobuf;
 use common::{env_num, root, Rng};
-use protogen::{gen_message, mutate, read_delimited, schema};
+use heapwire_testkit::protobuf_gen::{message as gen_message, mutate};
+use protobuf::{read_delimited, schema};
 
 use std::sync::Arc;
 
