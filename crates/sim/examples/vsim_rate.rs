@@ -78,8 +78,8 @@ fn main() {
     );
     let mut icarus = SimEngine::new(schema.clone());
     let mut cpu = heapwire_cpu::CpuEngine::new(schema.clone());
-    println!("| message | avg bytes | device req/s | icarus req/s | ratio |");
-    println!("|---|---:|---:|---:|---:|");
+    println!("| message | avg bytes | avg cycles | device req/s | icarus req/s | ratio |");
+    println!("|---|---:|---:|---:|---:|---:|");
     for (file, ty) in [workloads::SOCIAL[4], workloads::SOCIAL[1]] {
         let data = std::fs::read(quick.join(file)).unwrap_or_else(|_| {
             panic!(
@@ -121,12 +121,16 @@ fn main() {
             iv.push(rate(&mut icarus, mi, &msgs, icn, &want));
         }
         let avg = msgs.iter().map(|m| m.len()).sum::<usize>() as f64 / msgs.len() as f64;
+        let cycles: u64 = msgs
+            .iter()
+            .map(|m| {
+                dev.decode(&Request { msg: mi, wire: Wire::Protobuf, input: m, options: &Options::default() }, &mut Vec::new()).unwrap();
+                dev.last_cycles().unwrap()
+            })
+            .sum();
         let (d, i) = (median(dv), median(iv));
-        println!(
-            "| {} | {avg:.0} | {d:.0} | {i:.1} | {:.0}x |",
-            ty.rsplit('.').next().unwrap(),
-            d / i
-        );
+        let cycles = cycles as f64 / msgs.len() as f64;
+        println!("| {} | {avg:.0} | {cycles:.0} | {d:.0} | {i:.1} | {:.0}x |", ty.rsplit('.').next().unwrap(), d / i);
     }
     assert_eq!(dev.spawns(Wire::Protobuf), 1);
 }
