@@ -33,19 +33,24 @@ fn fnv1a(parts: &[&[u8]]) -> u64 {
     h
 }
 
+/// The cache's file `file` of a build named `kind` and a hash of `head` and the texts of
+/// the `generated` and hand-written `sources` files.
+pub(crate) fn entry(kind: &str, file: &str, head: &[&[u8]], sources: &[(&str, &str)], generated: &[(&str, &str)]) -> PathBuf {
+    let mut parts = head.to_vec();
+    parts.extend(generated.iter().chain(sources).map(|(_, text)| text.as_bytes()));
+    cache_dir().join(format!("{kind}{:016x}", fnv1a(&parts))).join(file)
+}
+
 /// Compiles the hand-written `sources` and the `generated` files (top module `tb`) with
 /// iverilog into a simulator cached under a hash of every text; returns the .vvp path.
 /// `kind` separates the cores' cache entries.
 pub(crate) fn compile_simulator(kind: &str, sources: &[(&str, &str)], generated: &[(&str, &str)]) -> Result<PathBuf, SimError> {
-    let mut parts: Vec<&[u8]> = vec![kind.as_bytes()];
-    parts.extend(generated.iter().chain(sources).map(|(_, text)| text.as_bytes()));
-    let key = fnv1a(&parts);
-    let dir = cache_dir().join(format!("{kind}{key:016x}"));
-    let vvp = dir.join("sim.vvp");
+    let vvp = entry(kind, "sim.vvp", &[kind.as_bytes()], sources, generated);
+    let dir = vvp.parent().unwrap();
     if vvp.exists() {
         return Ok(vvp);
     }
-    std::fs::create_dir_all(&dir).map_err(|e| SimError::Tool(format!("{}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir).map_err(|e| SimError::Tool(format!("{}: {e}", dir.display())))?;
     let uniq = format!("{}-{:?}", std::process::id(), std::thread::current().id()).replace(['(', ')'], "");
     let work = dir.join(format!("build-{uniq}"));
     std::fs::create_dir_all(&work).map_err(|e| SimError::Tool(format!("{}: {e}", work.display())))?;

@@ -5,7 +5,10 @@
 //! them with Icarus Verilog into a simulator cached under the system temp directory (one
 //! build per generated design and memory sizes, [`cache_dir`]), run it on one input and
 //! read the image back, or the verdict of the core's error register as a
-//! [`heapwire_engine::RejectKind`]. [`SimEngine`] puts both behind the engine door.
+//! [`heapwire_engine::RejectKind`]. [`SimEngine`] puts both behind the engine door, one
+//! Icarus process per request. [`VerilatedEngine`] is the simulated device: the cores
+//! built by Verilator, one process per core kept alive across requests, with fixed
+//! memories ([`verilated::Config`]).
 //!
 //! See `docs/hardware.md`.
 
@@ -14,11 +17,13 @@ mod engine;
 pub mod objgraph;
 pub mod protobuf;
 mod run;
+pub mod verilated;
 
 use heapwire_engine::RejectKind;
 
 pub use cache::cache_dir;
 pub use engine::SimEngine;
+pub use verilated::VerilatedEngine;
 
 /// What a core wrote: the image and the cycles from start to done.
 #[derive(Clone, Debug)]

@@ -47,6 +47,25 @@ pub fn error_kind(code: u32) -> Option<RejectKind> {
     ERRORS.get((code as usize).checked_sub(1)?).copied()
 }
 
+/// Sizes that never overflow for an `n`-byte input: at most (n-4)/4 objects, each at most
+/// the largest class (plus alignment); powers of two with floors so small inputs share one
+/// simulator build.
+pub(crate) fn params(schema: &CompiledSchema, n: usize, opts: &Options) -> Params {
+    let n_max = (n.saturating_sub(4) / 4) as u64;
+    let max_obj = schema.classes.iter().map(|c| c.size as u64 + c.align as u64).max().unwrap_or(8);
+    let ob = opts.out_width as u64 / 8;
+    let img = (n_max * max_obj).min(opts.max_image_bytes.min(u32::MAX as u64) + max_obj) + ob;
+    Params {
+        memories: Memories {
+            in_aw: log2_ceil((n as u64).div_ceil(8) + 1).max(10),
+            out_aw: log2_ceil(img.div_ceil(ob)).max(10),
+            in_width: opts.in_width,
+            out_width: opts.out_width,
+        },
+        obj_bits: log2_ceil(n_max.max(1)).max(8),
+    }
+}
+
 /// Runs the generated objgraph core on `input` (objgraph wire bytes whose object 0 is of
 /// message `root` or a subclass) in Icarus Verilog; returns the image or the verdict of
 /// its error register.
@@ -56,23 +75,10 @@ pub fn simulate(schema: &CompiledSchema, root: usize, input: &[u8], opts: &Optio
         return Err(SimError::rejected(RejectKind::NotAClass));
     };
     check_request(input, opts.in_width, opts.out_width)?;
-    // Sizes that never overflow for this input: at most (len-4)/4 objects, each at most
-    // the largest class (plus alignment); powers of two with floors so small inputs
-    // share one simulator build.
-    let n_max = (input.len().saturating_sub(4) / 4) as u64;
-    let max_obj = schema.classes.iter().map(|c| c.size as u64 + c.align as u64).max().unwrap_or(8);
+    let p = params(schema, input.len(), opts);
     let ob = opts.out_width as u64 / 8;
     let max_image = opts.max_image_bytes.min(u32::MAX as u64);
-    let img = (n_max * max_obj).min(max_image + max_obj) + ob;
-    let p = Params {
-        memories: Memories {
-            in_aw: log2_ceil((input.len() as u64).div_ceil(8) + 1).max(10),
-            out_aw: log2_ceil(img.div_ceil(ob)).max(10),
-            in_width: opts.in_width,
-            out_width: opts.out_width,
-        },
-        obj_bits: log2_ceil(n_max.max(1)).max(8),
-    };
+    let img = (1u64 << p.memories.out_aw) * ob;
     let core = generate(schema, "schema");
     let vvp = crate::cache::compile_simulator("og-", SOURCES, &[("schema_og_core.gen.v", &core), ("tb.v", &testbench(schema, &p))])?;
     let mut files = Vec::new();

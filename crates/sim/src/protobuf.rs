@@ -64,7 +64,7 @@ pub type StateHistogram = Vec<(u8, u8, u64)>;
 /// Memory sizes that can never overflow for an `n`-byte input (docs/image-layout.md "Size
 /// bound"; every message instance costs at least 2 input bytes), rounded up to powers of
 /// two with floors so that small inputs share one simulator build.
-fn params(schema: &CompiledSchema, root: usize, n: usize, opts: &Options) -> Params {
+pub(crate) fn params(schema: &CompiledSchema, root: usize, n: usize, opts: &Options) -> Params {
     let Options { max_depth, out_width, in_width, one_pass, out2_wr, .. } = *opts;
     let n = n as u64;
     let k = schema.messages.iter().map(|m| ((m.size as u64 + 7) & !7) / 2 + 8).max().unwrap_or(0).max(16);

@@ -14,11 +14,14 @@
 //! two passes, input widths 64, 128 and 32, with and without the second write port.
 
 mod common;
+#[path = "common/protobuf.rs"]
+mod protobuf;
 use common::{env_num, root, Rng};
+use protobuf::{read_delimited, schema};
 use std::path::PathBuf;
 
 use heapwire_cpu::{DecodeOptions, Decoder};
-use heapwire_engine::framing::{put_varint, Delimited};
+use heapwire_engine::framing::put_varint;
 use heapwire_schema::{CompiledSchema, LayoutOptions, PointerWidth};
 use heapwire_sim::protobuf::{simulate, Options};
 use heapwire_sim::SimError;
@@ -91,31 +94,6 @@ fn compare(s: &CompiledSchema, mi: usize, input: &[u8], base: u64, label: &str, 
         let hex: String = input.iter().map(|b| format!("{b:02x}")).collect();
         st.failures.push(format!("{label} [{} {}]: {v}\n    input ({} bytes): {hex}", s.messages[mi].full_name, base, input.len()));
     }
-}
-
-fn schema(path: &str, includes: &[&str], layout: LayoutOptions) -> Option<CompiledSchema> {
-    let r = root();
-    let inc: Vec<PathBuf> = includes.iter().map(|i| r.join(i)).collect();
-    match heapwire_schema::compile_files(&[r.join(path)], &inc, layout) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            eprintln!("skipping {path}: {e}");
-            None
-        }
-    }
-}
-
-/// The first `max` messages of a delimited stream.
-fn read_delimited(data: &[u8], max: usize) -> Vec<Vec<u8>> {
-    let mut stream = Delimited::new(data);
-    let mut out = Vec::new();
-    while out.len() < max {
-        match stream.next_frame().expect("a well-formed delimited stream") {
-            Some(m) => out.push(m.bytes.to_vec()),
-            None => break,
-        }
-    }
-    out
 }
 
 fn run_schema(s: &CompiledSchema, name: &str, seed: u64, cases: u64, st: &mut Stats) {

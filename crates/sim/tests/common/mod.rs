@@ -1,4 +1,4 @@
-//! Helpers shared by the system tests (`protobuf_system.rs`, `objgraph_system.rs`).
+//! Helpers shared by the system tests (`protobuf_system.rs`, `objgraph_system.rs`, `verilated_device.rs`).
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,265 @@
+// heapwire's persistent simulated device: the generated core (Verilator's C++ model,
+// class Vcore) with its input and output memories, serving requests from stdin and
+// answering on stdout until stdin closes. Built by crates/sim/src/verilated.rs, which
+// defines the core (HW_PB: heapwire_core, HW_OG: heapwire_og_core) and the memories:
+// IW and OW (word widths in bits), IN_BYTES and OUT_BYTES (sizes, powers of two),
+// NREGS (per-type header registers: messages for HW_PB, classes for HW_OG).
+//
+// The memories behave as heapwire_emit::testbench's Icarus testbench serves them: reads
+// with one cycle of latency, read-first; byte-enabled writes (HW_PB) or whole words
+// (HW_OG); the input memory zero past the input, the output memory 0xA5 wherever the core
+// has not written (restored after every request, so each request sees what a fresh
+// testbench would); the protobuf core's second write port never beside a read nor on the
+// word the first port writes. The registers are written through the core's register port
+// before start, only those that changed.
+//
+// Framing (all integers little-endian):
+//   request:  u32 magic 'HWRQ' | u32 root | u64 base | u64 max_image | u64 max_cycles |
+//             u32 in_len | u32 nregs (0: unchanged, else NREGS) | nregs x u64 | in_len bytes
+//   response: u32 magic 'HWRS' | u32 status | u32 err_code | u32 err_offset |
+//             u32 image_size | u32 reserved | u64 cycles | image bytes (status 0, err_code 0)
+//   status: 0 done; 1 no done within max_cycles (core reset); 2 input longer than the
+//           input memory (not run); 3 output-port misuse by the core (core reset).
+// A malformed request ends the process (exit 3): the host restarts it.
+
+#include "Vcore.h"
+#include "verilated.h"
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+#include <vector>
+
+#if defined(HW_PB) == defined(HW_OG)
+#error "define exactly one of HW_PB and HW_OG"
+#endif
+
+static const uint32_t OB = OW / 8;  // output word bytes
+static const uint32_t IB = IW / 8;  // input word bytes
+
+// ---- ports of any width as bytes (Verilator: IData/QData up to 64 bits, VlWide above)
+static inline void load(CData& d, const uint8_t* p) { d = p[0]; }
+static inline void load(SData& d, const uint8_t* p) { memcpy(&d, p, 2); }
+static inline void load(IData& d, const uint8_t* p) { memcpy(&d, p, 4); }
+static inline void load(QData& d, const uint8_t* p) { memcpy(&d, p, 8); }
+template <std::size_t N> static inline void load(VlWide<N>& d, const uint8_t* p) {
+    for (std::size_t i = 0; i < N; i++) memcpy(&d[i], p + 4 * i, 4);
+}
+static inline void store(const IData& d, uint8_t* p) { memcpy(p, &d, 4); }
+static inline void store(const QData& d, uint8_t* p) { memcpy(p, &d, 8); }
+template <std::size_t N> static inline void store(const VlWide<N>& d, uint8_t* p) {
+    for (std::size_t i = 0; i < N; i++) memcpy(p + 4 * i, &d[i], 4);
+}
+
+static Vcore* top;
+static uint8_t* imem;        // IN_BYTES
+static uint8_t* omem;        // OUT_BYTES
+static uint64_t out_hi;      // one past the highest output byte written since the last restore
+static bool conflict;        // HW_PB: second write port misused in this request
+
+// One output-memory write of one word, byte-enabled.
+static inline void write_word(uint64_t waddr, const uint8_t* data, uint64_t be) {
+    uint64_t a = (waddr * OB) & (OUT_BYTES - 1);
+    for (uint32_t b = 0; b < OB; b++)
+        if ((be >> b) & 1) omem[a + b] = data[b];
+    if (a + OB > out_hi) out_hi = a + OB;
+}
+
+// The input memory's word at core address a (IW-bit words; the memory wraps).
+static inline const uint8_t* in_word(uint64_t a) { return imem + ((a * IB) & (IN_BYTES - 1)); }
+
+// One clock cycle: the ports sampled before the rising edge, the edge, then the memories
+// (reads first: a read sees the word as it was before this edge's writes).
+static void cycle() {
+    uint8_t w1[32], w2[32];
+#ifdef HW_PB
+    const bool ire = top->in_rd_en;
+    const uint64_t ia = top->in_addr;
+    const bool ore = top->out_rd_en;
+    const uint64_t ora = top->out_rd_addr;
+    const bool we1 = top->out_wr_en, we2 = top->out2_wr_en;
+    const uint64_t wa1 = top->out_wr_addr, wa2 = top->out2_wr_addr;
+    const uint64_t be1 = top->out_wr_be, be2 = top->out2_wr_be;
+    if (we1) store(top->out_wr_data, w1);
+    if (we2) store(top->out2_wr_data, w2);
+    if (we2 && (ore || (we1 && wa1 == wa2))) conflict = true;
+#else
+    const bool ire = top->in_rd_en, ire2 = top->in2_rd_en;
+    const uint64_t ia = top->in_addr, ia2 = top->in2_addr;
+    const bool we1 = top->out_wr_en;
+    const uint64_t wa1 = top->out_wr_addr;
+    if (we1) store(top->out_wr_data, w1);
+#endif
+    top->clk = 1;
+    top->eval();
+    if (ire) load(top->in_rd_data, in_word(ia));
+#ifdef HW_PB
+    if (ore) load(top->out_rd_data, omem + ((ora * OB) & (OUT_BYTES - 1)));
+    if (we1) write_word(wa1, w1, be1);
+    if (we2) write_word(wa2, w2, be2);
+#else
+    if (ire2) load(top->in2_rd_data, in_word(ia2));
+    if (we1) write_word(wa1, w1, ~0ull);
+#endif
+    top->clk = 0;
+    top->eval();
+}
+
+static std::vector<uint64_t> regs;  // what the registers hold (as last written), NREGS or empty
+
+static void write_regs(const std::vector<uint64_t>& want, bool all) {
+    for (std::size_t i = 0; i < want.size(); i++) {
+        if (!all && i < regs.size() && regs[i] == want[i]) continue;
+#ifdef HW_PB
+        top->type_wr_en = 1; top->type_wr_idx = i; top->type_wr_data = want[i];
+#else
+        top->hdr_wr_en = 1; top->hdr_wr_idx = i; top->hdr_wr_data = want[i];
+#endif
+        cycle();
+    }
+#ifdef HW_PB
+    top->type_wr_en = 0;
+#else
+    top->hdr_wr_en = 0;
+#endif
+    regs = want;
+}
+
+// Reset as the testbench does (3 cycles, then one idle cycle); the registers the objgraph
+// core resets are written again.
+static void reset() {
+    top->rst = 1;
+    for (int i = 0; i < 3; i++) cycle();
+    top->rst = 0;
+    cycle();
+    if (!regs.empty()) write_regs(regs, true);
+}
+
+// All n bytes read from stdin (to_host false) or written to stdout, across signals.
+static bool full(bool to_host, void* buf, std::size_t n) {
+    uint8_t* p = static_cast<uint8_t*>(buf);
+    while (n > 0) {
+        ssize_t r = to_host ? write(1, p, n) : read(0, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        p += r;
+        n -= (std::size_t)r;
+    }
+    return true;
+}
+static bool read_full(void* buf, std::size_t n) { return full(false, buf, n); }
+static bool write_full(const void* buf, std::size_t n) { return full(true, const_cast<void*>(buf), n); }
+
+template <typename T> static T get(const uint8_t*& p) {
+    T v;
+    memcpy(&v, p, sizeof v);
+    p += sizeof v;
+    return v;
+}
+
+template <typename T> static void put(std::vector<uint8_t>& out, T v) {
+    const uint8_t* b = reinterpret_cast<const uint8_t*>(&v);
+    out.insert(out.end(), b, b + sizeof v);
+}
+
+int main(int argc, char** argv) {
+    Verilated::commandArgs(argc, argv);
+    imem = static_cast<uint8_t*>(calloc(IN_BYTES + 64, 1));
+    omem = static_cast<uint8_t*>(malloc(OUT_BYTES));
+    if (!imem || !omem) {
+        fprintf(stderr, "vsim: cannot allocate the memories (%llu + %llu bytes)\n", (unsigned long long)IN_BYTES,
+                (unsigned long long)OUT_BYTES);
+        return 4;
+    }
+    memset(omem, 0xA5, OUT_BYTES);
+    top = new Vcore;
+    top->clk = 0;
+    top->rst = 1;
+    top->start = 0;
+    top->eval();
+    if (Verilated::gotFinish()) {
+        fprintf(stderr, "vsim: the core stopped at elaboration (bad parameters)\n");
+        return 4;
+    }
+    reset();
+
+    std::vector<uint8_t> out;
+    std::vector<uint64_t> want;
+    for (;;) {
+        uint8_t hdr[40];
+        if (!read_full(hdr, 4)) break;  // stdin closed: done
+        if (!read_full(hdr + 4, sizeof hdr - 4)) return 3;
+        const uint8_t* p = hdr;
+        const uint32_t magic = get<uint32_t>(p), root = get<uint32_t>(p);
+        const uint64_t base = get<uint64_t>(p), max_image = get<uint64_t>(p), max_cycles = get<uint64_t>(p);
+        const uint32_t in_len = get<uint32_t>(p), nregs = get<uint32_t>(p);
+        if (magic != 0x51525748u || (nregs != 0 && nregs != NREGS)) {
+            fprintf(stderr, "vsim: malformed request (magic %08x, %u registers)\n", magic, nregs);
+            return 3;
+        }
+        if (nregs) {
+            want.resize(nregs);
+            if (!read_full(want.data(), 8ull * nregs)) return 3;
+        }
+        uint32_t status = 0;
+        if (in_len > IN_BYTES) {
+            // refused: the bytes are read and dropped, the core does not run
+            status = 2;
+            uint8_t sink[4096];
+            for (uint64_t left = in_len; left > 0;) {
+                std::size_t n = left < sizeof sink ? (std::size_t)left : sizeof sink;
+                if (!read_full(sink, n)) return 3;
+                left -= n;
+            }
+        } else if (!read_full(imem, in_len)) {
+            return 3;
+        }
+        out.clear();
+        put<uint32_t>(out, 0x53525748u);  // 'HWRS'
+        if (status == 0) {
+            if (nregs) write_regs(want, false);
+            top->in_len = in_len;
+            top->base = base;
+#ifdef HW_PB
+            top->root_msg = root;
+            (void)max_image;
+#else
+            top->root_cls = root;
+            top->max_image = max_image;
+#endif
+            conflict = false;
+            top->start = 1;
+            cycle();
+            top->start = 0;
+            cycle();
+            for (uint64_t n = 0; !top->done && n < max_cycles && !conflict; n++) cycle();
+            for (int i = 0; i < 3; i++) cycle();
+            if (conflict) status = 3;
+            else if (!top->done) status = 1;
+        }
+        const uint32_t err = top->err_code, off = top->err_offset;
+        uint32_t size = top->image_size;
+        const uint64_t cycles = top->cycles;
+        if (status == 0 && err == 0 && size > OUT_BYTES) status = 3;  // cannot happen: the core checks
+        const bool image = status == 0 && err == 0;
+        put<uint32_t>(out, status);
+        put<uint32_t>(out, status == 2 ? 0 : err);
+        put<uint32_t>(out, status == 2 ? 0 : off);
+        put<uint32_t>(out, image ? size : 0);
+        put<uint32_t>(out, 0);
+        put<uint64_t>(out, status == 2 ? 0 : cycles);
+        if (image) out.insert(out.end(), omem, omem + size);
+        if (!write_full(out.data(), out.size())) return 0;  // the host went away
+        if (status == 1 || status == 3) reset();
+        // what a fresh testbench would hold: zeros past the input, 0xA5 in the output memory
+        if (status != 2) memset(imem, 0, in_len);
+        memset(omem, 0xA5, out_hi < OUT_BYTES ? out_hi : OUT_BYTES);
+        out_hi = 0;
+    }
+    top->final();
+    delete top;
+    return 0;
+}
