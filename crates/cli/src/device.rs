@@ -8,21 +8,13 @@ use std::time::Duration;
 
 use heapwire_device::host::{DeviceHandle, JobError, OpenOptions, Schema, SlotInfo};
 use heapwire_device::link::{self, Faults, Key, ServerConfig, Transport};
-use heapwire_device::model::{Config, CpuFactory, Device, EngineFactory};
+use heapwire_device::model::{factory, Config, Device};
 use heapwire_device::regs::{self, Caps};
 use heapwire_device::serve::DeviceService;
 use heapwire_engine::{Options, Request};
 
 use crate::commands::{for_each_message, write_out, Job};
 use crate::Failure;
-
-/// The engine behind a device made here.
-pub fn factory(engine: &str) -> Result<Box<dyn EngineFactory>, String> {
-    match engine {
-        "cpu" => Ok(Box::new(CpuFactory)),
-        e => Err(format!("engine '{e}' (cpu)")),
-    }
-}
 
 pub fn key(path: Option<&Path>) -> Result<Option<Key>, Failure> {
     path.map(|p| Key::from_file(p).map_err(|e| Failure::Usage(format!("--key-file {}: {e}", p.display())))).transpose()
@@ -40,7 +32,7 @@ pub struct Serve<'a> {
 
 /// Serves a device until the process is stopped.
 pub fn serve(a: Serve) -> Result<(), Failure> {
-    let f = factory(a.engine).map_err(Failure::Usage)?;
+    let f = factory(a.engine, &a.config).map_err(Failure::Usage)?;
     let svc = Arc::new(DeviceService::new(Device::new(a.config.clone(), f)));
     let listen = heapwire_device::resolve(a.listen).map_err(|e| Failure::Usage(format!("--listen {e}")))?;
     let cfg = ServerConfig { listen, key: a.key, faults: a.faults.unwrap_or_default(), ..ServerConfig::default() };
@@ -110,7 +102,7 @@ fn usage(e: heapwire_device::host::HostError) -> Failure {
 }
 
 fn open(uri: &str, opts: &OpenOptions) -> Result<DeviceHandle, Failure> {
-    DeviceHandle::open(uri, opts, factory).map_err(usage)
+    DeviceHandle::open(uri, opts).map_err(usage)
 }
 
 /// `submit`: each message to the device, up to `opts.inflight` in flight; the images (or

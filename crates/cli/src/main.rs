@@ -144,7 +144,8 @@ enum DeviceCmd {
         listen: String,
         #[arg(long, value_enum, default_value = "udp")]
         transport: TransportArg,
-        /// The engine behind the device.
+        /// The engine behind the device: cpu, or sim (the generated Verilog cores,
+        /// Verilator-built; memory sizes must be powers of two).
         #[arg(long, default_value = "cpu")]
         engine: String,
         /// Slots, each holding one installed schema.

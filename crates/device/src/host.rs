@@ -13,7 +13,7 @@ use heapwire_engine::{Rejection, RejectKind, Wire};
 use heapwire_schema::{table_file, CompiledSchema};
 
 use crate::link::ClientConfig;
-use crate::model::{Config, CpuFactory, Device, DeviceError, EngineFactory, Go, Outcome};
+use crate::model::{factory, Config, Device, DeviceError, Go, Outcome};
 use crate::proto::{Op, Reply};
 use crate::regs::{self, Header};
 use crate::serve::DeviceService;
@@ -121,17 +121,6 @@ impl Default for OpenOptions {
     }
 }
 
-/// The engine for a device of this process (`inproc:cpu`, `inproc:sim`); `sim` is
-/// registered by the command line (this crate does not depend on the simulator).
-pub type FactoryFn = fn(&str) -> Result<Box<dyn EngineFactory>, String>;
-
-/// `cpu` only.
-pub fn cpu_factory(engine: &str) -> Result<Box<dyn EngineFactory>, String> {
-    match engine {
-        "cpu" => Ok(Box::new(CpuFactory)),
-        e => Err(format!("engine '{e}' is not available here (cpu)")),
-    }
-}
 
 /// A parsed device URI.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -266,10 +255,10 @@ pub struct DeviceHandle {
 
 impl DeviceHandle {
     /// CreateDevice: opens `uri` and reads the header block.
-    pub fn open(uri: &str, opts: &OpenOptions, factory: FactoryFn) -> Result<DeviceHandle, HostError> {
+    pub fn open(uri: &str, opts: &OpenOptions) -> Result<DeviceHandle, HostError> {
         let (conn, inproc): (Box<dyn Conn>, _) = match uri.parse::<Uri>()? {
             Uri::InProc { engine, config } => {
-                let f = factory(&engine).map_err(HostError::Uri)?;
+                let f = factory(&engine, &config).map_err(HostError::Uri)?;
                 let svc = Arc::new(DeviceService::new(Device::new(config, f)));
                 (Box::new(InProc { svc: svc.clone(), replies: VecDeque::new() }), Some(svc))
             }

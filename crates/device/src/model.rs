@@ -32,6 +32,56 @@ impl EngineFactory for CpuFactory {
     }
 }
 
+/// The generated Verilog cores behind a device: per slot, Verilator-built simulators of
+/// the schema's protobuf core (and objgraph core, when it has classes), each one process
+/// alive across requests (`heapwire_sim::VerilatedEngine`), their memories the device's.
+pub struct SimFactory {
+    config: heapwire_sim::verilated::Config,
+}
+
+impl SimFactory {
+    /// A factory for a device of `dev`'s memory sizes (powers of two: the cores' address
+    /// widths).
+    pub fn new(dev: &Config) -> Result<SimFactory, String> {
+        let config = heapwire_sim::verilated::Config {
+            in_bytes: dev.in_bytes as u64,
+            out_bytes: dev.out_bytes as u64,
+            ..Default::default()
+        };
+        config.validate().map_err(|e| format!("the sim engine's memories: {e}"))?;
+        Ok(SimFactory { config })
+    }
+}
+
+impl EngineFactory for SimFactory {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Sim
+    }
+    /// Builds (or finds in the build cache) and starts the simulators now, so that the
+    /// install, not the first request, waits for Verilator.
+    fn make(&self, schema: Arc<CompiledSchema>) -> Result<Box<dyn Engine + Send>, String> {
+        let mut e = heapwire_sim::VerilatedEngine::new(schema.clone(), self.config.clone()).map_err(|e| e.to_string())?;
+        let wires = [Wire::Protobuf].into_iter().chain((!schema.classes.is_empty()).then_some(Wire::Objgraph));
+        for w in wires {
+            // a schema a core does not support is refused per request, by `check`
+            match e.start(w) {
+                Ok(()) | Err(heapwire_sim::SimError::Unsupported(_)) => {}
+                Err(err) => return Err(err.to_string()),
+            }
+        }
+        Ok(Box::new(e))
+    }
+}
+
+/// The engine named `engine` (`cpu` or `sim`) for a device of `config`.
+pub fn factory(engine: &str, config: &Config) -> Result<Box<dyn EngineFactory>, String> {
+    match engine {
+        "cpu" => Ok(Box::new(CpuFactory)),
+        "sim" => Ok(Box::new(SimFactory::new(config)?)),
+        e => Err(format!("engine '{e}' (cpu or sim)")),
+    }
+}
+
 /// A device's fixed resources.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use heapwire_cpu::CpuEngine;
-use heapwire_device::host::{cpu_factory, DeviceHandle, Image, Job, JobError, OpenOptions, Schema};
+use heapwire_device::host::{DeviceHandle, Image, Job, JobError, OpenOptions, Schema};
 use heapwire_device::link::{self, Faults, ServerConfig, Transport};
 use heapwire_device::model::{Config, CpuFactory, Device};
 use heapwire_device::regs;
@@ -135,7 +135,7 @@ fn stream(dev: &mut DeviceHandle, cases: &[Case], order: impl Iterator<Item = us
 #[test]
 fn in_process_device_gives_local_decode_results() {
     let cases = corpus(600, 64 << 10, 1);
-    let mut dev = DeviceHandle::open("inproc:cpu?slots=2", &OpenOptions::default(), cpu_factory).unwrap();
+    let mut dev = DeviceHandle::open("inproc:cpu?slots=2", &OpenOptions::default()).unwrap();
     let h = dev.header().clone();
     assert_eq!((h.slots, h.engine, h.version), (2, regs::EngineKind::Cpu as u32, regs::VERSION));
     assert!(h.caps & regs::Caps::WRITE_GO != 0 && h.in_bytes > 0 && h.out_bytes > 0);
@@ -157,7 +157,7 @@ fn in_process_device_gives_local_decode_results() {
 #[test]
 fn one_slot_is_reloaded_between_schemas_and_requests_stay_in_order() {
     let cases = corpus(240, 0, 2);
-    let mut dev = DeviceHandle::open("inproc:cpu?slots=1", &OpenOptions { inflight: 4, ..Default::default() }, cpu_factory).unwrap();
+    let mut dev = DeviceHandle::open("inproc:cpu?slots=1", &OpenOptions { inflight: 4, ..Default::default() }).unwrap();
     // schemas alternate in the input; the scheduler batches a turn per schema
     let n = stream(&mut dev, &cases, 0..cases.len(), "one slot");
     assert_eq!(n, cases.len());
@@ -170,7 +170,7 @@ fn one_slot_is_reloaded_between_schemas_and_requests_stay_in_order() {
 #[test]
 fn the_register_path_gives_what_write_and_go_gives() {
     let cases = corpus(60, 0, 3);
-    let mut dev = DeviceHandle::open("inproc:cpu?slots=2", &OpenOptions::default(), cpu_factory).unwrap();
+    let mut dev = DeviceHandle::open("inproc:cpu?slots=2", &OpenOptions::default()).unwrap();
     dev.install(0, &unit()).unwrap();
     dev.install(1, &expr()).unwrap();
     for (i, c) in cases.iter().enumerate() {
@@ -187,7 +187,7 @@ fn the_register_path_gives_what_write_and_go_gives() {
 
 #[test]
 fn bad_requests_get_clear_errors() {
-    let mut dev = DeviceHandle::open("inproc:cpu?slots=1&in=4k&out=64k", &OpenOptions::default(), cpu_factory).unwrap();
+    let mut dev = DeviceHandle::open("inproc:cpu?slots=1&in=4k&out=64k", &OpenOptions::default()).unwrap();
     let u = unit();
     let node = u.compiled.message_index("unit.Node").unwrap() as u32;
     // larger than the input memory: refused, nothing sent
@@ -210,7 +210,7 @@ fn bad_requests_get_clear_errors() {
     let r = dev.run_by_registers(0, 999, Wire::Protobuf, 0, &m).unwrap();
     assert!(matches!(r, Err(JobError::Device { code: 68, .. })), "{r:?}");
     // an empty slot, a missing slot
-    let mut dev2 = DeviceHandle::open("inproc:cpu?slots=2", &OpenOptions::default(), cpu_factory).unwrap();
+    let mut dev2 = DeviceHandle::open("inproc:cpu?slots=2", &OpenOptions::default()).unwrap();
     let r = dev2.run_by_registers(1, 0, Wire::Protobuf, 0, &m).unwrap();
     assert!(matches!(r, Err(JobError::Device { code: 67, .. })), "{r:?}");
     let e = dev2.install(7, &u).unwrap_err().to_string();
@@ -221,7 +221,7 @@ fn bad_requests_get_clear_errors() {
     assert!(matches!(r, Err(JobError::Rejected(ref x)) if x.kind == heapwire_engine::RejectKind::BadBase), "ticket {t}: {r:?}");
     // URIs
     for (uri, want) in [("inproc:cpu?slots=0", "at least one slot"), ("inproc:cpu?x=1", "unknown option 'x'"), ("ftp://x", "udp://HOST:PORT"), ("inproc:gpu", "engine 'gpu'")] {
-        let e = DeviceHandle::open(uri, &OpenOptions::default(), cpu_factory).err().expect(uri).to_string();
+        let e = DeviceHandle::open(uri, &OpenOptions::default()).err().expect(uri).to_string();
         assert!(e.contains(want), "{uri}: {e}");
     }
 }
@@ -233,7 +233,7 @@ fn type_registers_set_the_header_words() {
     let node = s.compiled.message_index("unit.Node").unwrap();
     let words: Vec<u64> = (0..s.compiled.messages.len() as u64).map(|i| 0xABCD_0000_0000 + i * 16).collect();
     let mut r = Rng::new(9);
-    let mut dev = DeviceHandle::open("inproc:cpu?slots=1", &OpenOptions::default(), cpu_factory).unwrap();
+    let mut dev = DeviceHandle::open("inproc:cpu?slots=1", &OpenOptions::default()).unwrap();
     dev.set_type_words(&s, &words).unwrap();
     for k in 0..20 {
         let mut m = Vec::new();
@@ -280,7 +280,7 @@ fn udp_device_through_faults_answers_every_request_once_in_order() {
     let (srv, svc) = server(Transport::Udp, faults(11), None);
     let uri = format!("udp://{}", srv.local_addr());
     let opts = OpenOptions { inflight: 32, timeout: Duration::from_secs(60), rto: Duration::from_millis(3), ..Default::default() };
-    let mut dev = DeviceHandle::open(&uri, &opts, cpu_factory).unwrap();
+    let mut dev = DeviceHandle::open(&uri, &opts).unwrap();
     let big = [cases.len() - 2, cases.len() - 1];
     // the small cases round and round, the two 1 MiB ones now and then
     let order = (0..total).map(|k| if k % 20_000 == 19_999 { big[(k / 20_000) % 2] } else { k % (cases.len() - 2) });
@@ -298,7 +298,7 @@ fn udp_device_through_faults_answers_every_request_once_in_order() {
 fn tcp_device_gives_local_decode_results() {
     let cases = corpus(300, 1 << 20, 5);
     let (srv, _svc) = server(Transport::Tcp, Faults::default(), None);
-    let mut dev = DeviceHandle::open(&format!("tcp://{}", srv.local_addr()), &OpenOptions::default(), cpu_factory).unwrap();
+    let mut dev = DeviceHandle::open(&format!("tcp://{}", srv.local_addr()), &OpenOptions::default()).unwrap();
     assert_eq!(stream(&mut dev, &cases, 0..cases.len(), "tcp"), cases.len());
     srv.stop();
 }
@@ -308,7 +308,7 @@ fn a_restarted_device_loses_its_slots_and_the_host_reloads_them() {
     let cases = corpus(200, 0, 6);
     let (srv, _) = server(Transport::Udp, Faults::default(), None);
     let addr = srv.local_addr();
-    let mut dev = DeviceHandle::open(&format!("udp://{addr}"), &OpenOptions { timeout: Duration::from_secs(20), ..Default::default() }, cpu_factory).unwrap();
+    let mut dev = DeviceHandle::open(&format!("udp://{addr}"), &OpenOptions { timeout: Duration::from_secs(20), ..Default::default() }).unwrap();
     let mut answered = 0;
     let mut srv = Some(srv);
     for (k, c) in cases.iter().enumerate() {
@@ -331,4 +331,68 @@ fn a_restarted_device_loses_its_slots_and_the_host_reloads_them() {
     }
     assert_eq!(answered, cases.len());
     assert!(dev.reloads().len() >= 3, "the slots were reloaded after the restart: {:?}", dev.reloads());
+}
+
+#[test]
+fn sim_and_cpu_devices_give_identical_results() {
+    if std::process::Command::new("verilator").arg("--version").output().is_err() {
+        eprintln!("skipped: verilator is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    // the memories of crates/sim's device tests: their simulator builds are reused
+    let social = Arc::new(Schema::new("social", load("bench/schemas/social.proto", LayoutOptions::default())));
+    let x = expr();
+    let tree = x.compiled.message_index("expr.Node").unwrap() as u32;
+    let mut r = Rng::new(12);
+    let mut jobs = Vec::new();
+    for k in 0..300 {
+        let base = [0u64, 8, 0x1000, 0x7f00_0000_0000][k % 4];
+        if k % 4 == 3 {
+            let mut w = scaled_tree::wire(1 + r.below(60) as usize);
+            if k % 8 == 7 {
+                let i = r.below(w.len() as u64) as usize;
+                w[i] ^= 1 << r.below(8);
+            }
+            jobs.push(Job { schema: x.clone(), msg: tree, wire: Wire::Objgraph, base, max_depth: 100, input: w });
+        } else {
+            let msgs: Vec<usize> = (0..social.compiled.messages.len()).filter(|&m| !social.compiled.messages[m].is_map_entry()).collect();
+            let msg = msgs[r.below(msgs.len() as u64) as usize];
+            let mut m = Vec::new();
+            let mut budget = 60;
+            protobuf_gen::message(&mut r, &social.compiled, msg, 0, &mut budget, &mut m);
+            if k % 3 == 1 {
+                m = protobuf_gen::mutate(&mut r, &m);
+            }
+            jobs.push(Job { schema: social.clone(), msg: msg as u32, wire: Wire::Protobuf, base, max_depth: 100, input: m });
+        }
+    }
+    let run = |uri: &str| -> Vec<Result<Image, JobError>> {
+        let mut dev = DeviceHandle::open(uri, &OpenOptions { timeout: Duration::from_secs(600), ..Default::default() }).unwrap();
+        let mut out = Vec::new();
+        for j in &jobs {
+            let (schema, input) = (j.schema.clone(), j.input.clone());
+            dev.submit(Job { schema, input, msg: j.msg, wire: j.wire, base: j.base, max_depth: j.max_depth }).unwrap();
+            if dev.outstanding() > 8 {
+                out.push(dev.next().unwrap().1);
+            }
+        }
+        while dev.outstanding() > 0 {
+            out.push(dev.next().unwrap().1);
+        }
+        out
+    };
+    let sim = run("inproc:sim?slots=2&in=64k&out=128k");
+    let cpu = run("inproc:cpu?slots=2&in=64k&out=128k");
+    let mut rejected = 0;
+    for (k, (s, c)) in sim.into_iter().zip(cpu).enumerate() {
+        match (s, c) {
+            (Ok(s), Ok(c)) => assert!(s.bytes == c.bytes, "case {k}: images differ"),
+            (Err(s), Err(c)) => {
+                assert_eq!(s, c, "case {k}");
+                rejected += 1;
+            }
+            (s, c) => panic!("case {k}: sim {:?}, cpu {:?}", s.map(|i| i.bytes.len()), c.map(|i| i.bytes.len())),
+        }
+    }
+    assert!(rejected > 10 && rejected < 200, "{rejected} of 300 rejected");
 }

@@ -74,7 +74,7 @@ impl Default for Config {
 }
 
 impl Config {
-    fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), String> {
         let pow2 = |v: u64, lo: u64, hi: u64| v.is_power_of_two() && (lo..=hi).contains(&v);
         if !pow2(self.in_bytes, 1 << 10, 1 << 30) {
             return Err(format!("input memory of {} bytes (a power of two, 1 KiB to 1 GiB)", self.in_bytes));
