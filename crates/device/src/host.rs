@@ -268,7 +268,8 @@ impl DeviceHandle {
                 let sa = crate::resolve(&addr).map_err(HostError::Uri)?;
                 let cfg = ClientConfig {
                     key: opts.key.clone(),
-                    max_inflight: opts.inflight.max(1),
+                    // the window of requests, and one register or table message beside them
+                    max_inflight: opts.inflight.max(1) + 1,
                     timeout: opts.timeout,
                     rto: opts.rto,
                     ..ClientConfig::default()

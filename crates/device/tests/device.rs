@@ -396,3 +396,24 @@ fn sim_and_cpu_devices_give_identical_results() {
     }
     assert!(rejected > 10 && rejected < 200, "{rejected} of 300 rejected");
 }
+
+#[test]
+fn register_reads_beside_a_full_window_do_not_wait_for_it() {
+    let cases = corpus(20, 0, 7);
+    let (srv, _) = server(Transport::Udp, Faults::default(), None);
+    let opts = OpenOptions { inflight: 4, ..Default::default() };
+    let mut dev = DeviceHandle::open(&format!("udp://{}", srv.local_addr()), &opts).unwrap();
+    for c in cases.iter().take(4) {
+        dev.submit(job(c)).unwrap();
+    }
+    assert_eq!(dev.outstanding(), 4);
+    // a register read and a type-register write with the window full
+    let n = dev.counters().unwrap();
+    assert_eq!(n[0].0, "requests");
+    dev.set_type_words(&cases[0].schema, &[]).unwrap();
+    for c in cases.iter().take(4) {
+        let (t, r) = dev.next().unwrap();
+        check(&format!("case {t}"), c, r);
+    }
+    srv.stop();
+}
