@@ -381,6 +381,9 @@ pub unsafe extern "C" fn hw_device_read_regs(dev: *mut HwDevice, addr: u32, valu
         if !values.is_aligned() {
             return Err(Fail::arg("values is misaligned"));
         }
+        if count == 0 {
+            return Ok(());
+        }
         let bytes = output(values as *mut u8, count.saturating_mul(4), "values", &[])?;
         let values = std::slice::from_raw_parts_mut(bytes.as_mut_ptr() as *mut u32, count);
         let max = heapwire_device::proto::MAX_REGS;
@@ -401,6 +404,9 @@ pub unsafe extern "C" fn hw_device_write_regs(dev: *mut HwDevice, addr: u32, val
     dev_call(dev, std::ptr::null_mut(), |d| {
         if !values.is_aligned() {
             return Err(Fail::arg("values is misaligned"));
+        }
+        if count == 0 {
+            return Ok(());
         }
         let bytes = crate::input(values as *const u8, count.saturating_mul(4), "values")?;
         let values = std::slice::from_raw_parts(bytes.as_ptr() as *const u32, count);
@@ -433,7 +439,9 @@ pub unsafe extern "C" fn hw_device_install(dev: *mut HwDevice, slot: u32, s: *co
 /// Transmit: queues a request (message type `msg_type` of `s` from `len` bytes at
 /// `input` on `wire`, its image laid out for address `base`) and sets `*ticket`. Sent at
 /// once while fewer than the window are in flight; a schema that no slot holds is
-/// installed first (into the least recently used free slot).
+/// installed first (into the least recently used free slot). The wire, the type and, for
+/// object graphs, that it is a class are checked here, as `hw_decode` checks them
+/// (`HW_BAD_ARGUMENT`, `HW_BAD_TYPE`, `HW_NOT_A_CLASS`; nothing is queued).
 ///
 /// # Safety
 /// `dev` and `s` are NULL or live handles; `input` has `len` readable bytes; `ticket`
@@ -455,7 +463,8 @@ pub unsafe extern "C" fn hw_device_submit(
     }
     dev_call(dev, err, |d| {
         let h = schema_arg(s)?;
-        let (wire, msg) = crate::wire_of(wire).and_then(|w| Ok((w, h.msg(msg_type)?)))?;
+        // as hw_decode: the wire, the type and (object graphs) its class checked here
+        let (wire, msg) = h.request(wire, msg_type)?;
         let input = crate::input(input, len, "input")?.to_vec();
         let schema = d.schema(h, None)?;
         let job = Job { schema, msg: msg as u32, wire, base, max_depth: h.options.max_depth, input };
