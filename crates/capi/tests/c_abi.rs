@@ -4,7 +4,7 @@
 //! both wires, and checks the protobuf image byte for byte against the one the Rust
 //! engine writes here, rejections (code, offset, text), too-small buffers (`needed`) and
 //! bad arguments; then the device calls (`hw_device_*`) against `inproc:cpu` and against
-//! a device this test serves over UDP, each result checked against `hw_decode`.
+//! devices this test serves over UDP and TCP, each result checked against `hw_decode`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -74,20 +74,19 @@ fn run_c_test(dir: &Path) -> std::process::Output {
         .unwrap_or_else(|e| panic!("{cc}: {e}"));
     assert!(out.status.success(), "{cc} failed:\n{}", String::from_utf8_lossy(&out.stderr));
     // the device part against a device in process and one over UDP, started here
-    let (srv, _svc) = udp_device();
-    let udp = format!("udp://{}", srv.local_addr());
-    let run = Command::new(&exe).arg(&unit).arg(repo().join("examples/expression_tree/expr.proto")).arg(dir).args(["inproc:cpu", &udp]).output().unwrap();
-    srv.stop();
+    let (udp, tcp) = (served(Transport::Udp), served(Transport::Tcp));
+    let uris = ["inproc:cpu".to_string(), format!("udp://{}", udp.local_addr()), format!("tcp://{}", tcp.local_addr())];
+    let run = Command::new(&exe).arg(&unit).arg(repo().join("examples/expression_tree/expr.proto")).arg(dir).args(&uris).output().unwrap();
+    udp.stop();
+    tcp.stop();
     run
 }
 
-/// A device (cpu engine, 2 slots) served over UDP on loopback.
-fn udp_device() -> (link::Server, Arc<DeviceService>) {
+/// A device (cpu engine, 2 slots) served on loopback.
+fn served(transport: Transport) -> link::Server {
     let svc = Arc::new(DeviceService::new(Device::new(Config { slots: 2, ..Config::default() }, Box::new(CpuFactory))));
-    let s2 = svc.clone();
     let cfg = ServerConfig { rto: Duration::from_millis(5), max_rto: Duration::from_millis(200), ..ServerConfig::default() };
-    let srv = link::serve(Transport::Udp, cfg, Arc::new(move |m: &[u8]| s2.handle(m))).expect("serve");
-    (srv, svc)
+    link::serve(transport, cfg, Arc::new(move |m: &[u8]| svc.handle(m))).expect("serve")
 }
 
 #[test]
@@ -100,6 +99,6 @@ fn c_program_exercises_the_abi() {
     let last = stdout.lines().last().unwrap_or("");
     assert!(last.starts_with("test_capi: all ") && last.ends_with(" checks passed"), "{stdout}");
     let n: usize = last.split_whitespace().nth(2).unwrap().parse().unwrap();
-    assert!(n >= 400, "only {n} checks ran:\n{stdout}");
+    assert!(n >= 500, "only {n} checks ran:\n{stdout}");
     std::fs::remove_dir_all(&dir).ok();
 }

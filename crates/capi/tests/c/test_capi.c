@@ -7,7 +7,7 @@
  *           node.img (its image at base 0x10000, written by the Rust engine directly)
  *           and unit.hwsc (the table file); unit.gen.h (the generated C header) is on
  *           the include path.
- *   argv[4...] device URIs (inproc:cpu, and udp:// of a device the Rust test started):
+ *   argv[4...] device URIs (inproc:cpu, and udp:// and tcp:// of devices the Rust test serves):
  *           the hw_device_* calls against each, every result checked against hw_decode.
  * Prints one line per failed check and exits 1 if any failed. */
 #include <stdalign.h>
