@@ -371,6 +371,22 @@ pub unsafe extern "C" fn hw_device_slot_info(dev: *mut HwDevice, slot: u32, out:
     })
 }
 
+/// The register window of a read or write: `count` words from `addr` in pieces of at
+/// most one message's worth, each with its address; an empty range if `count` is 0.
+fn reg_pieces(addr: u32, count: usize, values: *const u32) -> Result<Vec<(u32, std::ops::Range<usize>)>, Fail> {
+    if !values.is_aligned() {
+        return Err(Fail::arg("values is misaligned"));
+    }
+    let max = heapwire_device::proto::MAX_REGS;
+    (0..count)
+        .step_by(max)
+        .map(|at| {
+            let a = u32::try_from(at).ok().and_then(|o| addr.checked_add(o)).ok_or_else(|| Fail::arg("register range wraps around"))?;
+            Ok((a, at..(at + max).min(count)))
+        })
+        .collect()
+}
+
 /// ReadDevReg: `count` 32-bit registers from word address `addr` into `values`.
 ///
 /// # Safety
@@ -378,18 +394,12 @@ pub unsafe extern "C" fn hw_device_slot_info(dev: *mut HwDevice, slot: u32, out:
 #[no_mangle]
 pub unsafe extern "C" fn hw_device_read_regs(dev: *mut HwDevice, addr: u32, values: *mut u32, count: usize) -> i32 {
     dev_call(dev, std::ptr::null_mut(), |d| {
-        if !values.is_aligned() {
-            return Err(Fail::arg("values is misaligned"));
-        }
-        if count == 0 {
-            return Ok(());
-        }
+        let pieces = reg_pieces(addr, count, values)?;
         let bytes = output(values as *mut u8, count.saturating_mul(4), "values", &[])?;
-        let values = std::slice::from_raw_parts_mut(bytes.as_mut_ptr() as *mut u32, count);
-        let max = heapwire_device::proto::MAX_REGS;
-        for (i, chunk) in values.chunks_mut(max).enumerate() {
-            let a = addr.checked_add((i * max) as u32).ok_or_else(|| Fail::arg("register range wraps around"))?;
-            chunk.copy_from_slice(&d.dev.read_regs(a, chunk.len() as u16)?);
+        for (a, r) in pieces {
+            let w = d.dev.read_regs(a, r.len() as u16)?;
+            // `bytes` is `values`, aligned and `count` words long (checked above)
+            std::slice::from_raw_parts_mut(bytes.as_mut_ptr() as *mut u32, count)[r].copy_from_slice(&w);
         }
         Ok(())
     })
@@ -402,18 +412,10 @@ pub unsafe extern "C" fn hw_device_read_regs(dev: *mut HwDevice, addr: u32, valu
 #[no_mangle]
 pub unsafe extern "C" fn hw_device_write_regs(dev: *mut HwDevice, addr: u32, values: *const u32, count: usize) -> i32 {
     dev_call(dev, std::ptr::null_mut(), |d| {
-        if !values.is_aligned() {
-            return Err(Fail::arg("values is misaligned"));
-        }
-        if count == 0 {
-            return Ok(());
-        }
+        let pieces = reg_pieces(addr, count, values)?;
         let bytes = crate::input(values as *const u8, count.saturating_mul(4), "values")?;
-        let values = std::slice::from_raw_parts(bytes.as_ptr() as *const u32, count);
-        let max = heapwire_device::proto::MAX_REGS;
-        for (i, chunk) in values.chunks(max).enumerate() {
-            let a = addr.checked_add((i * max) as u32).ok_or_else(|| Fail::arg("register range wraps around"))?;
-            d.dev.write_regs(a, chunk)?;
+        for (a, r) in pieces {
+            d.dev.write_regs(a, &std::slice::from_raw_parts(bytes.as_ptr() as *const u32, count)[r])?;
         }
         Ok(())
     })

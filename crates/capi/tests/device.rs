@@ -199,7 +199,7 @@ fn a_lost_link_is_hw_link_and_the_handle_refuses_later_calls() {
         assert_eq!(hw_device_close(d), 0);
     }
     // nothing listening: open fails with HW_LINK and the text
-    let (rc, text) = open(&format!("udp://{addr}"), &opts(1, 300)).err().expect("no device there");
+    let (rc, text) = open(&format!("udp://{addr}"), &opts(1, 300)).expect_err("no device there");
     assert_eq!(rc, HW_LINK, "{text}");
     assert!(text.starts_with("link:"), "{text}");
     unsafe { hw_close(unit) };
@@ -221,11 +221,11 @@ fn a_shared_key_from_a_file() {
     assert_eq!(info.slots, 1);
     assert_eq!(unsafe { hw_device_close(d) }, 0);
     // without it the device does not answer
-    let (rc, text) = open(&uri, &opts(1, 300)).err().expect("no key");
+    let (rc, text) = open(&uri, &opts(1, 300)).expect_err("no key");
     assert_eq!(rc, HW_LINK, "{text}");
     // a key file too short
     std::fs::write(&file, "short").unwrap();
-    let (rc, text) = open(&uri, &HwDeviceOptions { key_file: path.as_ptr(), ..opts(0, 0) }).err().expect("short key");
+    let (rc, text) = open(&uri, &HwDeviceOptions { key_file: path.as_ptr(), ..opts(0, 0) }).expect_err("short key");
     assert_eq!(rc, HW_BAD_ARGUMENT);
     assert!(text.contains("key_file") && text.contains("16"), "{text}");
     std::fs::remove_dir_all(&dir).ok();
