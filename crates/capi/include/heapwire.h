@@ -175,9 +175,9 @@ int32_t hw_from_json(hw_schema *h, uint32_t wire, int32_t msg_type, const char *
 
 /* --- Devices (the PCIe paper's API; docs/c-api.md "Devices") ------------------------ */
 
-/* An open device: a heapwire-device in this process ("inproc:cpu[?slots=N&in=BYTES&out=BYTES]")
- * or across a link ("udp://HOST:PORT", "tcp://HOST:PORT"). Not thread-safe: one thread
- * at a time per handle. */
+/* An open device: a heapwire-device in this process ("inproc:cpu" or "inproc:sim", with
+ * "?slots=N&in=BYTES&out=BYTES") or across a link ("udp://HOST:PORT", "tcp://HOST:PORT").
+ * Not thread-safe: one thread at a time per handle. */
 typedef struct hw_device hw_device;
 
 /* hw_device_open's options (NULL, or a zero field, takes the default). */

@@ -17,7 +17,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
-use heapwire_device::host::{cpu_factory, DeviceHandle, HostError, Image, Job, JobError, OpenOptions, Schema};
+use heapwire_device::host::{DeviceHandle, HostError, Image, Job, JobError, OpenOptions, Schema};
 use heapwire_device::link::Key;
 use heapwire_device::regs::{Header, NAME_BYTES};
 use heapwire_engine::{RejectKind, Rejection};
@@ -260,7 +260,7 @@ pub unsafe extern "C" fn hw_device_open(
                 o.key = Some(Key::from_file(&p).map_err(|e| Fail::arg(format!("key_file: {e}")))?);
             }
         }
-        let dev = DeviceHandle::open(uri, &o, cpu_factory)?;
+        let dev = DeviceHandle::open(uri, &o)?;
         Ok(Box::new(HwDevice { dev, known: Vec::new(), ready: VecDeque::new(), last_error: CString::default(), broken: None }))
     }));
     let r = r.unwrap_or_else(|_| Err(Fail::new(HW_INTERNAL, "internal error (a panic in heapwire)")));
