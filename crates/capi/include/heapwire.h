@@ -6,7 +6,8 @@
  * accepted with length 0, and for the optional out-parameters `written` and `err`).
  *
  * A handle (hw_schema) is not thread-safe: use one per thread (hw_clone shares the
- * compiled schema). Checked against crates/capi/src/lib.rs by crates/capi/tests/header.rs.
+ * compiled schema). Checked against crates/capi/src/lib.rs and src/device.rs by
+ * crates/capi/tests/header.rs.
  */
 #ifndef HEAPWIRE_H
 #define HEAPWIRE_H
@@ -58,7 +59,9 @@ enum hw_code {
   HW_BAD_TYPE = 101,
   HW_BAD_IMAGE = 102,
   HW_JSON = 103,
-  HW_INTERNAL = 104
+  HW_INTERNAL = 104,
+  HW_DEVICE = 105,
+  HW_LINK = 106
 };
 /* END CODES */
 /* HW_BAD_ARGUMENT: a NULL handle or string, NULL with a non-zero length, a misaligned
@@ -66,7 +69,9 @@ enum hw_code {
  * HW_BAD_TYPE: a type index the schema does not have (hw_type gives -1 for unknown names).
  * HW_BAD_IMAGE: encoding from a protobuf image that points outside itself.
  * HW_JSON: JSON text that does not parse or fit the schema.
- * HW_INTERNAL: a bug in heapwire, caught; the handle refuses every later call. */
+ * HW_INTERNAL: a bug in heapwire, caught; the handle refuses every later call.
+ * HW_DEVICE: a device refused a request or operation; err->offset is its code (64-99).
+ * HW_LINK: the link to a device failed; the device handle refuses every later call. */
 
 /* The `wire` argument. */
 enum hw_wire { HW_WIRE_PROTOBUF = 0, HW_WIRE_OBJGRAPH = 1 };
@@ -167,6 +172,85 @@ int32_t hw_to_json(hw_schema *h, uint32_t wire, int32_t msg_type, const uint8_t 
  * bytes. Errors: HW_JSON with err->offset and the text in hw_last_error. */
 int32_t hw_from_json(hw_schema *h, uint32_t wire, int32_t msg_type, const char *json, size_t len, uint8_t *out,
                      size_t cap, size_t *written, hw_error *err);
+
+/* --- Devices (the PCIe paper's API; docs/c-api.md "Devices") ------------------------ */
+
+/* An open device: a heapwire-device in this process ("inproc:cpu" or "inproc:sim", with
+ * "?slots=N&in=BYTES&out=BYTES") or across a link ("udp://HOST:PORT", "tcp://HOST:PORT").
+ * Not thread-safe: one thread at a time per handle. */
+typedef struct hw_device hw_device;
+
+/* hw_device_open's options (NULL, or a zero field, takes the default). */
+typedef struct hw_device_options {
+  uint32_t inflight;    /* requests in flight at most (default 16) */
+  uint32_t timeout_ms;  /* time a request or operation may take on the link (default 30000) */
+  const char *key_file; /* shared-key file, as `heapwire device serve --key-file`; NULL: none */
+} hw_device_options;
+
+/* The device's header block (docs of crates/device/src/regs.rs). */
+typedef struct hw_device_info {
+  uint32_t version, caps, slots, in_bytes, out_bytes, ptr_widths, engine, type_regs, table_bytes, time_unit;
+} hw_device_info;
+
+/* The device's counters, in the order of its counter registers. */
+typedef struct hw_device_stats {
+  uint64_t requests;
+  uint64_t bytes_in;
+  uint64_t bytes_out;
+  uint64_t rejections;
+  uint64_t protocol_errors;
+  uint64_t reloads;
+  uint64_t reload_bytes;
+} hw_device_stats;
+
+/* One slot: state (0 empty, 1 loading, 2 ready), table checksum (CRC-32C), table
+ * length, message types, schema name (NUL-terminated). */
+typedef struct hw_device_slot {
+  uint32_t state, checksum, table_len, types;
+  char name[65];
+} hw_device_slot;
+
+/* CreateDevice: opens `uri` and reads the device's header block; *out is the handle
+ * (NULL on failure, with the text in errbuf). HW_BAD_ARGUMENT: a bad URI or option;
+ * HW_LINK: no answer, or not a heapwire device. */
+int32_t hw_device_open(const char *uri, const hw_device_options *opts, hw_device **out, char *errbuf,
+                       size_t errbuf_cap);
+/* DestroyDevice: waits for the replies in flight and frees the handle (also on
+ * HW_LINK); results not received are dropped. NULL is ignored. */
+int32_t hw_device_close(hw_device *dev);
+/* The text of the last failed call on dev, "" after a success. */
+const char *hw_device_last_error(const hw_device *dev);
+/* The header block read at open. */
+int32_t hw_device_header(hw_device *dev, hw_device_info *out);
+/* The counters (read from the device). */
+int32_t hw_device_counters(hw_device *dev, hw_device_stats *out);
+/* Slot `slot` as the device reports it. */
+int32_t hw_device_slot_info(hw_device *dev, uint32_t slot, hw_device_slot *out);
+/* ReadDevReg / WriteDevReg: `count` 32-bit registers from word address `addr`. A missing
+ * or read-only register: HW_DEVICE. */
+int32_t hw_device_read_regs(hw_device *dev, uint32_t addr, uint32_t *values, size_t count);
+int32_t hw_device_write_regs(hw_device *dev, uint32_t addr, const uint32_t *values, size_t count);
+/* SetBitstreams: installs the compiled schema of `s` into `slot` under `name` (NULL: its
+ * first message's package), with s's per-type registers (hw_set_register). Requests in
+ * flight on the slot finish first. */
+int32_t hw_device_install(hw_device *dev, uint32_t slot, const hw_schema *s, const char *name);
+/* Transmit: queues message type `msg_type` of `s` from `input` (copied) on `wire`, its
+ * image laid out for `base`; *ticket numbers it (0, 1, 2, ... per handle). Returns at
+ * once while the window has room; a schema that no slot holds is installed first into the
+ * least recently used idle slot. The request runs with s's registers and depth limit as
+ * they are now (a change of registers waits for the requests outstanding); its image
+ * is limited by the device's output memory, not hw_set_max_image_bytes. */
+int32_t hw_device_submit(hw_device *dev, const hw_schema *s, uint32_t wire, int32_t msg_type, const uint8_t *input,
+                         size_t len, uint64_t base, uint64_t *ticket, hw_error *err);
+/* Receive: blocks for the oldest result not yet received (submission order); *ticket
+ * is its ticket. 0: the image, *written bytes, in `out` -- what hw_decode gives for the
+ * same input, base and registers. HW_BUFFER_TOO_SMALL: err->needed; the result is kept
+ * and the next call returns it again. A rejection: its kind and err->offset, as
+ * hw_decode. HW_DEVICE: the device refused the request (err->offset its code: 70 input
+ * larger than its input memory, ...). HW_BAD_ARGUMENT: nothing outstanding. */
+int32_t hw_device_next(hw_device *dev, uint64_t *ticket, void *out, size_t cap, size_t *written, hw_error *err);
+/* Requests submitted and not yet received (0 for NULL). */
+uint64_t hw_device_outstanding(const hw_device *dev);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,10 @@
 //! into a caller's buffer at a base, protobuf and object-graph encode from an image,
 //! object-graph encode of live objects, and the JSON front end.
 //!
+//! Through a second handle (`hw_device`, `src/device.rs`): a device of `heapwire-device`
+//! (in process, over UDP or TCP) opened by URI, schemas installed into its slots, requests
+//! streamed to it and their images or rejections received in order.
+//!
 //! Every entry point checks its pointer arguments (NULL with a non-zero length,
 //! misaligned out-parameters, overlapping input and output) and catches panics, so
 //! nothing unwinds across the boundary; wire, JSON and image inputs are untrusted.
@@ -25,6 +29,13 @@ use heapwire_engine::{Engine, Error as EngineError, Options, RejectKind, Rejecti
 use heapwire_image::ImageView;
 use heapwire_schema::{CompiledSchema, LayoutOptions, PointerWidth, NONE};
 
+mod device;
+pub use device::{HwDevice, HwDeviceInfo, HwDeviceOptions, HwDeviceSlot, HwDeviceStats, STATS_FIELDS};
+pub use device::{
+    hw_device_close, hw_device_counters, hw_device_header, hw_device_install, hw_device_last_error, hw_device_next, hw_device_open,
+    hw_device_outstanding, hw_device_read_regs, hw_device_slot_info, hw_device_submit, hw_device_write_regs,
+};
+
 /// A NULL pointer with a non-zero length, a NULL handle or string, a misaligned
 /// out-parameter, overlapping input and output, an unknown wire value, a bad option.
 pub const HW_BAD_ARGUMENT: i32 = 100;
@@ -37,14 +48,22 @@ pub const HW_BAD_IMAGE: i32 = 102;
 pub const HW_JSON: i32 = 103;
 /// A bug in heapwire (a panic, caught): the handle refuses every later call.
 pub const HW_INTERNAL: i32 = 104;
+/// A device refused a request or an operation; `offset` is the device's error code (its
+/// `C_ERR_KIND` register: 64 and above, `heapwire_device::DeviceError::code`).
+pub const HW_DEVICE: i32 = 105;
+/// The link to a device failed (timeout, closed, a reply that does not parse) or the
+/// device is not one this host speaks: the device handle refuses every later call.
+pub const HW_LINK: i32 = 106;
 
 /// The codes of this ABI that are not reject kinds: (value, C suffix, name).
-pub const OWN_CODES: [(i32, &str, &str); 5] = [
+pub const OWN_CODES: [(i32, &str, &str); 7] = [
     (HW_BAD_ARGUMENT, "BAD_ARGUMENT", "bad_argument"),
     (HW_BAD_TYPE, "BAD_TYPE", "bad_type"),
     (HW_BAD_IMAGE, "BAD_IMAGE", "bad_image"),
     (HW_JSON, "JSON", "json"),
     (HW_INTERNAL, "INTERNAL", "internal"),
+    (HW_DEVICE, "DEVICE", "device"),
+    (HW_LINK, "LINK", "link"),
 ];
 
 /// `wire` argument values.

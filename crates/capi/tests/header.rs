@@ -1,13 +1,14 @@
 //! `include/heapwire.h` cannot drift from the library: its code list is the one
-//! generated from `RejectKind::ALL` (`examples/update_header.rs` rewrites it), and every
-//! `#[no_mangle]` function of `src/lib.rs` has its prototype there, with the C types its
+//! generated from `RejectKind::ALL` (`examples/update_header.rs` rewrites it), every
+//! `#[no_mangle]` function of `src/lib.rs` and `src/device.rs` has its prototype there, with the C types its
 //! Rust signature maps to and the same parameter names (and the header declares nothing
 //! else).
 
 use std::collections::BTreeMap;
 
 const HEADER: &str = include_str!("../include/heapwire.h");
-const SOURCE: &str = include_str!("../src/lib.rs");
+/// The files that export functions: the C API and its device part.
+const SOURCES: [&str; 2] = [include_str!("../src/lib.rs"), include_str!("../src/device.rs")];
 
 /// (return type, [(type, name)]) of a function, C types normalized.
 type Sig = (String, Vec<(String, String)>);
@@ -40,6 +41,11 @@ fn c_type(rust: &str) -> String {
         "usize" => "size_t",
         "HwSchema" => "hw_schema",
         "HwError" => "hw_error",
+        "HwDevice" => "hw_device",
+        "HwDeviceOptions" => "hw_device_options",
+        "HwDeviceInfo" => "hw_device_info",
+        "HwDeviceStats" => "hw_device_stats",
+        "HwDeviceSlot" => "hw_device_slot",
         other => panic!("no C type for Rust type `{other}` in an exported signature: extend tests/header.rs"),
     };
     base.to_string()
@@ -47,7 +53,7 @@ fn c_type(rust: &str) -> String {
 
 fn rust_functions() -> BTreeMap<String, Sig> {
     let mut out = BTreeMap::new();
-    for chunk in SOURCE.split("#[no_mangle]").skip(1) {
+    for chunk in SOURCES.iter().flat_map(|s| s.split("#[no_mangle]").skip(1)) {
         let at = chunk.find("fn ").expect("fn after #[no_mangle]");
         let rest = &chunk[at + 3..];
         let open = rest.find('(').unwrap();
@@ -128,7 +134,7 @@ fn code_list_is_generated_from_the_reject_kinds() {
 fn every_exported_function_has_its_prototype() {
     let rust = rust_functions();
     let c = header_functions();
-    assert!(rust.len() >= 20, "parsed only {} exported functions", rust.len());
+    assert!(rust.len() >= 32, "parsed only {} exported functions", rust.len());
     for (name, sig) in &rust {
         let Some(h) = c.get(name) else { panic!("{name} is exported but not declared in include/heapwire.h") };
         assert_eq!(h, sig, "{name}: header prototype (left) differs from the Rust signature (right)");
@@ -147,4 +153,47 @@ fn the_parsers_see_a_drift() {
     assert_ne!(h.get("hw_decode"), r.get("hw_decode"));
     assert_eq!(c_type("*const *const c_char"), "const char * const *");
     assert_eq!(norm(&c_type("*mut HwSchema")), "hw_schema *");
+}
+
+/// The fields of a `typedef struct NAME { ... } NAME;` of the header, in order.
+fn struct_fields(name: &str) -> Vec<(String, String)> {
+    let body = strip_comments(HEADER);
+    let at = body.find(&format!("typedef struct {name} {{")).unwrap_or_else(|| panic!("struct {name} in the header"));
+    let open = at + body[at..].find('{').unwrap();
+    let close = open + body[open..].find('}').unwrap();
+    let mut out = Vec::new();
+    for decl in body[open + 1..close].split(';').map(str::trim).filter(|d| !d.is_empty()) {
+        // `TYPE a, b[4]`: TYPE ends where the first declarator's name starts
+        let first = decl.split(',').next().unwrap();
+        let bare = first.split('[').next().unwrap().trim_end();
+        let n_at = bare.rfind(|c: char| !(c.is_alphanumeric() || c == '_')).expect("type and names") + 1;
+        let ty = norm(&first[..n_at]);
+        out.push((ty.clone(), first[n_at..].trim().to_string()));
+        for n in decl.split(',').skip(1) {
+            out.push((ty.clone(), n.trim().to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+fn device_structs_match_the_library() {
+    let names = |s: &str| struct_fields(s).into_iter().map(|(_, n)| n).collect::<Vec<_>>();
+    // the counters: one uint64_t per counter register, in register order
+    let stats = struct_fields("hw_device_stats");
+    assert!(stats.iter().all(|(t, _)| t == "uint64_t"), "{stats:?}");
+    assert_eq!(names("hw_device_stats"), heapwire::STATS_FIELDS);
+    assert_eq!(names("hw_device_stats"), heapwire_device::regs::COUNTER_NAMES);
+    assert_eq!(std::mem::size_of::<heapwire::HwDeviceStats>(), 8 * stats.len());
+    // the header block: one uint32_t per register after the magic
+    let info = struct_fields("hw_device_info");
+    assert!(info.iter().all(|(t, _)| t == "uint32_t"), "{info:?}");
+    assert_eq!(info.len() + 1, heapwire_device::regs::HEADER_WORDS as usize);
+    assert_eq!(std::mem::size_of::<heapwire::HwDeviceInfo>(), 4 * info.len());
+    assert_eq!(names("hw_device_info"), ["version", "caps", "slots", "in_bytes", "out_bytes", "ptr_widths", "engine", "type_regs", "table_bytes", "time_unit"]);
+    assert_eq!(
+        struct_fields("hw_device_options"),
+        [("uint32_t", "inflight"), ("uint32_t", "timeout_ms"), ("const char *", "key_file")].map(|(t, n)| (t.to_string(), n.to_string()))
+    );
+    assert_eq!(names("hw_device_slot"), ["state", "checksum", "table_len", "types", &format!("name[{}]", heapwire_device::regs::NAME_BYTES + 1)]);
 }

@@ -7,6 +7,8 @@
  *           node.img (its image at base 0x10000, written by the Rust engine directly)
  *           and unit.hwsc (the table file); unit.gen.h (the generated C header) is on
  *           the include path.
+ *   argv[4...] device URIs (inproc:cpu, and udp:// and tcp:// of devices the Rust test serves):
+ *           the hw_device_* calls against each, every result checked against hw_decode.
  * Prints one line per failed check and exits 1 if any failed. */
 #include <stdalign.h>
 #include <stdint.h>
@@ -295,13 +297,246 @@ static void objgraph(const char *expr_proto) {
   hw_close(g);
 }
 
+/* --- Devices ------------------------------------------------------------------------ */
+
+/* One request: schema handle, wire, type, input, base. */
+typedef struct {
+  hw_schema *s;
+  uint32_t wire;
+  int32_t type;
+  const uint8_t *in;
+  size_t len;
+  uint64_t base;
+} dev_job;
+
+static alignas(8) uint8_t dimg[4096];
+static alignas(8) uint8_t limg[4096];
+
+/* Submits jobs[0..n) with up to `window` outstanding, receives each in order and checks
+ * it against hw_decode of the same bytes with the same handle: the same image byte for
+ * byte, or the same code and offset. Returns the number of rejections. */
+static int stream(hw_device *d, const dev_job *jobs, int n, int window, const char *uri) {
+  uint64_t tickets[64];
+  int sent = 0, got = 0, rejected = 0;
+  while (got < n) {
+    while (sent < n && sent - got < window) {
+      const dev_job *j = &jobs[sent];
+      hw_error e;
+      CHECK_RC(hw_device_submit(d, j->s, j->wire, j->type, j->in, j->len, j->base, &tickets[sent], &e), HW_OK);
+      sent++;
+    }
+    CHECK(hw_device_outstanding(d) == (uint64_t)(sent - got));
+    const dev_job *j = &jobs[got];
+    hw_error le, de;
+    size_t ln = 0, dn = 99;
+    uint64_t t = 999;
+    int32_t lrc = hw_decode(j->s, j->wire, j->type, j->in, j->len, j->base, limg, sizeof limg, &ln, &le);
+    int32_t drc = hw_device_next(d, &t, dimg, sizeof dimg, &dn, &de);
+    CHECK(t == tickets[got]);
+    CHECK(drc == lrc && de.code == le.code && de.offset == le.offset);
+    CHECK(dn == ln && memcmp(dimg, limg, ln) == 0);
+    if (drc != lrc || de.offset != le.offset || dn != ln || memcmp(dimg, limg, ln) != 0)
+      printf("  %s job %d: device %s (%d) at %llu, %zu bytes; local %s (%d) at %llu, %zu bytes: %s\n", uri, got, hw_code_name(drc),
+             drc, (unsigned long long)de.offset, dn, hw_code_name(lrc), lrc, (unsigned long long)le.offset, ln,
+             hw_device_last_error(d));
+    if (lrc != HW_OK) {
+      rejected++;
+      CHECK(strcmp(hw_device_last_error(d), hw_last_error(j->s)) == 0);
+    }
+    got++;
+  }
+  return rejected;
+}
+
+static void device(const char *uri, const char *unit_proto, const char *expr_proto, const char *dir) {
+  size_t pb_len;
+  uint8_t *pb = slurp(dir, "node.pb", &pb_len);
+  char errbuf[256];
+  hw_error e;
+  size_t n = 0;
+  uint64_t t = 0;
+  hw_error le;
+  hw_device *d = NULL;
+  hw_device_options opts = {.inflight = 3, .timeout_ms = 20000, .key_file = NULL};
+  CHECK_RC(hw_device_open(uri, &opts, &d, errbuf, sizeof errbuf), HW_OK);
+  if (!d) { printf("hw_device_open %s: %s\n", uri, errbuf); exit(1); }
+  CHECK(errbuf[0] == 0);
+
+  /* The header block, also by register (ReadDevReg): the magic "HWDV", the version. */
+  hw_device_info info;
+  CHECK_RC(hw_device_header(d, &info), HW_OK);
+  CHECK(info.version == 1 && info.slots >= 1 && info.in_bytes > 0 && info.out_bytes > 0 && info.table_bytes > 0);
+  uint32_t regs[11];
+  CHECK_RC(hw_device_read_regs(d, 0, regs, 11), HW_OK);
+  CHECK(regs[0] == 0x56445748u && regs[1] == info.version && regs[3] == info.slots && regs[4] == info.in_bytes);
+  hw_device_stats before, after;
+  CHECK_RC(hw_device_counters(d, &before), HW_OK);
+
+  hw_schema *u = hw_open(unit_proto, NULL, 0, 64, 0, errbuf, sizeof errbuf);
+  hw_schema *g = hw_open(expr_proto, NULL, 0, 64, 0, errbuf, sizeof errbuf);
+  hw_schema *hh = hw_open(unit_proto, NULL, 0, 64, 1, errbuf, sizeof errbuf);
+  CHECK(u && g && hh);
+  if (!u || !g || !hh) exit(1);
+  int32_t node = hw_type(u, "unit.Node"), leaf = hw_type(u, "unit.Leaf");
+  int32_t enode = hw_type(g, "expr.Node"), lit = hw_type(g, "expr.Literal"), op = hw_type(g, "expr.Operation");
+
+  /* SetBitstreams: unit into slot 0 under its name. */
+  CHECK_RC(hw_device_install(d, 0, u, "unit"), HW_OK);
+  hw_device_slot slot;
+  CHECK_RC(hw_device_slot_info(d, 0, &slot), HW_OK);
+  CHECK(slot.state == 2 && strcmp(slot.name, "unit") == 0 && slot.types == (uint32_t)hw_type_count(u) && slot.table_len > 0);
+
+  /* Transmit / Receive: protobuf and object graphs, valid and rejected, several bases,
+   * three in flight; each equal to the local decode. The object-graph schema is not
+   * installed: the runtime loads it into a slot itself. */
+  static const uint8_t leaf_pb[] = {0x08, 0x03, 0x12, 0x01, 'x'};
+  static const uint8_t field0[] = {0x00, 0x01};
+  uint64_t own = (uint64_t)(uintptr_t)dimg;
+  CHECK_RC(hw_set_register(g, lit, 0x1111), HW_OK);
+  CHECK_RC(hw_set_register(g, op, 0x2222), HW_OK);
+  CHECK_RC(hw_set_register(hh, node, 0xfeedface12345678u), HW_OK);
+  const dev_job jobs[] = {
+      {u, HW_WIRE_PROTOBUF, node, pb, pb_len, 0x10000},
+      {u, HW_WIRE_PROTOBUF, node, pb, 5, 0x10000},  /* truncated at byte 1 */
+      {u, HW_WIRE_PROTOBUF, leaf, leaf_pb, sizeof leaf_pb, 0},
+      {u, HW_WIRE_PROTOBUF, node, pb, 30, 0x10000}, /* length_past_end at byte 29 */
+      {g, HW_WIRE_OBJGRAPH, enode, paper, sizeof paper, 0x20000},
+      {u, HW_WIRE_PROTOBUF, node, field0, sizeof field0, 0},
+      {u, HW_WIRE_PROTOBUF, node, pb, pb_len, 0x10004}, /* bad_base */
+      {g, HW_WIRE_OBJGRAPH, enode, paper, 30, 0},        /* truncated at byte 28 */
+      {hh, HW_WIRE_PROTOBUF, node, pb, pb_len, 0x10000}, /* header words from the registers */
+      {u, HW_WIRE_PROTOBUF, node, NULL, 0, 0},
+      {u, HW_WIRE_PROTOBUF, node, pb, pb_len, own}, /* last: read below */
+  };
+  int njobs = (int)(sizeof jobs / sizeof jobs[0]);
+  int rejected = stream(d, jobs, njobs, 3, uri);
+  CHECK(rejected == 5);
+  rejected += stream(d, jobs, njobs, 1, uri);
+  /* The image at the buffer's own address reads through the generated header. */
+  const unit_Node *m = (const unit_Node *)dimg;
+  CHECK(m->i32 == -7 && bytes_eq(m->s, "h\xc3\xa9llo") && m->leaf && m->leaf->id == 3);
+  /* The header word came from hh's register. */
+  CHECK_RC(hw_device_submit(d, hh, HW_WIRE_PROTOBUF, node, pb, pb_len, 0x10000, &t, &e), HW_OK);
+  CHECK_RC(hw_device_next(d, &t, dimg, sizeof dimg, &n, &e), HW_OK);
+  uint64_t word;
+  memcpy(&word, dimg, 8);
+  CHECK(word == 0xfeedface12345678u);
+  /* Changed registers apply to requests submitted after the change, not before. */
+  uint64_t t1, t2;
+  CHECK_RC(hw_device_submit(d, g, HW_WIRE_OBJGRAPH, enode, paper, sizeof paper, 0, &t1, &e), HW_OK);
+  CHECK_RC(hw_set_register(g, op, 0x3333), HW_OK);
+  CHECK_RC(hw_device_submit(d, g, HW_WIRE_OBJGRAPH, enode, paper, sizeof paper, 0, &t2, &e), HW_OK);
+  CHECK(t2 == t1 + 1 && hw_device_outstanding(d) == 2);
+  CHECK_RC(hw_device_next(d, &t, dimg, sizeof dimg, &n, &e), HW_OK);
+  CHECK(t == t1 && n == 160 && ((uint64_t *)dimg)[0] == 0x2222);
+  CHECK_RC(hw_device_next(d, &t, dimg, sizeof dimg, &n, &e), HW_OK);
+  CHECK(t == t2 && n == 160 && ((uint64_t *)dimg)[0] == 0x3333);
+
+  /* A buffer too small: the size needed, the result kept for the next call. */
+  size_t want_len = 0;
+  CHECK_RC(hw_decode(u, HW_WIRE_PROTOBUF, node, pb, pb_len, 0x10000, limg, sizeof limg, &want_len, &e), HW_OK);
+  CHECK_RC(hw_device_submit(d, u, HW_WIRE_PROTOBUF, node, pb, pb_len, 0x10000, &t1, &e), HW_OK);
+  CHECK_RC(hw_device_submit(d, u, HW_WIRE_PROTOBUF, leaf, leaf_pb, sizeof leaf_pb, 0, &t2, &e), HW_OK);
+  n = 99;
+  CHECK_RC(hw_device_next(d, &t, dimg, want_len - 1, &n, &e), HW_BUFFER_TOO_SMALL);
+  CHECK(t == t1 && e.needed == want_len && n == 0 && hw_device_outstanding(d) == 2);
+  CHECK_RC(hw_device_next(d, &t, NULL, 0, NULL, &e), HW_BUFFER_TOO_SMALL); /* a size query */
+  CHECK(t == t1 && e.needed == want_len);
+  CHECK_RC(hw_device_next(d, &t, dimg, want_len, &n, &e), HW_OK);
+  CHECK(t == t1 && n == want_len && memcmp(dimg, limg, n) == 0);
+  CHECK_RC(hw_device_next(d, &t, dimg, sizeof dimg, &n, &e), HW_OK);
+  CHECK(t == t2 && hw_device_outstanding(d) == 0);
+
+  /* An input larger than the device's input memory: refused (HW_DEVICE, its code 70). */
+  size_t big = (size_t)info.in_bytes + 1;
+  uint8_t *huge = calloc(big, 1);
+  CHECK_RC(hw_device_submit(d, u, HW_WIRE_PROTOBUF, node, huge, big, 0, &t1, &e), HW_OK);
+  CHECK_RC(hw_device_next(d, &t, dimg, sizeof dimg, &n, &e), HW_DEVICE);
+  CHECK(t == t1 && e.offset == 70 && strstr(hw_device_last_error(d), "bytes") != NULL);
+  free(huge);
+
+  /* The device counted what it ran (the too-large input never reached it). */
+  CHECK_RC(hw_device_counters(d, &after), HW_OK);
+  CHECK(after.requests - before.requests == (uint64_t)(2 * njobs + 5));
+  CHECK(after.rejections - before.rejections == (uint64_t)rejected);
+  CHECK(after.reloads - before.reloads >= 2 && after.bytes_in > before.bytes_in);
+
+  /* Registers: WriteDevReg to a read-only one, ReadDevReg of a missing one. */
+  uint32_t v = 9;
+  CHECK_RC(hw_device_write_regs(d, 3, &v, 1), HW_DEVICE);
+  CHECK(strstr(hw_device_last_error(d), "read-only") != NULL);
+  CHECK_RC(hw_device_read_regs(d, 0xf00, &v, 1), HW_DEVICE);
+  CHECK(strstr(hw_device_last_error(d), "0xf00") != NULL);
+  CHECK_RC(hw_device_read_regs(d, 0, NULL, 0), HW_OK);
+
+  /* Bad arguments: codes, never a crash; the handle keeps working. */
+  hw_device *d2 = (hw_device *)&v;
+  CHECK_RC(hw_device_open(NULL, NULL, &d2, errbuf, sizeof errbuf), HW_BAD_ARGUMENT);
+  CHECK(d2 == NULL && strstr(errbuf, "uri") != NULL);
+  CHECK_RC(hw_device_open("ftp://x", NULL, &d2, errbuf, sizeof errbuf), HW_BAD_ARGUMENT);
+  CHECK(d2 == NULL && strstr(errbuf, "udp://") != NULL);
+  CHECK_RC(hw_device_open("inproc:cpu?slots=0", NULL, &d2, errbuf, sizeof errbuf), HW_BAD_ARGUMENT);
+  CHECK_RC(hw_device_open(uri, NULL, NULL, errbuf, sizeof errbuf), HW_BAD_ARGUMENT);
+  hw_device_options nokey = {.inflight = 0, .timeout_ms = 0, .key_file = "/nonexistent/key"};
+  CHECK_RC(hw_device_open(uri, &nokey, &d2, errbuf, sizeof errbuf), HW_BAD_ARGUMENT);
+  CHECK(d2 == NULL && strstr(errbuf, "key") != NULL);
+  CHECK_RC(hw_device_submit(NULL, u, HW_WIRE_PROTOBUF, node, pb, pb_len, 0, &t, &e), HW_BAD_ARGUMENT);
+  CHECK(e.code == HW_BAD_ARGUMENT);
+  CHECK_RC(hw_device_submit(d, NULL, HW_WIRE_PROTOBUF, node, pb, pb_len, 0, &t, &e), HW_BAD_ARGUMENT);
+  CHECK_RC(hw_device_submit(d, u, HW_WIRE_PROTOBUF, node, NULL, 5, 0, &t, &e), HW_BAD_ARGUMENT);
+  CHECK(strstr(hw_device_last_error(d), "NULL") != NULL);
+  CHECK_RC(hw_device_submit(d, u, 7, node, pb, pb_len, 0, &t, &e), HW_BAD_ARGUMENT);
+  CHECK_RC(hw_device_submit(d, u, HW_WIRE_PROTOBUF, 99, pb, pb_len, 0, &t, &e), HW_BAD_TYPE);
+  CHECK_RC(hw_device_submit(d, u, HW_WIRE_PROTOBUF, -1, pb, pb_len, 0, &t, &e), HW_BAD_TYPE);
+  /* As hw_decode, a type that is not a class is refused before anything is queued. */
+  CHECK_RC(hw_device_submit(d, u, HW_WIRE_OBJGRAPH, node, pb, pb_len, 0, &t, &e), HW_NOT_A_CLASS);
+  CHECK_RC(hw_decode(u, HW_WIRE_OBJGRAPH, node, pb, pb_len, 0, limg, sizeof limg, &n, &le), HW_NOT_A_CLASS);
+  CHECK(e.code == le.code && e.offset == le.offset && strcmp(hw_device_last_error(d), hw_last_error(u)) == 0);
+  CHECK_RC(hw_device_submit(d, u, HW_WIRE_PROTOBUF, node, pb, pb_len, 0, (uint64_t *)((uintptr_t)limg + 1), &e), HW_BAD_ARGUMENT);
+  CHECK(hw_device_outstanding(d) == 0);
+  CHECK_RC(hw_device_next(d, &t, dimg, sizeof dimg, &n, &e), HW_BAD_ARGUMENT); /* nothing outstanding */
+  CHECK(strstr(hw_device_last_error(d), "outstanding") != NULL);
+  CHECK_RC(hw_device_next(NULL, &t, dimg, sizeof dimg, &n, &e), HW_BAD_ARGUMENT);
+  CHECK_RC(hw_device_submit(d, u, HW_WIRE_PROTOBUF, node, pb, pb_len, 0, NULL, NULL), HW_OK); /* ticket optional */
+  CHECK_RC(hw_device_next(d, NULL, NULL, 64, &n, &e), HW_BAD_ARGUMENT); /* NULL with a capacity */
+  CHECK(hw_device_outstanding(d) == 1);
+  CHECK_RC(hw_device_next(d, NULL, dimg, sizeof dimg, NULL, NULL), HW_OK);
+  CHECK_RC(hw_device_install(d, 99, u, "unit"), HW_BAD_ARGUMENT);
+  CHECK(strstr(hw_device_last_error(d), "slot 99") != NULL);
+  CHECK_RC(hw_device_install(d, 0, NULL, "unit"), HW_BAD_ARGUMENT);
+  CHECK_RC(hw_device_install(NULL, 0, u, "unit"), HW_BAD_ARGUMENT);
+  CHECK_RC(hw_device_header(d, NULL), HW_BAD_ARGUMENT);
+  CHECK_RC(hw_device_header(NULL, &info), HW_BAD_ARGUMENT);
+  CHECK_RC(hw_device_counters(d, NULL), HW_BAD_ARGUMENT);
+  CHECK_RC(hw_device_slot_info(d, info.slots, &slot), HW_BAD_ARGUMENT);
+  CHECK_RC(hw_device_read_regs(d, 0, NULL, 4), HW_BAD_ARGUMENT);
+  CHECK_RC(hw_device_write_regs(d, 0, NULL, 4), HW_BAD_ARGUMENT);
+  CHECK(strcmp(hw_device_last_error(NULL), "device handle is NULL") == 0);
+  CHECK(hw_device_outstanding(NULL) == 0);
+  CHECK_RC(hw_device_install(d, 0, u, NULL), HW_OK); /* the default name: the package */
+  CHECK_RC(hw_device_slot_info(d, 0, &slot), HW_OK);
+  CHECK(strcmp(slot.name, "unit") == 0);
+  CHECK(strcmp(hw_device_last_error(d), "") == 0);
+
+  /* DestroyDevice with requests still in flight: waits for them. */
+  CHECK_RC(hw_device_submit(d, u, HW_WIRE_PROTOBUF, node, pb, pb_len, 0, &t, &e), HW_OK);
+  CHECK_RC(hw_device_submit(d, g, HW_WIRE_OBJGRAPH, enode, paper, sizeof paper, 0, &t, &e), HW_OK);
+  CHECK_RC(hw_device_close(d), HW_OK);
+  CHECK_RC(hw_device_close(NULL), HW_OK);
+  hw_close(u);
+  hw_close(g);
+  hw_close(hh);
+  free(pb);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s unit.proto expr.proto DIR\n", argv[0]);
+  if (argc < 4) {
+    fprintf(stderr, "usage: %s unit.proto expr.proto DIR [DEVICE_URI]...\n", argv[0]);
     return 2;
   }
   protobuf(argv[1], argv[3]);
   objgraph(argv[2]);
+  for (int i = 4; i < argc; i++) device(argv[i], argv[1], argv[2], argv[3]);
   if (failures) {
     printf("test_capi: %d of %d checks failed\n", failures, checks);
     return 1;
