@@ -4,8 +4,8 @@ crates/device/examples/device_bench.rs writes.
 
     python3 bench/device/plot.py [CSV_DIR [FIG_DIR]]   # default bench/out/device docs/figures
 
-Writes device_rtt_cdf.png, device_rtt_inflight.png, device_throughput.png and
-device_reload.png.
+Writes device_rtt_cdf.png (and device_rtt_cdf_unpinned.png from CSV_DIR/unpinned),
+device_rtt_inflight.png, device_throughput.png and device_reload.png.
 """
 import csv
 import os
@@ -31,17 +31,17 @@ STYLE = {
 MSGS = ["LoginRequest", "ComposePostRequest"]
 
 
-def rows(name):
-    path = os.path.join(SRC, name)
+def rows(name, src=None):
+    path = os.path.join(src or SRC, name)
     if not os.path.exists(path):
         return None
     with open(path) as f:
         return list(csv.DictReader(f))
 
 
-def sizes():
+def sizes(src=None):
     out = {}
-    for r in rows("rtt_summary.csv") or []:
+    for r in rows("rtt_summary.csv", src) or []:
         out[r["msg"]] = (int(r["input_bytes"]), int(r["image_bytes"]))
     return out
 
@@ -52,12 +52,12 @@ def title(msg, sz):
     return msg
 
 
-def rtt_cdf():
-    data = rows("rtt_cdf.csv")
+def rtt_cdf(src=None, png="device_rtt_cdf.png", how="one core (taskset)"):
+    data = rows("rtt_cdf.csv", src)
     if not data:
         return
-    sz = sizes()
-    n = {r["msg"]: r["samples"] for r in rows("rtt_summary.csv") or []}
+    sz = sizes(src)
+    n = {r["msg"]: r["samples"] for r in rows("rtt_summary.csv", src) or []}
     series = defaultdict(lambda: ([], []))
     for r in data:
         xs, ys = series[(r["msg"], r["series"])]
@@ -77,12 +77,12 @@ def rtt_cdf():
     axes[0].set_ylabel("requests (cumulative %)")
     axes[0].legend(loc="lower right", fontsize=8)
     fig.suptitle(
-        f"Round trips on loopback, one request in flight ({n.get(MSGS[0], '?')} samples per curve; "
+        f"Round trips on loopback, one request in flight, {how} ({n.get(MSGS[0], '?')} samples per curve; "
         "cf. MSR paper Fig. 14-15)",
         fontsize=11,
     )
     fig.tight_layout()
-    fig.savefig(os.path.join(DST, "device_rtt_cdf.png"), dpi=110)
+    fig.savefig(os.path.join(DST, png), dpi=110)
     plt.close(fig)
 
 
@@ -164,17 +164,22 @@ def reload():
     labels = {"inproc": "in process", "udp": "over UDP", "tcp": "over TCP"}
     for t, pts in by.items():
         pts.sort()
-        axes[0].plot([p[0] for p in pts], [p[2] for p in pts], "o-", color=colors[t], label=labels[t], ms=4)
-        axes[1].plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colors[t], label=labels[t], ms=4)
+        # each size has two tables (a, b): markers for both, the line through their mean
+        sizes_ = sorted({p[0] for p in pts})
+        mean = lambda i, b: sum(p[i] for p in pts if p[0] == b) / len([p for p in pts if p[0] == b])  # noqa: E731
+        for ax, i in ((axes[0], 2), (axes[1], 1)):
+            ax.plot([p[0] for p in pts], [p[i] for p in pts], "o", color=colors[t], ms=4, alpha=0.6)
+            ax.plot(sizes_, [mean(i, b) for b in sizes_], "-", color=colors[t], label=labels[t])
     axes[1].axhline(488, color="black", ls="--", lw=1)
-    axes[1].text(3000, 488 * 1.05, "PCIe paper: 488 MB/s (1.7 MB bitstream into ICAP)", fontsize=8)
+    axes[1].text(2500, 488 * 1.03, "PCIe paper: 488 MB/s (1.7 MB partial bitstream into ICAP)", fontsize=8)
     axes[0].set_ylabel("median reload time (µs)")
     axes[1].set_ylabel("reload throughput (MB/s)")
     for ax in axes:
         ax.set_xscale("log")
         ax.set_xlabel("table file (bytes, log scale)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left")
+    axes[0].legend(fontsize=8, loc="upper left")
+    axes[1].legend(fontsize=8, loc="center right")
     axes[0].set_yscale("log")
     axes[1].set_ylim(0, 560)
     fig.suptitle("Slot reload of a 1-slot device (social and gm1 tables, then generated tables)", fontsize=11)
@@ -186,6 +191,7 @@ def reload():
 def main():
     os.makedirs(DST, exist_ok=True)
     rtt_cdf()
+    rtt_cdf(os.path.join(SRC, "unpinned"), "device_rtt_cdf_unpinned.png", "threads on both cores")
     inflight()
     throughput()
     reload()
