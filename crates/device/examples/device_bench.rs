@@ -250,6 +250,9 @@ impl Msg {
     }
 }
 
+/// A named way to send a burst of k requests and wait for their k answers.
+type Series = (&'static str, Box<dyn FnMut(usize)>);
+
 /// Sends k requests back to back, then takes the k results.
 fn device_burst(dev: &mut DeviceHandle, m: &Msg, k: usize) -> usize {
     for _ in 0..k {
@@ -353,9 +356,9 @@ fn main() {
     for m in [&small, &full] {
         images.insert(m.label, device_burst(&mut open("inproc:cpu", 1), m, 1));
     }
-    let runners = |m: &Msg, with_inproc: bool, inflight: usize| -> Vec<(&'static str, Box<dyn FnMut(usize)>)> {
+    let runners = |m: &Msg, with_inproc: bool, inflight: usize| -> Vec<Series> {
         let image = images[m.label];
-        let mut v: Vec<(&'static str, Box<dyn FnMut(usize)>)> = Vec::new();
+        let mut v: Vec<Series> = Vec::new();
         let mut ue = UdpEcho::new(udp_echo, m.input.len(), image);
         v.push(("udp-echo", Box::new(move |k| ue.burst(k))));
         let mut te = TcpEcho::new(tcp_echo, m.input.len(), image);
@@ -570,9 +573,19 @@ fn main() {
         }
         drop(devs);
         drop(parse);
+        let st = udp1.stats();
+        println!(
+            "\n(1-slot UDP device's link: {} requests, {} frames in, {} out, {} retransmits, {} duplicates dropped, {} over cap)",
+            st.requests, st.frames_in, st.frames_out, st.retransmits, st.dropped_duplicate, st.dropped_over_cap
+        );
         udp1.stop();
         tcp1.stop();
     }
+    let st = servers.udp.stats();
+    println!(
+        "\n(4-slot UDP device's link: {} requests, {} frames in, {} out, {} retransmits, {} duplicates dropped, {} over cap)",
+        st.requests, st.frames_in, st.frames_out, st.retransmits, st.dropped_duplicate, st.dropped_over_cap
+    );
     servers.udp.stop();
     servers.tcp.stop();
     println!("\nCSVs in {}", out_dir.display());
