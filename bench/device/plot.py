@@ -39,6 +39,22 @@ def rows(name, src=None):
         return list(csv.DictReader(f))
 
 
+def by_series(data, x, y, xtype):
+    """{(msg, series): ([x...], [y...])} from CSV rows."""
+    out = defaultdict(lambda: ([], []))
+    for r in data:
+        xs, ys = out[(r["msg"], r["series"])]
+        xs.append(xtype(r[x]))
+        ys.append(float(r[y]))
+    return out
+
+
+def finish(fig, png):
+    fig.tight_layout()
+    fig.savefig(os.path.join(DST, png), dpi=110)
+    plt.close(fig)
+
+
 def sizes(src=None):
     out = {}
     for r in rows("rtt_summary.csv", src) or []:
@@ -58,11 +74,7 @@ def rtt_cdf(src=None, png="device_rtt_cdf.png", how="one core (taskset)"):
         return
     sz = sizes(src)
     n = {r["msg"]: r["samples"] for r in rows("rtt_summary.csv", src) or []}
-    series = defaultdict(lambda: ([], []))
-    for r in data:
-        xs, ys = series[(r["msg"], r["series"])]
-        xs.append(float(r["us"]))
-        ys.append(float(r["percentile"]))
+    series = by_series(data, "us", "percentile", float)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True)
     for ax, msg in zip(axes, MSGS):
         for name, st in STYLE.items():
@@ -81,9 +93,7 @@ def rtt_cdf(src=None, png="device_rtt_cdf.png", how="one core (taskset)"):
         "cf. MSR paper Fig. 14-15)",
         fontsize=11,
     )
-    fig.tight_layout()
-    fig.savefig(os.path.join(DST, png), dpi=110)
-    plt.close(fig)
+    finish(fig, png)
 
 
 def inflight():
@@ -92,11 +102,7 @@ def inflight():
         return
     sz = sizes()
     fits = {(r["msg"], r["series"]): (float(r["intercept_us"]), float(r["slope_us_per_request"])) for r in rows("inflight_fit.csv") or []}
-    series = defaultdict(lambda: ([], []))
-    for r in data:
-        xs, ys = series[(r["msg"], r["series"])]
-        xs.append(int(r["inflight"]))
-        ys.append(float(r["median_us"]))
+    series = by_series(data, "inflight", "median_us", int)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True)
     for ax, msg in zip(axes, MSGS):
         for name, st in STYLE.items():
@@ -115,9 +121,7 @@ def inflight():
         ax.legend(loc="upper left", fontsize=8)
     axes[0].set_ylabel("median time until all are answered (µs)")
     fig.suptitle("Median round trip against requests in flight, least-squares slopes (cf. MSR paper Fig. 17)", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(os.path.join(DST, "device_rtt_inflight.png"), dpi=110)
-    plt.close(fig)
+    finish(fig, "device_rtt_inflight.png")
 
 
 def throughput():
@@ -147,9 +151,7 @@ def throughput():
     ax.set_title("Large inputs: the device against the same bytes echoed over plain TCP (loopback)", fontsize=11)
     ax.legend(fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(os.path.join(DST, "device_throughput.png"), dpi=110)
-    plt.close(fig)
+    finish(fig, "device_throughput.png")
 
 
 def reload():
@@ -183,9 +185,7 @@ def reload():
     axes[0].set_yscale("log")
     axes[1].set_ylim(0, 560)
     fig.suptitle("Slot reload of a 1-slot device (social and gm1 tables, then generated tables)", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(os.path.join(DST, "device_reload.png"), dpi=110)
-    plt.close(fig)
+    finish(fig, "device_reload.png")
 
 
 def main():

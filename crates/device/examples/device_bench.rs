@@ -323,20 +323,15 @@ fn main() {
     let unit = schema("unit", &root().join("crates/cpu/testdata/unit.proto"));
     let expr = schema("expr", &root().join("examples/expression_tree/expr.proto"));
     let idx = |s: &Schema, n: &str| s.compiled.message_index(n).unwrap_or_else(|| panic!("{n}")) as u32;
-    let small = Msg {
-        label: "LoginRequest",
+    let social_msg = |label: &'static str, input: Vec<u8>| Msg {
+        label,
         schema: social.clone(),
-        msg: idx(&social, "heapwire.bench.social.LoginRequest"),
+        msg: idx(&social, &format!("heapwire.bench.social.{label}")),
         wire: Wire::Protobuf,
-        input: login(),
+        input,
     };
-    let full = Msg {
-        label: "ComposePostRequest",
-        schema: social.clone(),
-        msg: idx(&social, "heapwire.bench.social.ComposePostRequest"),
-        wire: Wire::Protobuf,
-        input: compose_post(),
-    };
+    let small = social_msg("LoginRequest", login());
+    let full = social_msg("ComposePostRequest", compose_post());
 
     let servers = Servers { udp: device_server(Transport::Udp, 4), tcp: device_server(Transport::Tcp, 4) };
     let uris = [
