@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use heapwire_device::host::{cpu_factory, DeviceHandle, Job, OpenOptions, Schema};
+use heapwire_device::host::{DeviceHandle, Job, OpenOptions, Schema};
 use heapwire_device::link::{self, ServerConfig, Transport};
 use heapwire_device::model::{Config, CpuFactory, Device};
 use heapwire_device::serve::DeviceService;
@@ -232,7 +232,7 @@ fn device_server(t: Transport, slots: u32) -> link::Server {
 }
 
 fn open(uri: &str, inflight: usize) -> DeviceHandle {
-    DeviceHandle::open(uri, &OpenOptions { inflight, ..OpenOptions::default() }, cpu_factory).unwrap_or_else(|e| panic!("{uri}: {e}"))
+    DeviceHandle::open(uri, &OpenOptions { inflight, ..OpenOptions::default() }).unwrap_or_else(|e| panic!("{uri}: {e}"))
 }
 
 #[derive(Clone)]
