@@ -11,7 +11,7 @@
 # medians of 3 µs and 40 µs alternate from run to run. The round-trip CDFs are measured a
 # second time unpinned (bench/out/device/unpinned, device_rtt_cdf_unpinned.png) to show it.
 #
-#   bash bench/device/run.sh            # about two minutes after the build
+#   bash bench/device/run.sh            # about a minute after the build
 #   bash bench/device/run.sh --quick    # a fifth of the samples
 #   bash bench/device/run.sh --only rtt|inflight|throughput|reload
 set -euo pipefail
