@@ -5,12 +5,13 @@
 //! serializable to the versioned table file every engine and device is installed from.
 
 mod compile;
+pub mod features;
 mod layout;
 mod model;
 mod objgraph;
 pub mod table_file;
 
-pub use compile::{compile_files, from_pool, MAX_DECLARATION_DEPTH, MAX_FIELD_NUMBER};
+pub use compile::{compile_files, from_pool, from_pool_editions, MAX_DECLARATION_DEPTH, MAX_FIELD_NUMBER};
 pub use layout::slot_size_align;
 pub use model::*;
 pub use objgraph::{validate_classes, Class, ClassMember, OPTIONS_PROTO, OPTIONS_PROTO_NAME, REF_WIRE_WIDTH};
