@@ -47,7 +47,8 @@ pub struct Features {
     pub json_format: i32,
 }
 
-// Enum numbers of google.protobuf.FeatureSet's enums.
+// heapwire's numbering of the resolved values (FeatureSet's, but for NONE; values are
+// matched by name).
 pub const EXPLICIT: i32 = 1;
 pub const IMPLICIT: i32 = 2;
 pub const LEGACY_REQUIRED: i32 = 3;
@@ -141,20 +142,19 @@ fn apply(base: Features, options: &DynamicMessage, file: &str, what: &str) -> Re
         };
         let name = fd.name();
         let bad = |why: &str| {
-            Err(SchemaError::Unsupported(format!(
-                "{file}: {what}: feature {name} = {} {why}",
-                enum_value_name(&fd, num)
-            )))
+            Err(SchemaError::Unsupported(format!("{file}: {what}: feature {name} = {} {why}", enum_value_name(&fd, num))))
         };
-        let known = |ok: &[i32]| ok.contains(&num);
-        match name {
-            "field_presence" if known(&[EXPLICIT, IMPLICIT, LEGACY_REQUIRED]) => out.field_presence = num,
-            "enum_type" if known(&[OPEN, CLOSED]) => out.enum_type = num,
-            "repeated_field_encoding" if known(&[PACKED, EXPANDED]) => out.repeated_field_encoding = num,
-            "utf8_validation" if known(&[VERIFY, NO_VALIDATION]) => out.utf8_validation = num,
-            "message_encoding" if known(&[LENGTH_PREFIXED, DELIMITED]) => out.message_encoding = num,
-            "json_format" if known(&[ALLOW, LEGACY_BEST_EFFORT]) => out.json_format = num,
-            n if NO_EFFECT.contains(&n) => {}
+        // By value name: descriptor.proto has renumbered values (utf8_validation NONE).
+        let value = enum_value_name(&fd, num);
+        let pick = |names: &[(&str, i32)]| names.iter().find(|(n, _)| *n == value).map(|(_, v)| *v);
+        match (name, name_table(name).and_then(pick)) {
+            ("field_presence", Some(v)) => out.field_presence = v,
+            ("enum_type", Some(v)) => out.enum_type = v,
+            ("repeated_field_encoding", Some(v)) => out.repeated_field_encoding = v,
+            ("utf8_validation", Some(v)) => out.utf8_validation = v,
+            ("message_encoding", Some(v)) => out.message_encoding = v,
+            ("json_format", Some(v)) => out.json_format = v,
+            (n, _) if NO_EFFECT.contains(&n) => {}
             _ => return bad("is not supported by heapwire"),
         }
     }
@@ -165,6 +165,19 @@ fn apply(base: Features, options: &DynamicMessage, file: &str, what: &str) -> Re
         )));
     }
     Ok(out)
+}
+
+/// The values heapwire knows, by name, for each feature that matters.
+fn name_table(feature: &str) -> Option<&'static [(&'static str, i32)]> {
+    Some(match feature {
+        "field_presence" => &[("EXPLICIT", EXPLICIT), ("IMPLICIT", IMPLICIT), ("LEGACY_REQUIRED", LEGACY_REQUIRED)],
+        "enum_type" => &[("OPEN", OPEN), ("CLOSED", CLOSED)],
+        "repeated_field_encoding" => &[("PACKED", PACKED), ("EXPANDED", EXPANDED)],
+        "utf8_validation" => &[("VERIFY", VERIFY), ("NONE", NO_VALIDATION)],
+        "message_encoding" => &[("LENGTH_PREFIXED", LENGTH_PREFIXED), ("DELIMITED", DELIMITED)],
+        "json_format" => &[("ALLOW", ALLOW), ("LEGACY_BEST_EFFORT", LEGACY_BEST_EFFORT)],
+        _ => return None,
+    })
 }
 
 fn enum_value_name(fd: &FieldDescriptor, n: i32) -> String {

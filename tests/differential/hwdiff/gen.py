@@ -198,7 +198,7 @@ class Gen:
     def _chain_field(self, desc, remaining):
         cands = []
         for fd in desc.fields:
-            if fd.type != FD.TYPE_MESSAGE:
+            if fd.type not in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
                 continue
             sub = fd.message_type
             cost = 1
@@ -239,7 +239,7 @@ class Gen:
         return self.rng.randint(50, 300)
 
     def _set_one(self, m, fd, depth, nested_ok):
-        if fd.type == FD.TYPE_MESSAGE:
+        if fd.type in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
             entry = fd.message_type
             if entry.GetOptions().map_entry:
                 kf, vf = entry.fields_by_name["key"], entry.fields_by_name["value"]
@@ -301,7 +301,7 @@ def is_required(fd) -> bool:
 
 def _msg_children(desc):
     for fd in desc.fields:
-        if fd.type == FD.TYPE_MESSAGE:
+        if fd.type in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
             sub = fd.message_type
             if sub.GetOptions().map_entry:
                 vf = sub.fields_by_name["value"]
@@ -338,6 +338,6 @@ def all_fields(full_name: str):
         seen.add(d.full_name)
         for fd in d.fields:
             out.append((d.full_name, fd.name))
-            if fd.type == FD.TYPE_MESSAGE:
+            if fd.type in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
                 todo.append(fd.message_type)
     return out

@@ -76,7 +76,7 @@ def covered_fields(msgs):
         m = stack.pop()
         for fd, val in m.ListFields():
             seen.add((m.DESCRIPTOR.full_name, fd.name))
-            if fd.type == FD.TYPE_MESSAGE:
+            if fd.type in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
                 if fd.message_type.GetOptions().map_entry:
                     vf = fd.message_type.fields_by_name["value"]
                     seen.add((fd.message_type.full_name, "key"))
@@ -312,7 +312,7 @@ def _field_path(reader: str, path: str) -> str:
         if fd is None:
             return f"{last}.{name}"
         last = fd.full_name
-        if fd.type == FD.TYPE_MESSAGE:
+        if fd.type in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
             if fd.message_type.GetOptions().map_entry:
                 in_map, desc = fd.message_type, fd.message_type
             else:
