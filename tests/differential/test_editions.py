@@ -1,0 +1,89 @@
+"""Editions and the current descriptor.proto, against the official tools (issue 20).
+
+The editions schemas themselves run through the generic suite (test_differential.py:
+cases editions2023:* and editions2024:*). Here: every `.proto` that ships with
+grpcio-tools (the current descriptor.proto with extension-range declarations, the
+well-known types, compiler/plugin.proto, the editions feature protos) compiles; protoc's
+own output, a FileDescriptorSet with source info, decodes to the official JSON; and
+features heapwire cannot honour, or that protoc refuses, are refused with the file, the
+feature and the value named.
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from google.protobuf import descriptor_pb2, json_format
+
+from hwdiff import harness, runner, schemas
+
+
+def _proto_dir() -> str:
+    schemas.editions_protoc()  # a clear error if grpcio-tools is missing
+    import grpc_tools
+
+    return os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
+
+
+def _shipped_protos():
+    root = _proto_dir()
+    out = []
+    for d, _, files in os.walk(root):
+        out += [os.path.relpath(os.path.join(d, f), root) for f in files if f.endswith(".proto")]
+    return sorted(out)
+
+
+def _run(args, data=b""):
+    return subprocess.run([runner.heapwire_bin(), *args], input=data, capture_output=True, timeout=60)
+
+
+def test_shipped_protos_compile(tmp_path):
+    protos = _shipped_protos()
+    assert "google/protobuf/descriptor.proto" in protos and "google/protobuf/java_features.proto" in protos
+    for p in protos:
+        r = _run(["compile", "-I", _proto_dir(), os.path.join(_proto_dir(), p), "-o", str(tmp_path)])
+        assert r.returncode == 0, f"{p}: {r.stderr.decode()}"
+
+
+def test_descriptor_set_with_source_info_decodes_as_official(tmp_path):
+    out = tmp_path / "set.pb"
+    files = ["google/protobuf/descriptor.proto", "google/protobuf/compiler/plugin.proto",
+             "google/protobuf/java_features.proto"]
+    subprocess.run([*schemas.editions_protoc(), "-I", _proto_dir(), "--include_imports", "--include_source_info",
+                    f"--descriptor_set_out={out}", *files], check=True)
+    data = out.read_bytes()
+    m = descriptor_pb2.FileDescriptorSet()
+    m.ParseFromString(data)
+    expected = json_format.MessageToJson(m, indent=None)
+    r = _run(["decode", "--schema", os.path.join(_proto_dir(), "google/protobuf/descriptor.proto"), "-I", _proto_dir(),
+              "--type", "google.protobuf.FileDescriptorSet", "--json"], data)
+    assert r.returncode == 0, r.stderr.decode()
+    assert harness.compare_json(expected, r.stdout.decode()) is None, harness.compare_json(expected, r.stdout.decode())
+
+
+REFUSED = [
+    # (source, words the error must contain)
+    ('edition = "2025";\nmessage M { int32 a = 1; }\n', ["2025"]),
+    ('edition = "2023";\nmessage M { optional int32 a = 1; }\n', ["optional", "editions"]),
+    ('edition = "2023";\nmessage M { group G = 1 { int32 a = 2; } }\n', ["group", "editions"]),
+    ('edition = "2023";\nmessage M { M sub = 1 [features.field_presence = IMPLICIT]; }\n',
+     ["bad.proto", "M.sub", "field_presence", "IMPLICIT"]),
+    ('edition = "2023";\nmessage M { int32 a = 1 [features.message_encoding = DELIMITED]; }\n',
+     ["bad.proto", "M.a", "message_encoding", "DELIMITED"]),
+    ('edition = "2023";\noption features.field_presence = IMPLICIT;\nmessage M { int32 a = 1 [default = 3]; }\n',
+     ["bad.proto", "M.a", "field_presence", "IMPLICIT"]),
+    ('edition = "2024";\nmessage M { int32 a = 1 [features.repeated_field_encoding = EXPANDED]; }\n',
+     ["bad.proto", "M.a", "repeated_field_encoding", "EXPANDED"]),
+]
+
+
+@pytest.mark.parametrize("source,words", REFUSED, ids=[str(i) for i in range(len(REFUSED))])
+def test_refused_with_a_clear_error(tmp_path, source, words):
+    p = tmp_path / "bad.proto"
+    p.write_text(source)
+    r = _run(["compile", str(p), "-o", str(tmp_path)])
+    err = r.stderr.decode()
+    assert r.returncode == 2, err
+    for w in words:
+        assert w in err, f"{w!r} not in {err!r}"
