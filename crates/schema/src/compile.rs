@@ -54,7 +54,11 @@ pub fn compile_files(
             // The include path, the well-known types, then heapwire/options.proto (built in).
             let mut c = crate::objgraph::protox_compiler(&incs, recorder);
             c.include_imports(true);
-            c.open_files(&names).map_err(|e| e.to_string())?;
+            c.open_files(&names).map_err(|e| match e.file() {
+                // Parse errors do not name their file by themselves.
+                Some(f) if !e.to_string().contains(f) => format!("{f}: {e}"),
+                _ => e.to_string(),
+            })?;
             Ok(c.descriptor_pool())
         })
         .map_err(|e| SchemaError::Io(e.to_string()))?
@@ -207,7 +211,12 @@ pub fn from_pool_editions(
             }
             let packed = match feats {
                 Some(ft) => ft.repeated_field_encoding == features::PACKED,
-                None => f.is_packed(),
+                // The `packed` option as written (prost-reflect's is_packed() misses it when
+                // protox interprets options after building the pool), else the syntax's default.
+                None => match f.options().get_field_by_name("packed").filter(|_| f.options().has_field_by_name("packed")) {
+                    Some(v) => v.as_bool().unwrap_or(false),
+                    None => proto3,
+                },
             };
             if repeated && kind.is_packable() && packed {
                 flags |= field_flags::PACKED;

@@ -55,8 +55,15 @@ pub(crate) enum ParseErrorKind {
         #[label("defined here")]
         span: Span,
     },
+    #[error("edition '{edition}' is not supported")]
+    #[diagnostic(help("supported editions are '2023' and '2024'"))]
+    UnknownEdition {
+        edition: String,
+        #[label("defined here")]
+        span: Span,
+    },
     #[error("unknown syntax '{syntax}'")]
-    #[diagnostic(help("possible values are 'proto2' and 'proto3' for `syntax`, '2023' and '2024' for `edition`"))]
+    #[diagnostic(help("possible values are 'proto2' and 'proto3'"))]
     UnknownSyntax {
         syntax: String,
         #[label("defined here")]
@@ -269,6 +276,7 @@ impl ParseError {
             ParseErrorKind::InvalidUtf8String { span } => Some(span.clone()),
             ParseErrorKind::NestedBlockComment { span } => Some(span.clone()),
             ParseErrorKind::UnknownSyntax { span, .. } => Some(span.clone()),
+            ParseErrorKind::UnknownEdition { span, .. } => Some(span.clone()),
             ParseErrorKind::InvalidIdentifier { span } => Some(span.clone()),
             ParseErrorKind::InvalidGroupName { span } => Some(span.clone()),
             ParseErrorKind::InvalidImport { span } => Some(span.clone()),

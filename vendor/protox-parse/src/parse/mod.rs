@@ -156,6 +156,13 @@ impl<'a> Parser<'a> {
                     b"proto2" if !edition => ast::Syntax::Proto2,
                     b"proto3" if !edition => ast::Syntax::Proto3,
                     b"2023" | b"2024" if edition => ast::Syntax::Editions,
+                    bytes if edition => {
+                        self.add_error(ParseErrorKind::UnknownEdition {
+                            edition: String::from_utf8_lossy(bytes).into_owned(),
+                            span: value.span.clone(),
+                        });
+                        return Err(());
+                    }
                     bytes => {
                         self.add_error(ParseErrorKind::UnknownSyntax {
                             syntax: String::from_utf8_lossy(bytes).into_owned(),
