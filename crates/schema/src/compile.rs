@@ -2,9 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use prost_reflect::{Cardinality, DescriptorPool, FieldDescriptor, Kind as RKind, Syntax, Value};
+use prost_reflect::{Cardinality, DescriptorPool, Kind as RKind, Syntax, Value};
 
 use crate::features::{self, Editions, Resolver};
+use crate::fields::Fd;
 use crate::layout::lay_out;
 use crate::model::*;
 use crate::SchemaError;
@@ -116,7 +117,7 @@ fn check_depth(text: &str, path: &Path) -> Result<(), SchemaError> {
     Ok(())
 }
 
-fn convert_kind(f: &FieldDescriptor) -> Kind {
+fn convert_kind(f: &Fd) -> Kind {
     match f.kind() {
         RKind::Double => Kind::Double,
         RKind::Float => Kind::Float,
@@ -187,8 +188,8 @@ pub fn from_pool_editions(
             return Err(SchemaError::Unsupported(format!("{}: unknown syntax", md.full_name())));
         }
         let real_oneofs: Vec<_> = md.oneofs().filter(|o| !o.is_synthetic()).collect();
-        let mut fields: Vec<FieldDescriptor> = md.fields().collect();
-        fields.sort_by_key(|f| f.number());
+        // Its own fields and the extensions of it, by number.
+        let fields = Fd::of(md);
         let mut hasbit = 0u32;
         let mut out_fields = Vec::with_capacity(fields.len());
         for f in &fields {
@@ -196,7 +197,9 @@ pub fn from_pool_editions(
                 return Err(SchemaError::Invalid(format!("{}: field number {} out of range", f.full_name(), f.number())));
             }
             // Editions: the resolved features (None for proto2/proto3 files).
-            let feats = res.field(md, f)?;
+            let feats = res.field(f)?;
+            // proto3 rules follow the file that declares the field (an extension's own).
+            let proto3 = f.file().syntax() == Syntax::Proto3 && res.edition(f.file().name()).is_none();
             let mut kind = convert_kind(f);
             if let Some(ft) = feats {
                 // DELIMITED is group encoding on the wire (never for map entries' values).
@@ -250,7 +253,7 @@ pub fn from_pool_editions(
                 _ => NONE,
             };
             let real_oneof = f
-                .containing_oneof()
+                .oneof()
                 .filter(|o| !o.is_synthetic())
                 .map(|o| real_oneofs.iter().position(|r| r.name() == o.name()).unwrap() as u32);
             let presence = if repeated {
@@ -265,7 +268,7 @@ pub fn from_pool_editions(
             } else {
                 Presence::Implicit
             };
-            let default = if f.field_descriptor_proto().default_value.is_some() {
+            let default = if f.has_default() {
                 match f.default_value() {
                     Value::Bool(b) => Some(DefaultValue::Int(b as i64)),
                     Value::I32(v) => Some(DefaultValue::Int(v as i64)),

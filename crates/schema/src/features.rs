@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use prost_reflect::{DynamicMessage, EnumDescriptor, FieldDescriptor, MessageDescriptor, Value};
 
+use crate::fields::Fd;
 use crate::SchemaError;
 
 /// The editions heapwire resolves features for.
@@ -221,7 +222,7 @@ impl<'a> Resolver<'a> {
                 // A map entry resolves from the map field that declares it.
                 let fld = p.fields().find(|f| matches!(f.kind(), prost_reflect::Kind::Message(t) if t == *m));
                 match fld {
-                    Some(fld) => self.field_of(&p, &fld)?,
+                    Some(fld) => self.field_of(&Fd::Own(fld))?,
                     None => self.message(&p)?,
                 }
             }
@@ -235,20 +236,24 @@ impl<'a> Resolver<'a> {
         Ok(Some(f))
     }
 
-    fn field_of(&mut self, m: &MessageDescriptor, f: &FieldDescriptor) -> Result<Option<Features>, SchemaError> {
-        let Some(mut base) = self.message(m)? else { return Ok(None) };
-        let file = m.parent_file();
-        if let Some(o) = f.containing_oneof() {
-            base = apply(base, &o.options(), file.name(), &format!("oneof {}.{}", m.full_name(), o.name()))?;
+    fn field_of(&mut self, f: &Fd) -> Result<Option<Features>, SchemaError> {
+        let base = match f.scope() {
+            Some(m) => self.message(&m)?,
+            None => self.file_features(&f.file())?,
+        };
+        let Some(mut base) = base else { return Ok(None) };
+        let file = f.file();
+        if let Some(o) = f.oneof() {
+            base = apply(base, &o.options(), file.name(), &format!("oneof {}", o.full_name()))?;
         }
         Ok(Some(apply(base, &f.options(), file.name(), &format!("field {}", f.full_name()))?))
     }
 
-    /// Features of a field of message `m`, checked as protoc checks where a feature may
+    /// Features of a field (or extension), checked as protoc checks where a feature may
     /// be set; `None` for proto2/proto3 files.
-    pub fn field(&mut self, m: &MessageDescriptor, f: &FieldDescriptor) -> Result<Option<Features>, SchemaError> {
-        let Some(r) = self.field_of(m, f)? else { return Ok(None) };
-        let file = m.parent_file();
+    pub fn field(&mut self, f: &Fd) -> Result<Option<Features>, SchemaError> {
+        let Some(r) = self.field_of(f)? else { return Ok(None) };
+        let file = f.file();
         let own = own_features(&f.options());
         let err = |feature: &str, value: &str, why: &str| {
             Err(SchemaError::Invalid(format!(
@@ -259,23 +264,22 @@ impl<'a> Resolver<'a> {
         };
         let repeated = f.cardinality() == prost_reflect::Cardinality::Repeated;
         let is_msg = matches!(f.kind(), prost_reflect::Kind::Message(_));
+        let in_oneof = f.oneof().is_some();
         if own.contains(&"field_presence") {
             if repeated {
                 return err("field_presence", presence_name(r.field_presence), "cannot be set on a repeated field");
             }
-            if f.containing_oneof().is_some() {
+            if in_oneof {
                 return err("field_presence", presence_name(r.field_presence), "cannot be set on a oneof member");
             }
             if is_msg && r.field_presence == IMPLICIT {
                 return err("field_presence", "IMPLICIT", "cannot be set on a message field");
             }
+            if matches!(f, Fd::Ext(_)) && r.field_presence != EXPLICIT {
+                return err("field_presence", presence_name(r.field_presence), "cannot be set on an extension");
+            }
         }
-        if !is_msg
-            && !repeated
-            && f.containing_oneof().is_none()
-            && r.field_presence == IMPLICIT
-            && f.field_descriptor_proto().default_value.is_some()
-        {
+        if !is_msg && !repeated && !in_oneof && r.field_presence == IMPLICIT && f.has_default() {
             return err("field_presence", "IMPLICIT", "cannot be combined with a default value");
         }
         if own.contains(&"repeated_field_encoding") && (!repeated || !packable(f)) {
@@ -313,11 +317,11 @@ fn presence_name(n: i32) -> &'static str {
     }
 }
 
-fn packable(f: &FieldDescriptor) -> bool {
+fn packable(f: &Fd) -> bool {
     !matches!(f.kind(), prost_reflect::Kind::Message(_) | prost_reflect::Kind::String | prost_reflect::Kind::Bytes)
 }
 
-fn is_string_like(f: &FieldDescriptor) -> bool {
+fn is_string_like(f: &Fd) -> bool {
     if f.is_map() {
         return true;
     }

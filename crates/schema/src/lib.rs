@@ -6,6 +6,7 @@
 
 mod compile;
 pub mod features;
+mod fields;
 mod layout;
 mod model;
 mod objgraph;
