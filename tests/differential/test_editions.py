@@ -96,6 +96,10 @@ ENCODE_CASES = [
                                                "rdelimited": [{"v": 1}, {"s": "x"}], "must": 1}),
     ("editions2024.proto", "hw.ed24.Implicit", {"packed": [1, -1], "expanded": [2, -2], "delimited": {"x": 1},
                                                "i32": 0, "explicitI32": 0, "legacy": "LEGACY_TWO"}),
+    ("extensions2023.proto", "hw.ext.Base", {"a": 1, "[hw.ext.ptags]": [1, -1], "[hw.ext.tags]": [3, 4],
+                                             "[hw.ext.grp]": {"g": 1}, "[hw.ext.Scope.subs]": [{"t": "a"}],
+                                             "[hw.ext23.Holder.packed_by_default]": [1, 2],
+                                             "[hw.ext23.Holder.delimited]": {"t": "b"}}),
 ]
 
 

@@ -21,9 +21,9 @@ SCHEMA_DIR = os.path.join(HERE, "schemas")
 
 # Every top-level schema file of the suite (imports are pulled in by protoc).
 SCHEMA_FILES = ["scalars3.proto", "proto2.proto", "imports.proto", "evolution.proto", "evolution2.proto", "wkt.proto"]
-# Editions schemas: compiled by the protoc that ships in grpcio-tools (pinned in
-# requirements.txt; the system protoc may predate editions).
-EDITIONS_FILES = ["editions2023.proto", "editions2024.proto"]
+# Editions (and extensions) schemas: compiled by the protoc that ships in grpcio-tools
+# (pinned in requirements.txt; the system protoc may predate editions).
+EDITIONS_FILES = ["editions2023.proto", "editions2024.proto", "extensions2023.proto"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,8 @@ CASES = [
     Case("editions2023.proto", "hw.ed23.Explicit", "hw.ed23.Explicit"),
     Case("editions2023.proto", "hw.ed23.Leaf", "hw.ed23.Leaf"),
     Case("editions2024.proto", "hw.ed24.Implicit", "hw.ed24.Implicit"),
+    Case("extensions2023.proto", "hw.ext.Base", "hw.ext.Base"),
+    Case("extensions2023.proto", "hw.ext.Sub", "hw.ext.Sub"),
 ]
 
 
