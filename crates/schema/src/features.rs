@@ -147,7 +147,12 @@ fn apply(base: Features, options: &DynamicMessage, file: &str, what: &str) -> Re
         };
         // By value name: descriptor.proto has renumbered values (utf8_validation NONE).
         let value = enum_value_name(&fd, num);
-        let pick = |names: &[(&str, i32)]| names.iter().find(|(n, _)| *n == value).map(|(_, v)| *v);
+        // A number the descriptor in use has no name for (an older descriptor.proto, as
+        // bundled with the descriptor library) is read with the current numbering, which
+        // heapwire's constants follow.
+        let pick = |names: &[(&str, i32)]| {
+            names.iter().find(|(n, _)| *n == value).or_else(|| names.iter().find(|(_, v)| *v == num && value == num.to_string())).map(|(_, v)| *v)
+        };
         match (name, name_table(name).and_then(pick)) {
             ("field_presence", Some(v)) => out.field_presence = v,
             ("enum_type", Some(v)) => out.enum_type = v,
