@@ -156,3 +156,31 @@ def test_descriptor_set_as_schema_gives_the_same_tables(tmp_path):
              m.SerializeToString())
     assert r.returncode == 0, r.stderr.decode()
     assert harness.compare_json(json_format.MessageToJson(m, indent=None), r.stdout.decode()) is None
+
+
+def test_feature_targets_as_protoc(tmp_path):
+    """A feature set where protoc refuses it (here utf8_validation on a message) is refused
+    by both, with the file, entity, feature and value named."""
+    p = tmp_path / "tgt.proto"
+    p.write_text('edition = "2023";\nmessage M {\n  option features.utf8_validation = NONE;\n  string s = 1;\n}\n')
+    official = subprocess.run([*schemas.editions_protoc(), "-I", str(tmp_path), "--descriptor_set_out=/dev/null",
+                               "tgt.proto"], capture_output=True, cwd=tmp_path)
+    assert official.returncode != 0
+    r = _run(["compile", str(p), "-o", str(tmp_path)])
+    err = r.stderr.decode()
+    assert r.returncode == 2 and all(w in err for w in ["tgt.proto", "message M", "utf8_validation", "NONE"]), err
+
+
+def test_edition_2024_visibility_and_import_option(tmp_path):
+    """Edition 2024 syntax that changes nothing heapwire writes: `export`/`local` on
+    top-level declarations and `import option`."""
+    (tmp_path / "opt.proto").write_text('edition = "2024";\npackage o;\nimport "google/protobuf/descriptor.proto";\n'
+                                        'extend google.protobuf.MessageOptions { int32 tag = 50000; }\n')
+    p = tmp_path / "vis.proto"
+    p.write_text('edition = "2024";\npackage v;\nimport option "opt.proto";\n'
+                 'export message M { option (o.tag) = 3; int32 a = 1; }\nlocal enum E { E_ZERO = 0; }\n')
+    official = subprocess.run([*schemas.editions_protoc(), "-I", str(tmp_path), "-I", _proto_dir(),
+                               "--descriptor_set_out=/dev/null", "vis.proto"], capture_output=True, cwd=tmp_path)
+    assert official.returncode == 0, official.stderr.decode()
+    r = _run(["decode", "--schema", str(p), "--type", "v.M", "--json"], b"\x08\x05")
+    assert r.returncode == 0 and r.stdout.strip() == b'{"a":5}', r.stderr.decode()

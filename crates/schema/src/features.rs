@@ -153,6 +153,25 @@ fn apply(base: Features, options: &DynamicMessage, file: &str, what: &str) -> Re
         let pick = |names: &[(&str, i32)]| {
             names.iter().find(|(n, _)| *n == value).or_else(|| names.iter().find(|(_, v)| *v == num && value == num.to_string())).map(|(_, v)| *v)
         };
+        // Where a feature may be set (FeatureSet's `targets`), as protoc checks.
+        let entity = match what.split(' ').next() {
+            Some("edition") => "file",
+            Some(w) => w,
+            None => "file",
+        };
+        let targets: &[&str] = match name {
+            "field_presence" | "repeated_field_encoding" | "utf8_validation" | "message_encoding" => &["file", "field"],
+            "enum_type" => &["file", "enum"],
+            "json_format" => &["file", "message", "enum"],
+            "default_symbol_visibility" => &["file"],
+            _ => &["file", "message", "field", "oneof", "enum"],
+        };
+        if !targets.contains(&entity) {
+            return Err(SchemaError::Invalid(format!(
+                "{file}: {what}: feature {name} = {} cannot be set on a {entity}",
+                enum_value_name(&fd, num)
+            )));
+        }
         match (name, name_table(name).and_then(pick)) {
             ("field_presence", Some(v)) => out.field_presence = v,
             ("enum_type", Some(v)) => out.enum_type = v,

@@ -195,6 +195,16 @@ impl<'a> Parser<'a> {
             Some((Token::MESSAGE, _)) => Ok(Some(Statement::Message(self.parse_message()?))),
             Some((Token::ENUM, _)) => Ok(Some(Statement::Enum(self.parse_enum()?))),
             Some((Token::SERVICE, _)) => Ok(Some(Statement::Service(self.parse_service()?))),
+            // Edition 2024 symbol visibility (heapwire patch): accepted at file level, it
+            // changes nothing in the descriptors heapwire reads.
+            Some((Token::Ident("export" | "local"), _)) => {
+                self.bump();
+                match self.peek()? {
+                    Some((Token::MESSAGE, _)) => Ok(Some(Statement::Message(self.parse_message()?))),
+                    Some((Token::ENUM, _)) => Ok(Some(Statement::Enum(self.parse_enum()?))),
+                    _ => self.unexpected_token("'message' or 'enum'"),
+                }
+            }
             None => Ok(None),
             _ => self.unexpected_token(
                 "'enum', 'extend', 'import', 'message', 'option', 'service', 'package' or ';'",
@@ -233,6 +243,11 @@ impl<'a> Parser<'a> {
             Some((Token::PUBLIC, span)) => {
                 self.bump();
                 Some((ast::ImportKind::Public, span))
+            }
+            // Edition 2024 `import option` (heapwire patch): read as a plain import.
+            Some((Token::OPTION, _)) => {
+                self.bump();
+                None
             }
             Some((Token::StringLiteral(_), _)) => None,
             _ => self.unexpected_token("a string literal, 'public' or 'weak'")?,
