@@ -93,7 +93,8 @@ ENCODE_CASES = [
     ("proto2.proto", "hw.p2.Basic", {"rSint64Packed": ["-3", "5"], "rFixed32Packed": [1, 2], "rInt32": [7, 8]}),
     ("scalars3.proto", "hw.p3.Repeated", {"uDouble": [1.5, 2.5]}),
     ("editions2023.proto", "hw.ed23.Explicit", {"r": [1, 2], "rp": [3, 4], "rl": [1, 0], "delimited": {"v": 5},
-                                               "rdelimited": [{"v": 1}, {"s": "x"}], "must": 1}),
+                                               "must": 1}),
+    ("editions2023.proto", "hw.ed23.Delimited", {"items": [{"v": 1}, {"s": "x", "fx": ["3"]}], "one": {"v": 2}}),
     ("editions2024.proto", "hw.ed24.Implicit", {"packed": [1, -1], "expanded": [2, -2], "delimited": {"x": 1},
                                                "i32": 0, "explicitI32": 0, "legacy": "LEGACY_TWO"}),
     ("extensions2023.proto", "hw.ext.Base", {"a": 1, "[hw.ext.ptags]": [1, -1], "[hw.ext.tags]": [3, 4],
@@ -106,11 +107,16 @@ ENCODE_CASES = [
 @pytest.mark.parametrize("schema,type_,doc", ENCODE_CASES, ids=[c[1] for c in ENCODE_CASES])
 def test_encode_bytes_as_official(schema, type_, doc):
     """Packed/expanded and delimited encodings (and [packed = ...] in proto2/proto3): the
-    bytes `encode` writes equal the official serialization of the same message."""
+    bytes `encode` writes equal the official serialization of the same message, and
+    `decode --json` of those bytes prints the official JSON."""
     import json
 
     m = schemas.message_class(type_)()
     json_format.Parse(json.dumps(doc), m)
+    d = _run(["decode", "--schema", os.path.join(schemas.SCHEMA_DIR, schema), "-I", schemas.SCHEMA_DIR,
+              "--type", type_, "--json"], m.SerializePartialToString())
+    assert d.returncode == 0, d.stderr.decode()
+    assert harness.compare_json(json_format.MessageToJson(m, indent=None), d.stdout.decode()) is None
     r = _run(["encode", "--schema", os.path.join(schemas.SCHEMA_DIR, schema), "-I", schemas.SCHEMA_DIR,
               "--type", type_, "--from-json"], json.dumps(doc).encode())
     assert r.returncode == 0, r.stderr.decode()
