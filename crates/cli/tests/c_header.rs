@@ -48,6 +48,10 @@ fn headers_compile_for_every_schema_and_layout() {
         "bench/schemas/social.proto",
         "bench/schemas/google_message1.proto",
         "bench/schemas/google_message2.proto",
+        // Editions, and extensions (slots named pkg_Scope_ext).
+        "tests/differential/schemas/editions2023.proto",
+        "tests/differential/schemas/editions2024.proto",
+        "tests/differential/schemas/extensions2023.proto",
     ];
     for (i, s) in schemas.iter().enumerate() {
         for flags in [&[][..], &["--pointer-width", "32"][..], &["--header-word"][..]] {

@@ -22,6 +22,7 @@ const C_KEYWORDS: &[&str] = &[
 
 /// A field or oneof name usable in C (keywords get a trailing underscore).
 pub(crate) fn c_ident(name: &str) -> String {
+    let name = &*heapwire_schema::ident_name(name);
     if C_KEYWORDS.contains(&name) {
         format!("{name}_")
     } else {

@@ -15,7 +15,7 @@ const RUST_KEYWORDS: &[&str] = &[
 ];
 
 fn ident(name: &str) -> String {
-    let n = name.to_lowercase();
+    let n = heapwire_schema::ident_name(name).to_lowercase();
     if RUST_KEYWORDS.contains(&n.as_str()) {
         format!("{n}_")
     } else {
@@ -72,7 +72,7 @@ pub fn rust_views(s: &CompiledSchema) -> String {
             let id = ident(&f.name);
             let at = format!("self.off + {}", f.offset);
             if let Some(p) = presence(f, m, s) {
-                let _ = writeln!(r, "    pub fn has_{}(&self) -> bool {{\n        {p}\n    }}", f.name.to_lowercase());
+                let _ = writeln!(r, "    pub fn has_{}(&self) -> bool {{\n        {p}\n    }}", heapwire_schema::ident_name(&f.name).to_lowercase());
             }
             if f.is_repeated() {
                 let es = s.element_size(f);

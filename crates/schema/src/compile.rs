@@ -2,8 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use prost_reflect::{Cardinality, DescriptorPool, FieldDescriptor, Kind as RKind, Syntax, Value};
+use prost_reflect::{Cardinality, DescriptorPool, Kind as RKind, Syntax, Value};
 
+use crate::features::{self, Editions, Resolver};
+use crate::fields::Fd;
 use crate::layout::lay_out;
 use crate::model::*;
 use crate::SchemaError;
@@ -45,20 +47,27 @@ pub fn compile_files(
             }
         }
     }
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Editions::new()));
+    let recorder = seen.clone();
     let pool = std::thread::Builder::new()
         .stack_size(COMPILER_STACK_BYTES)
         .spawn(move || -> Result<DescriptorPool, String> {
             // The include path, the well-known types, then heapwire/options.proto (built in).
-            let mut c = crate::objgraph::protox_compiler(&incs);
+            let mut c = crate::objgraph::protox_compiler(&incs, recorder);
             c.include_imports(true);
-            c.open_files(&names).map_err(|e| e.to_string())?;
+            c.open_files(&names).map_err(|e| match e.file() {
+                // Parse errors do not name their file by themselves.
+                Some(f) if !e.to_string().contains(f) => format!("{f}: {e}"),
+                _ => e.to_string(),
+            })?;
             Ok(c.descriptor_pool())
         })
         .map_err(|e| SchemaError::Io(e.to_string()))?
         .join()
         .map_err(|_| SchemaError::Invalid("schema compiler panicked".into()))?
         .map_err(SchemaError::Parse)?;
-    from_pool(&pool, layout)
+    let editions = std::mem::take(&mut *seen.lock().unwrap());
+    from_pool_editions(&pool, &editions, layout)
 }
 
 /// Rejects brace nesting deeper than `MAX_DECLARATION_DEPTH`, ignoring comments and strings.
@@ -108,7 +117,7 @@ fn check_depth(text: &str, path: &Path) -> Result<(), SchemaError> {
     Ok(())
 }
 
-fn convert_kind(f: &FieldDescriptor) -> Kind {
+fn convert_kind(f: &Fd) -> Kind {
     match f.kind() {
         RKind::Double => Kind::Double,
         RKind::Float => Kind::Float,
@@ -133,16 +142,35 @@ fn convert_kind(f: &FieldDescriptor) -> Kind {
 
 /// Builds the compiled schema from a descriptor pool (every message and enum in it).
 pub fn from_pool(pool: &DescriptorPool, layout: LayoutOptions) -> Result<CompiledSchema, SchemaError> {
+    from_pool_editions(pool, &Editions::new(), layout)
+}
+
+/// As `from_pool`, the files named in `editions` resolved as editions files (they are in
+/// the pool as proto2, see `features.rs`).
+pub fn from_pool_editions(
+    pool: &DescriptorPool,
+    editions: &Editions,
+    layout: LayoutOptions,
+) -> Result<CompiledSchema, SchemaError> {
+    let mut res = Resolver::new(editions);
     let msg_descs: Vec<_> = pool.all_messages().collect();
     let enum_descs: Vec<_> = pool.all_enums().collect();
     let msg_index = |name: &str| msg_descs.iter().position(|m| m.full_name() == name).map(|i| i as u32);
     let enum_index = |name: &str| enum_descs.iter().position(|e| e.full_name() == name).map(|i| i as u32);
 
+    let mut closed_enums = Vec::with_capacity(enum_descs.len());
+    for e in &enum_descs {
+        closed_enums.push(match res.enum_(e)? {
+            Some(f) => f.enum_type == features::CLOSED,
+            None => e.parent_file().syntax() == Syntax::Proto2,
+        });
+    }
     let enums = enum_descs
         .iter()
-        .map(|e| Enum {
+        .zip(&closed_enums)
+        .map(|(e, &closed)| Enum {
             full_name: e.full_name().to_string(),
-            closed: e.parent_file().syntax() == Syntax::Proto2,
+            closed,
             // Declaration order (aliases included): JSON prints the first name of a number.
             values: e
                 .enum_descriptor_proto()
@@ -155,49 +183,77 @@ pub fn from_pool(pool: &DescriptorPool, layout: LayoutOptions) -> Result<Compile
 
     let mut messages = Vec::with_capacity(msg_descs.len());
     for md in &msg_descs {
-        let proto3 = md.parent_file().syntax() == Syntax::Proto3;
+        let proto3 = md.parent_file().syntax() == Syntax::Proto3 && res.edition(md.parent_file().name()).is_none();
         if !matches!(md.parent_file().syntax(), Syntax::Proto2 | Syntax::Proto3) {
-            return Err(SchemaError::Unsupported(format!("{}: editions syntax is not supported", md.full_name())));
+            return Err(SchemaError::Unsupported(format!("{}: unknown syntax", md.full_name())));
         }
         let real_oneofs: Vec<_> = md.oneofs().filter(|o| !o.is_synthetic()).collect();
-        let mut fields: Vec<FieldDescriptor> = md.fields().collect();
-        fields.sort_by_key(|f| f.number());
+        // Its own fields and the extensions of it, by number.
+        let fields = Fd::of(md);
         let mut hasbit = 0u32;
         let mut out_fields = Vec::with_capacity(fields.len());
         for f in &fields {
             if f.number() == 0 || f.number() > MAX_FIELD_NUMBER {
                 return Err(SchemaError::Invalid(format!("{}: field number {} out of range", f.full_name(), f.number())));
             }
-            let kind = convert_kind(f);
+            // Editions: the resolved features (None for proto2/proto3 files).
+            let feats = res.field(f)?;
+            // proto3 rules follow the file that declares the field (an extension's own).
+            let proto3 = f.file().syntax() == Syntax::Proto3 && res.edition(f.file().name()).is_none();
+            let mut kind = convert_kind(f);
+            if let Some(ft) = feats {
+                // DELIMITED is group encoding on the wire (never for map entries' values).
+                if kind == Kind::Message && ft.message_encoding == features::DELIMITED && !md.is_map_entry() {
+                    kind = Kind::Group;
+                }
+            }
             let repeated = f.cardinality() == Cardinality::Repeated;
             let mut flags = 0u8;
             if repeated {
                 flags |= field_flags::REPEATED;
             }
-            if repeated && kind.is_packable() && f.is_packed() {
+            let packed = match feats {
+                Some(ft) => ft.repeated_field_encoding == features::PACKED,
+                // The `packed` option as written (prost-reflect's is_packed() misses it when
+                // protox interprets options after building the pool), else the syntax's default.
+                None => match f.options().get_field_by_name("packed").filter(|_| f.options().has_field_by_name("packed")) {
+                    Some(v) => v.as_bool().unwrap_or(false),
+                    None => proto3,
+                },
+            };
+            if repeated && kind.is_packable() && packed {
                 flags |= field_flags::PACKED;
             }
             if f.is_map() {
                 flags |= field_flags::MAP;
             }
-            if f.cardinality() == Cardinality::Required {
+            let required = match feats {
+                Some(ft) => !repeated && ft.field_presence == features::LEGACY_REQUIRED,
+                None => f.cardinality() == Cardinality::Required,
+            };
+            if required {
                 flags |= field_flags::REQUIRED;
             }
-            if kind == Kind::String && proto3 {
+            let utf8 = match feats {
+                Some(ft) => ft.utf8_validation == features::VERIFY,
+                None => proto3,
+            };
+            if kind == Kind::String && utf8 {
                 flags |= field_flags::VALIDATE_UTF8;
             }
             let sub = match f.kind() {
                 RKind::Message(m) => msg_index(m.full_name()).expect("message in pool"),
                 RKind::Enum(e) => {
-                    if e.parent_file().syntax() == Syntax::Proto2 {
+                    let i = enum_index(e.full_name()).expect("enum in pool");
+                    if closed_enums[i as usize] {
                         flags |= field_flags::CLOSED_ENUM;
                     }
-                    enum_index(e.full_name()).expect("enum in pool")
+                    i
                 }
                 _ => NONE,
             };
             let real_oneof = f
-                .containing_oneof()
+                .oneof()
                 .filter(|o| !o.is_synthetic())
                 .map(|o| real_oneofs.iter().position(|r| r.name() == o.name()).unwrap() as u32);
             let presence = if repeated {
@@ -206,13 +262,13 @@ pub fn from_pool(pool: &DescriptorPool, layout: LayoutOptions) -> Result<Compile
                 Presence::Oneof(o)
             } else if kind.is_message() {
                 Presence::Pointer
-            } else if f.supports_presence() {
+            } else if feats.map_or_else(|| f.supports_presence(), |ft| ft.field_presence != features::IMPLICIT) {
                 hasbit += 1;
                 Presence::HasBit(hasbit - 1)
             } else {
                 Presence::Implicit
             };
-            let default = if f.field_descriptor_proto().default_value.is_some() {
+            let default = if f.has_default() {
                 match f.default_value() {
                     Value::Bool(b) => Some(DefaultValue::Int(b as i64)),
                     Value::I32(v) => Some(DefaultValue::Int(v as i64)),

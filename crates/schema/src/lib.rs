@@ -5,12 +5,15 @@
 //! serializable to the versioned table file every engine and device is installed from.
 
 mod compile;
+pub mod descriptor_set;
+pub mod features;
+mod fields;
 mod layout;
 mod model;
 mod objgraph;
 pub mod table_file;
 
-pub use compile::{compile_files, from_pool, MAX_DECLARATION_DEPTH, MAX_FIELD_NUMBER};
+pub use compile::{compile_files, from_pool, from_pool_editions, MAX_DECLARATION_DEPTH, MAX_FIELD_NUMBER};
 pub use layout::slot_size_align;
 pub use model::*;
 pub use objgraph::{validate_classes, Class, ClassMember, OPTIONS_PROTO, OPTIONS_PROTO_NAME, REF_WIRE_WIDTH};
@@ -31,8 +34,9 @@ pub enum SchemaError {
     UnknownType(String),
 }
 
-/// Loads a schema: a table file written by `heapwire compile` (recognized by its magic)
-/// or a `.proto` file compiled with `layout`.
+/// Loads a schema: a table file written by `heapwire compile` (recognized by its magic),
+/// a serialized `FileDescriptorSet` (`protoc --include_imports --descriptor_set_out`), or
+/// a `.proto` file, compiled with `layout`.
 pub fn load(path: &std::path::Path, includes: &[std::path::PathBuf], layout: LayoutOptions) -> Result<CompiledSchema, SchemaError> {
     let head = {
         use std::io::Read;
@@ -44,6 +48,12 @@ pub fn load(path: &std::path::Path, includes: &[std::path::PathBuf], layout: Lay
     if head == table_file::MAGIC {
         let bytes = std::fs::read(path).map_err(|e| SchemaError::Io(format!("{}: {e}", path.display())))?;
         table_file::read(&bytes)
+    } else if head.first() == Some(&0x0a) && {
+        let bytes = std::fs::read(path).map_err(|e| SchemaError::Io(format!("{}: {e}", path.display())))?;
+        descriptor_set::looks_like(&bytes)
+    } {
+        let bytes = std::fs::read(path).map_err(|e| SchemaError::Io(format!("{}: {e}", path.display())))?;
+        descriptor_set::compile_descriptor_set(&bytes, layout)
     } else {
         compile_files(&[path.to_path_buf()], includes, layout)
     }

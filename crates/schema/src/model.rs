@@ -186,6 +186,16 @@ pub struct Field {
 
 pub const NONE: u32 = u32::MAX;
 
+/// The identifier generated code uses for a field name: the name itself, or for an
+/// extension (named by its bracketed full name, `[pkg.Scope.ext]`) the full name with
+/// `_` for `.` (`pkg_Scope_ext`).
+pub fn ident_name(name: &str) -> std::borrow::Cow<'_, str> {
+    match name.strip_prefix('[').and_then(|n| n.strip_suffix(']')) {
+        Some(full) => full.replace('.', "_").into(),
+        None => name.into(),
+    }
+}
+
 impl Field {
     pub fn is_repeated(&self) -> bool {
         self.flags & field_flags::REPEATED != 0
@@ -204,6 +214,10 @@ impl Field {
     }
     pub fn is_required(&self) -> bool {
         self.flags & field_flags::REQUIRED != 0
+    }
+    /// An extension of its message (named `[pkg.ext]`, see `ident_name`).
+    pub fn is_extension(&self) -> bool {
+        self.name.starts_with('[')
     }
 }
 

@@ -102,7 +102,10 @@ impl protox::file::FileResolver for BuiltinResolver {
 
 /// A protox compiler searching `includes`, then the well-known types, then the built-in
 /// heapwire options.
-pub(crate) fn protox_compiler(includes: &[std::path::PathBuf]) -> protox::Compiler {
+pub(crate) fn protox_compiler(
+    includes: &[std::path::PathBuf],
+    editions: std::sync::Arc<std::sync::Mutex<crate::features::Editions>>,
+) -> protox::Compiler {
     use protox::file::{ChainFileResolver, GoogleFileResolver, IncludeFileResolver};
     let mut r = ChainFileResolver::new();
     for i in includes {
@@ -110,7 +113,7 @@ pub(crate) fn protox_compiler(includes: &[std::path::PathBuf]) -> protox::Compil
     }
     r.add(GoogleFileResolver::new());
     r.add(BuiltinResolver);
-    protox::Compiler::with_file_resolver(r)
+    protox::Compiler::with_file_resolver(crate::features::EditionRecorder { inner: r, seen: editions })
 }
 
 fn mem_size(kind: Kind, pw: u32) -> u32 {

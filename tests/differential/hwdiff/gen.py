@@ -173,7 +173,7 @@ class Gen:
         # at chain depth, keep siblings small
         nested_ok = depth < 6 and (target is None or depth < 3)
         oneof_done = set()
-        fields = list(desc.fields)
+        fields = list(desc.fields) + list(schemas.pool().FindAllExtensions(desc))
         self.rng.shuffle(fields)
         if chain_field is not None:
             fields.remove(chain_field)
@@ -198,7 +198,7 @@ class Gen:
     def _chain_field(self, desc, remaining):
         cands = []
         for fd in desc.fields:
-            if fd.type != FD.TYPE_MESSAGE:
+            if fd.type not in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
                 continue
             sub = fd.message_type
             cost = 1
@@ -216,15 +216,15 @@ class Gen:
         entry = fd.message_type
         if entry.GetOptions().map_entry:
             key = self.scalar(entry.fields_by_name["key"])
-            sub = getattr(m, fd.name)[key]
+            sub = _get(m, fd)[key]
             self._fill(sub, sub.DESCRIPTOR, depth + 2, target)
         elif is_repeated(fd):
-            lst = getattr(m, fd.name)
+            lst = _get(m, fd)
             for _ in range(self.rng.randint(0, 1)):
                 self._fill(lst.add(), fd.message_type, depth + 1, None if depth > 3 else depth + 2)
             self._fill(lst.add(), fd.message_type, depth + 1, target)
         else:
-            sub = getattr(m, fd.name)
+            sub = _get(m, fd)
             sub.SetInParent()
             self._fill(sub, fd.message_type, depth + 1, target)
 
@@ -239,11 +239,11 @@ class Gen:
         return self.rng.randint(50, 300)
 
     def _set_one(self, m, fd, depth, nested_ok):
-        if fd.type == FD.TYPE_MESSAGE:
+        if fd.type in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
             entry = fd.message_type
             if entry.GetOptions().map_entry:
                 kf, vf = entry.fields_by_name["key"], entry.fields_by_name["value"]
-                mp = getattr(m, fd.name)
+                mp = _get(m, fd)
                 n = self._count()
                 if vf.type == FD.TYPE_MESSAGE:
                     if not nested_ok:
@@ -259,23 +259,35 @@ class Gen:
             if not nested_ok:
                 return
             if is_repeated(fd):
-                lst = getattr(m, fd.name)
+                lst = _get(m, fd)
                 for _ in range(min(self._count(), 6)):
                     self._fill(lst.add(), fd.message_type, depth + 1, None)
             else:
-                sub = getattr(m, fd.name)
+                sub = _get(m, fd)
                 sub.SetInParent()
                 self._fill(sub, fd.message_type, depth + 1, None)
             return
         if is_repeated(fd):
-            lst = getattr(m, fd.name)
+            lst = _get(m, fd)
             n = self._count()
             if fd.type in (FD.TYPE_STRING, FD.TYPE_BYTES):
                 n = min(n, 30)
             for _ in range(n):
                 lst.append(self.scalar(fd))
             return
-        setattr(m, fd.name, self.scalar(fd))
+        _put(m, fd, self.scalar(fd))
+
+
+def _get(m, fd):
+    """A field's value or container; extensions through m.Extensions."""
+    return m.Extensions[fd] if fd.is_extension else getattr(m, fd.name)
+
+
+def _put(m, fd, v):
+    if fd.is_extension:
+        m.Extensions[fd] = v
+    else:
+        setattr(m, fd.name, v)
 
 
 def is_closed_enum(fd) -> bool:
@@ -301,7 +313,7 @@ def is_required(fd) -> bool:
 
 def _msg_children(desc):
     for fd in desc.fields:
-        if fd.type == FD.TYPE_MESSAGE:
+        if fd.type in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
             sub = fd.message_type
             if sub.GetOptions().map_entry:
                 vf = sub.fields_by_name["value"]
@@ -338,6 +350,6 @@ def all_fields(full_name: str):
         seen.add(d.full_name)
         for fd in d.fields:
             out.append((d.full_name, fd.name))
-            if fd.type == FD.TYPE_MESSAGE:
+            if fd.type in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
                 todo.append(fd.message_type)
     return out

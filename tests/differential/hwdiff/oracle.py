@@ -43,7 +43,7 @@ def _has_raw_string(msg) -> bool:
     while stack:
         m = stack.pop()
         for fd, val in m.ListFields():
-            if fd.type == FD.TYPE_MESSAGE:
+            if fd.type in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
                 if fd.message_type.GetOptions().map_entry:
                     kf = fd.message_type.fields_by_name["key"]
                     vf = fd.message_type.fields_by_name["value"]

@@ -10,6 +10,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 
@@ -20,6 +21,9 @@ SCHEMA_DIR = os.path.join(HERE, "schemas")
 
 # Every top-level schema file of the suite (imports are pulled in by protoc).
 SCHEMA_FILES = ["scalars3.proto", "proto2.proto", "imports.proto", "evolution.proto", "evolution2.proto", "wkt.proto"]
+# Editions (and extensions) schemas: compiled by the protoc that ships in grpcio-tools
+# (pinned in requirements.txt; the system protoc may predate editions).
+EDITIONS_FILES = ["editions2023.proto", "editions2024.proto", "extensions2023.proto"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,11 @@ CASES = [
     Case("evolution.proto", "hw.evo.OuterV1", "hw.evo.OuterV2"),
     Case("evolution2.proto", "hw.evo2.ClosedV1", "hw.evo2.ClosedV2"),
     Case("evolution2.proto", "hw.evo2.ClosedV2", "hw.evo2.ClosedV2"),
+    Case("editions2023.proto", "hw.ed23.Explicit", "hw.ed23.Explicit"),
+    Case("editions2023.proto", "hw.ed23.Leaf", "hw.ed23.Leaf"),
+    Case("editions2024.proto", "hw.ed24.Implicit", "hw.ed24.Implicit"),
+    Case("extensions2023.proto", "hw.ext.Base", "hw.ext.Base"),
+    Case("extensions2023.proto", "hw.ext.Sub", "hw.ext.Sub"),
 ]
 
 
@@ -77,22 +86,39 @@ def _protoc() -> str:
     return p
 
 
-@functools.lru_cache(maxsize=None)
-def pool() -> descriptor_pool.DescriptorPool:
-    """One pool holding every test schema (and its imports)."""
+def editions_protoc() -> list[str]:
+    """The official compiler that ships in grpcio-tools (it knows editions 2023 and 2024)."""
+    try:
+        import grpc_tools.protoc  # noqa: F401
+    except ImportError as e:
+        raise RuntimeError("grpcio-tools missing: run scripts/setup.sh (requirements.txt pins it)") from e
+    return [sys.executable, "-m", "grpc_tools.protoc"]
+
+
+def _descriptor_set(protoc: list[str], files: list[str]) -> descriptor_pb2.FileDescriptorSet:
     with tempfile.TemporaryDirectory() as td:
         out = os.path.join(td, "all.pb")
         subprocess.run(
-            [_protoc(), "-I", SCHEMA_DIR, "--include_imports", f"--descriptor_set_out={out}", *SCHEMA_FILES],
+            [*protoc, "-I", SCHEMA_DIR, "--include_imports", f"--descriptor_set_out={out}", *files],
             check=True,
             cwd=SCHEMA_DIR,
         )
         fds = descriptor_pb2.FileDescriptorSet()
         with open(out, "rb") as f:
             fds.ParseFromString(f.read())
+    return fds
+
+
+@functools.lru_cache(maxsize=None)
+def pool() -> descriptor_pool.DescriptorPool:
+    """One pool holding every test schema (and its imports)."""
     p = descriptor_pool.DescriptorPool()
-    for fd in fds.file:
-        p.Add(fd)
+    seen = set()
+    for protoc, files in ([_protoc()], SCHEMA_FILES), (editions_protoc(), EDITIONS_FILES):
+        for fd in _descriptor_set(protoc, files).file:
+            if fd.name not in seen:
+                seen.add(fd.name)
+                p.Add(fd)
     return p
 
 

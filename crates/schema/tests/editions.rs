@@ -1,0 +1,186 @@
+//! Editions compile to exactly the tables of the equivalent proto2/proto3 schema (so every
+//! engine, the C header, the Rust views and the Verilog follow without knowing editions),
+//! and features are resolved file → message → oneof → field, enums file → enum.
+
+use std::path::PathBuf;
+
+use heapwire_schema::*;
+
+fn compile(name: &str, text: &str) -> Result<CompiledSchema, SchemaError> {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(name);
+    std::fs::write(&p, text).unwrap();
+    compile_files(&[p], &[], LayoutOptions::default())
+}
+
+/// The table file with the "declared in a proto3 file" bit cleared (an editions file is
+/// not a proto3 file; no engine reads the bit).
+fn tables(mut s: CompiledSchema) -> Vec<u8> {
+    for m in &mut s.messages {
+        m.flags &= !message_flags::PROTO3;
+    }
+    table_file::write(&s)
+}
+
+const PROTO2: &str = r#"
+syntax = "proto2";
+package eq;
+enum Color { RED = 1; GREEN = 2; }
+message M {
+  optional int32 a = 1 [default = 7];
+  required string s = 2;
+  repeated int32 r = 3;
+  repeated int32 rp = 4 [packed = true];
+  optional Color c = 5;
+  repeated Color rc = 6;
+  optional group Sub = 7 { optional int32 v = 1; }
+  optional M next = 8;
+  map<string, Color> m = 9;
+  oneof o { bytes ob = 10; M om = 11; }
+  optional bytes b = 12 [default = "x\001"];
+  extensions 100 to 199;
+}
+"#;
+
+const EDITION_AS_PROTO2: &str = r#"
+edition = "2023";
+package eq;
+option features.enum_type = CLOSED;
+option features.repeated_field_encoding = EXPANDED;
+option features.utf8_validation = NONE;
+enum Color { RED = 1; GREEN = 2; }
+message M {
+  int32 a = 1 [default = 7];
+  string s = 2 [features.field_presence = LEGACY_REQUIRED];
+  repeated int32 r = 3;
+  repeated int32 rp = 4 [features.repeated_field_encoding = PACKED];
+  Color c = 5;
+  repeated Color rc = 6;
+  message Sub { int32 v = 1; }
+  Sub sub = 7 [features.message_encoding = DELIMITED];
+  M next = 8;
+  map<string, Color> m = 9;
+  oneof o { bytes ob = 10; M om = 11; }
+  bytes b = 12 [default = "x\001"];
+  extensions 100 [declaration = { number: 100, full_name: ".eq.ext", type: "int32" }];
+  extensions 101 to 199;
+}
+"#;
+
+const PROTO3: &str = r#"
+syntax = "proto3";
+package eq;
+enum Kind { K0 = 0; K1 = 1; }
+message Inner { string name = 1; }
+message M {
+  int32 a = 1;
+  string s = 2;
+  repeated sint64 r = 3;
+  repeated int32 ru = 4 [packed = false];
+  Kind k = 5;
+  repeated Kind rk = 6;
+  Inner inner = 7;
+  optional int32 opt = 8;
+  map<int32, Inner> m = 9;
+  oneof o { string os = 10; Inner oi = 11; }
+  double d = 12;
+}
+"#;
+
+const EDITION_AS_PROTO3: &str = r#"
+edition = "2024";
+package eq;
+option features.field_presence = IMPLICIT;
+enum Kind { K0 = 0; K1 = 1; }
+message Inner { string name = 1; }
+message M {
+  int32 a = 1;
+  string s = 2;
+  repeated sint64 r = 3;
+  repeated int32 ru = 4 [features.repeated_field_encoding = EXPANDED];
+  Kind k = 5;
+  repeated Kind rk = 6;
+  Inner inner = 7;
+  int32 opt = 8 [features.field_presence = EXPLICIT];
+  map<int32, Inner> m = 9;
+  oneof o { string os = 10; Inner oi = 11; }
+  double d = 12;
+}
+"#;
+
+#[test]
+fn edition_2023_with_proto2_features_gives_the_proto2_tables() {
+    let a = compile("p2.proto", PROTO2).unwrap();
+    let b = compile("e2.proto", EDITION_AS_PROTO2).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(tables(a), tables(b));
+}
+
+#[test]
+fn edition_2024_with_proto3_features_gives_the_proto3_tables() {
+    let a = compile("p3.proto", PROTO3).unwrap();
+    let b = compile("e3.proto", EDITION_AS_PROTO3).unwrap();
+    assert_eq!(tables(a), tables(b));
+}
+
+#[test]
+fn defaults_and_overrides_at_each_level() {
+    let s = compile(
+        "lv.proto",
+        r#"
+edition = "2023";
+package lv;
+option features.utf8_validation = NONE;
+enum Open { O0 = 0; }
+enum Closed { option features.enum_type = CLOSED; C1 = 1; }
+message M {
+  string s = 1;
+  string v = 2 [features.utf8_validation = VERIFY];
+  repeated int32 p = 3;
+  Open o = 4;
+  Closed c = 5;
+  message N { string t = 1; repeated int32 q = 2 [features.repeated_field_encoding = EXPANDED]; }
+  N n = 6 [features.message_encoding = DELIMITED];
+  map<string, string> m = 7 [features.utf8_validation = VERIFY];
+  oneof x { int32 xa = 8; }
+  int32 e = 9;
+}
+"#,
+    )
+    .unwrap();
+    let m = &s.messages[s.message_index("lv.M").unwrap()];
+    let f = |n: u32| &m.fields[m.field_index(n).unwrap()];
+    assert!(!f(1).validates_utf8(), "file-level NONE");
+    assert!(f(2).validates_utf8(), "field-level VERIFY");
+    assert!(f(3).is_packed(), "2023 default PACKED");
+    assert!(!f(4).is_closed_enum() && f(5).is_closed_enum(), "enum-level CLOSED");
+    assert!(!s.enums[0].closed && s.enums[1].closed);
+    assert_eq!(f(6).kind, Kind::Group, "DELIMITED is group encoding");
+    assert!(matches!(f(8).presence, Presence::Oneof(0)));
+    assert!(matches!(f(9).presence, Presence::HasBit(_)), "2023 default EXPLICIT");
+    let n = &s.messages[s.message_index("lv.M.N").unwrap()];
+    assert!(!n.fields[0].validates_utf8() && !n.fields[1].is_packed(), "nested message inherits the file's");
+    let entry = &s.messages[s.message_index("lv.M.MEntry").unwrap()];
+    assert!(entry.fields.iter().all(|f| f.validates_utf8()), "map entry fields resolve from the map field");
+}
+
+#[test]
+fn refusals_name_file_feature_and_value() {
+    let e = compile("r.proto", "edition = \"2023\";\nmessage M { M m = 1 [features.field_presence = IMPLICIT]; }\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("r.proto") && e.contains("M.m") && e.contains("field_presence") && e.contains("IMPLICIT"), "{e}");
+    let e = compile("r.proto", "edition = \"2025\";\n").unwrap_err().to_string();
+    assert!(e.contains("r.proto") && e.contains("2025"), "{e}");
+}
+
+#[test]
+fn current_descriptor_proto_extension_range_declarations_parse() {
+    // Single-number extension ranges with options, as in the current descriptor.proto.
+    let s = compile(
+        "d.proto",
+        "syntax = \"proto2\";\npackage d;\nmessage O {\n  extensions 1000 to max;\n  extensions 536000000 [declaration = { number: 536000000, type: \".d.O\", full_name: \".d.x\" }];\n}\n",
+    );
+    assert!(s.is_ok(), "{:?}", s.err());
+    let _ = PathBuf::new();
+}
