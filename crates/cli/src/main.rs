@@ -41,15 +41,8 @@ enum Cmd {
     Decode {
         #[command(flatten)]
         common: Common,
-        /// Print the proto3 JSON mapping instead of the image.
-        #[arg(long, conflicts_with = "base")]
-        json: bool,
-        /// Address the image will live at (decimal or 0x hex); pointers are base + offset.
-        #[arg(long, value_parser = parse_addr, default_value = "0")]
-        base: u64,
-        /// Deepest nesting accepted.
-        #[arg(long, default_value_t = 100)]
-        max_depth: u32,
+        #[command(flatten)]
+        image: ImageArgs,
         /// Largest image accepted, in bytes.
         #[arg(long, default_value_t = 1 << 30)]
         max_image_bytes: u64,
@@ -99,15 +92,8 @@ enum Cmd {
         device: String,
         #[command(flatten)]
         common: Common,
-        /// Print the proto3 JSON mapping instead of the image.
-        #[arg(long, conflicts_with = "base")]
-        json: bool,
-        /// Address the image will live at (decimal or 0x hex); pointers are base + offset.
-        #[arg(long, value_parser = parse_addr, default_value = "0")]
-        base: u64,
-        /// Deepest nesting accepted.
-        #[arg(long, default_value_t = 100)]
-        max_depth: u32,
+        #[command(flatten)]
+        image: ImageArgs,
         /// Requests in flight at most (images of a --delimited stream go one at a time:
         /// each one's base is where the previous one ended).
         #[arg(long, default_value_t = 16)]
@@ -133,6 +119,20 @@ enum Cmd {
         #[arg(default_value = "-")]
         input: String,
     },
+}
+
+/// What `decode` and `submit` write, and where.
+#[derive(Args)]
+struct ImageArgs {
+    /// Print the proto3 JSON mapping instead of the image.
+    #[arg(long, conflicts_with = "base")]
+    json: bool,
+    /// Address the image will live at (decimal or 0x hex); pointers are base + offset.
+    #[arg(long, value_parser = parse_addr, default_value = "0")]
+    base: u64,
+    /// Deepest nesting accepted.
+    #[arg(long, default_value_t = 100)]
+    max_depth: u32,
 }
 
 #[derive(Subcommand)]
@@ -301,7 +301,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let s = load_schema(&schema, &include, layout(&l))?;
             commands::compile(&s, &schema, &dir, rtl)?;
         }
-        Cmd::Decode { common, json, base, max_depth, max_image_bytes, input } => {
+        Cmd::Decode { common, image: ImageArgs { json, base, max_depth }, max_image_bytes, input } => {
             let s = Arc::new(load_schema(&common.schema, &common.include, layout(&common.layout))?);
             let msg = message_index(&s, &common.type_name)?;
             let opts = Options { base, max_depth, max_image_bytes, type_words: Vec::new() };
@@ -341,7 +341,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let opts = heapwire_device::OpenOptions { key: device::key(key_file.as_deref())?, ..Default::default() };
             device::info(&uri, &opts, &mut out)?;
         }
-        Cmd::Submit { device: uri, common, json, base, max_depth, inflight, key_file, timeout, input } => {
+        Cmd::Submit { device: uri, common, image: ImageArgs { json, base, max_depth }, inflight, key_file, timeout, input } => {
             let s = Arc::new(load_schema(&common.schema, &common.include, layout(&common.layout))?);
             let msg = message_index(&s, &common.type_name)?;
             let options = Options { base, max_depth, ..Options::default() };
