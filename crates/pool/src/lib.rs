@@ -259,6 +259,11 @@ struct State {
     in_flight: usize,
     decoding: usize,
     closed: Option<Shutdown>,
+    /// Threads waiting on `work`, `room` and `ready`: a condvar is signalled only when
+    /// someone waits on it (a signal is a system call).
+    idle_workers: usize,
+    waiting_submitters: usize,
+    waiting_receivers: usize,
 }
 
 struct Shared {
@@ -290,7 +295,9 @@ impl Shared {
     fn take(&self, s: &mut State) -> Completion {
         let c = s.handoff.pop_front().expect("a completion");
         s.in_flight -= 1;
-        self.room.notify_one();
+        if s.waiting_submitters > 0 {
+            self.room.notify_one();
+        }
         if Self::finished(s) {
             self.ready.notify_all();
         }
@@ -324,6 +331,9 @@ impl Pool {
                 in_flight: 0,
                 decoding: 0,
                 closed: None,
+                idle_workers: 0,
+                waiting_submitters: 0,
+                waiting_receivers: 0,
             }),
             work: Condvar::new(),
             room: Condvar::new(),
@@ -403,14 +413,18 @@ impl Pool {
                         waited = true;
                         bump(&sh.counters.submit_waits);
                     }
+                    s.waiting_submitters += 1;
                     s = sh.room.wait(s).unwrap_or_else(|p| p.into_inner());
+                    s.waiting_submitters -= 1;
                 }
             }
         }
         s.queue.push_back(job);
         s.in_flight += 1;
         bump(&sh.counters.submitted);
-        sh.work.notify_one();
+        if s.idle_workers > 0 {
+            sh.work.notify_one();
+        }
         Ok(())
     }
 
@@ -426,7 +440,9 @@ impl Pool {
             if Shared::finished(&s) {
                 return None;
             }
+            s.waiting_receivers += 1;
             s = sh.ready.wait(s).unwrap_or_else(|p| p.into_inner());
+            s.waiting_receivers -= 1;
         }
     }
 
@@ -450,7 +466,9 @@ impl Pool {
             if Shared::finished(&s) || now >= deadline {
                 return None;
             }
+            s.waiting_receivers += 1;
             s = sh.ready.wait_timeout(s, deadline - now).unwrap_or_else(|p| p.into_inner()).0;
+            s.waiting_receivers -= 1;
         }
     }
 
@@ -582,7 +600,9 @@ impl<E: Engine, F: Fn(usize) -> E> Worker<E, F> {
                     if s.closed.is_some() {
                         return;
                     }
+                    s.idle_workers += 1;
                     s = sh.work.wait(s).unwrap_or_else(|p| p.into_inner());
+                    s.idle_workers -= 1;
                 }
             };
             let outcome = self.decode(&job);
@@ -591,7 +611,9 @@ impl<E: Engine, F: Fn(usize) -> E> Worker<E, F> {
             s.decoding -= 1;
             let Job { tag, msg, wire, input } = job;
             s.handoff.push_back(Completion { tag, msg, wire, worker: self.id, input, outcome });
-            sh.ready.notify_one();
+            if s.waiting_receivers > 0 {
+                sh.ready.notify_one();
+            }
         }
     }
 
