@@ -316,7 +316,8 @@ pub struct Pool {
 impl Pool {
     /// Starts `config.workers` workers; `factory(i)` makes worker `i`'s engine on that
     /// worker's thread (so the engine need not be `Send`). Returns when every worker
-    /// has its engine, region and pinning.
+    /// has its engine, region and pinning. A panic in the factory stops the other
+    /// workers and is raised again here.
     pub fn new<E, F>(config: PoolConfig, factory: F) -> Pool
     where
         E: Engine + 'static,
@@ -377,16 +378,21 @@ impl Pool {
                         shared.pinning.lock().unwrap()[i] = pin;
                         let engine = factory(i);
                         let _ = started.send(());
-                        Worker { id: i, shared, engine, factory, options }.run();
+                        drop(started);
+                        Worker { id: i, shared, engine, factory, options, lost: false }.run();
                     })
                     .expect("spawning a pool worker")
             })
             .collect();
         drop(started_tx);
-        for _ in 0..n {
-            let _ = started.recv();
+        // Every worker sends once and drops its sender; one whose factory panicked only drops it.
+        let ready = started.iter().count();
+        let pool = Pool { shared, workers: Mutex::new(workers) };
+        if ready < n {
+            drop(pool);
+            panic!("heapwire-pool: the engine factory panicked on {} of {n} workers", n - ready);
         }
-        Pool { shared, workers: Mutex::new(workers) }
+        pool
     }
 
     /// Queues a request. Full pool: under `Block` waits for room; under
@@ -584,6 +590,9 @@ struct Worker<E, F> {
     engine: E,
     factory: Arc<F>,
     options: Options,
+    /// The factory panicked when replacing a panicked engine: the worker stops after
+    /// delivering the request's completion (the others go on).
+    lost: bool,
 }
 
 impl<E: Engine, F: Fn(usize) -> E> Worker<E, F> {
@@ -613,6 +622,9 @@ impl<E: Engine, F: Fn(usize) -> E> Worker<E, F> {
             s.handoff.push_back(Completion { tag, msg, wire, worker: self.id, input, outcome });
             if s.waiting_receivers > 0 {
                 sh.ready.notify_one();
+            }
+            if self.lost {
+                return;
             }
         }
     }
@@ -663,7 +675,10 @@ impl<E: Engine, F: Fn(usize) -> E> Worker<E, F> {
                         .unwrap_or_else(|| "a panic".into());
                     bump(&c.failed);
                     bump(&c.panics);
-                    self.engine = (self.factory)(self.id);
+                    match catch_unwind(AssertUnwindSafe(|| (self.factory)(self.id))) {
+                        Ok(e) => self.engine = e,
+                        Err(_) => self.lost = true,
+                    }
                     return Outcome::Failed(format!("engine panicked: {why}"));
                 }
             };
@@ -757,6 +772,14 @@ mod tests {
         assert!(pool.shutdown(Shutdown::Drain).is_empty());
         assert!(pool.recv().is_none());
         assert!(matches!(pool.submit(job(5, b"x")), Err(SubmitError::Closed(_))));
+    }
+
+    #[test]
+    fn a_factory_that_panics_stops_the_pool_and_panics_here() {
+        let r = std::panic::catch_unwind(|| {
+            Pool::new(PoolConfig { workers: 2, ..PoolConfig::default() }, |i| if i == 1 { panic!("no engine") } else { Echo })
+        });
+        assert!(r.is_err());
     }
 
     #[test]
