@@ -28,12 +28,17 @@ use heapwire_schema::{CompiledSchema, LayoutOptions};
 use heapwire_testkit::{protobuf_gen, workloads, Rng};
 
 fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
 }
 
 /// This thread's CPU time in seconds.
 fn thread_cpu() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: a valid clock id and a timespec to write.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
@@ -43,7 +48,9 @@ fn thread_cpu() -> f64 {
 fn corpus(schema: &CompiledSchema, dir: &Path) -> (Vec<(usize, Vec<u8>)>, &'static str) {
     let mut per_type = Vec::new();
     for (file, ty) in workloads::SOCIAL {
-        let Ok(f) = std::fs::File::open(dir.join(file)) else { continue };
+        let Ok(f) = std::fs::File::open(dir.join(file)) else {
+            continue;
+        };
         let msg = schema.message_index(ty).expect("social type");
         let mut d = Delimited::new(std::io::BufReader::new(f));
         let mut v = Vec::new();
@@ -81,29 +88,51 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let workers: usize = arg(&args, "--workers").map_or(1, |v| v.parse().expect("--workers N"));
     let reps: usize = arg(&args, "--reps").map_or(5, |v| v.parse().expect("--reps R"));
-    let region: usize = arg(&args, "--region").map_or(4 << 20, |v| v.parse().expect("--region BYTES"));
+    let region: usize =
+        arg(&args, "--region").map_or(4 << 20, |v| v.parse().expect("--region BYTES"));
     let depth: usize = arg(&args, "--depth").map_or(256, |v| v.parse().expect("--depth D"));
     let pin = args.iter().any(|a| a == "--pin");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let dir = arg(&args, "--dir").map(PathBuf::from).unwrap_or_else(|| root.join(workloads::QUICK_DIR));
+    let dir = arg(&args, "--dir")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join(workloads::QUICK_DIR));
     let proto = root.join("bench/schemas/social.proto");
-    let schema =
-        Arc::new(heapwire_schema::load(&proto, &[proto.parent().unwrap().to_path_buf()], LayoutOptions::default()).unwrap());
+    let schema = Arc::new(
+        heapwire_schema::load(
+            &proto,
+            &[proto.parent().unwrap().to_path_buf()],
+            LayoutOptions::default(),
+        )
+        .unwrap(),
+    );
     let (msgs, what) = corpus(&schema, &dir);
     let in_bytes: usize = msgs.iter().map(|(_, m)| m.len()).sum();
     let n = msgs.len() * reps;
-    println!("{} messages ({} input bytes) of {what}, {reps} repetitions", msgs.len(), in_bytes);
+    println!(
+        "{} messages ({} input bytes) of {what}, {reps} repetitions",
+        msgs.len(),
+        in_bytes
+    );
 
     // Inline: on this thread, into one reused buffer at its own address.
     let mut engine = CpuEngine::new(schema.clone());
     let mut buf = vec![0u64; region / 8];
-    let out: &mut [u8] = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr() as *mut u8, region) };
-    let options = Options { base: out.as_ptr() as u64, ..Options::default() };
+    let out: &mut [u8] =
+        unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr() as *mut u8, region) };
+    let options = Options {
+        base: out.as_ptr() as u64,
+        ..Options::default()
+    };
     let (mut ok, mut bad) = (0u64, 0u64);
     let (t0, c0) = (Instant::now(), thread_cpu());
     for _ in 0..reps {
         for (msg, m) in &msgs {
-            let req = Request { msg: *msg, wire: Wire::Protobuf, input: m, options: &options };
+            let req = Request {
+                msg: *msg,
+                wire: Wire::Protobuf,
+                input: m,
+                options: &options,
+            };
             match engine.decode_into(&req, out) {
                 Ok(_) => ok += 1,
                 Err(_) => bad += 1,
@@ -145,14 +174,31 @@ fn main() {
         let mut tag = 0;
         for _ in 0..reps {
             for (msg, m) in &msgs {
-                pool.submit(Job { tag, msg: *msg, wire: Wire::Protobuf, input: m.clone() }).unwrap();
+                pool.submit(Job {
+                    tag,
+                    msg: *msg,
+                    wire: Wire::Protobuf,
+                    input: m.clone(),
+                })
+                .unwrap();
                 tag += 1;
             }
         }
         rx.join().unwrap()
     });
     let (pool_s, pool_cpu) = (t0.elapsed().as_secs_f64(), thread_cpu() - c0);
-    report(&format!("pool ({workers} worker{})", if workers == 1 { "" } else { "s" }), n, in_bytes * reps, pool_s, pool_cpu, ok, bad);
+    report(
+        &format!(
+            "pool ({workers} worker{})",
+            if workers == 1 { "" } else { "s" }
+        ),
+        n,
+        in_bytes * reps,
+        pool_s,
+        pool_cpu,
+        ok,
+        bad,
+    );
     let st = pool.stats();
     println!(
         "pool: submit waits {}, region waits {}, pinning {:?}",

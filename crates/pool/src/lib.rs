@@ -324,7 +324,9 @@ impl Pool {
         F: Fn(usize) -> E + Send + Sync + 'static,
     {
         let n = config.workers.max(1);
-        let regions: Vec<_> = (0..n).map(|i| Arc::new(region::Region::new(i, config.region_bytes))).collect();
+        let regions: Vec<_> = (0..n)
+            .map(|i| Arc::new(region::Region::new(i, config.region_bytes)))
+            .collect();
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 queue: VecDeque::new(),
@@ -349,7 +351,11 @@ impl Pool {
         let cores = match &config.pinning {
             Pinning::None => Vec::new(),
             Pinning::Cores(c) => c.clone(),
-            Pinning::Auto => core_affinity::get_core_ids().unwrap_or_default().into_iter().map(|c| c.id).collect(),
+            Pinning::Auto => core_affinity::get_core_ids()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|c| c.id)
+                .collect(),
         };
         let auto_failed = config.pinning == Pinning::Auto && cores.is_empty();
         let factory = Arc::new(factory);
@@ -365,21 +371,40 @@ impl Pool {
                     .name(format!("heapwire-pool-{i}"))
                     .spawn(move || {
                         let pin = match core {
-                            Some(c) if c >= 1024 => {
-                                PinStatus::Failed { core: c, reason: format!("core {c} is beyond the 1024 a CPU set holds") }
+                            Some(c) if c >= 1024 => PinStatus::Failed {
+                                core: c,
+                                reason: format!("core {c} is beyond the 1024 a CPU set holds"),
+                            },
+                            Some(c)
+                                if core_affinity::set_for_current(core_affinity::CoreId {
+                                    id: c,
+                                }) =>
+                            {
+                                PinStatus::Pinned(c)
                             }
-                            Some(c) if core_affinity::set_for_current(core_affinity::CoreId { id: c }) => PinStatus::Pinned(c),
-                            Some(c) => PinStatus::Failed { core: c, reason: format!("the OS refused to pin to core {c}") },
-                            None if auto_failed => {
-                                PinStatus::Failed { core: i, reason: "the cores this process may use are unknown".into() }
-                            }
+                            Some(c) => PinStatus::Failed {
+                                core: c,
+                                reason: format!("the OS refused to pin to core {c}"),
+                            },
+                            None if auto_failed => PinStatus::Failed {
+                                core: i,
+                                reason: "the cores this process may use are unknown".into(),
+                            },
                             None => PinStatus::NotRequested,
                         };
                         shared.pinning.lock().unwrap()[i] = pin;
                         let engine = factory(i);
                         let _ = started.send(());
                         drop(started);
-                        Worker { id: i, shared, engine, factory, options, lost: false }.run();
+                        Worker {
+                            id: i,
+                            shared,
+                            engine,
+                            factory,
+                            options,
+                            lost: false,
+                        }
+                        .run();
                     })
                     .expect("spawning a pool worker")
             })
@@ -387,10 +412,16 @@ impl Pool {
         drop(started_tx);
         // Every worker sends once and drops its sender; one whose factory panicked only drops it.
         let ready = started.iter().count();
-        let pool = Pool { shared, workers: Mutex::new(workers) };
+        let pool = Pool {
+            shared,
+            workers: Mutex::new(workers),
+        };
         if ready < n {
             drop(pool);
-            panic!("heapwire-pool: the engine factory panicked on {} of {n} workers", n - ready);
+            panic!(
+                "heapwire-pool: the engine factory panicked on {} of {n} workers",
+                n - ready
+            );
         }
         pool
     }
@@ -473,7 +504,11 @@ impl Pool {
                 return None;
             }
             s.waiting_receivers += 1;
-            s = sh.ready.wait_timeout(s, deadline - now).unwrap_or_else(|p| p.into_inner()).0;
+            s = sh
+                .ready
+                .wait_timeout(s, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
             s.waiting_receivers -= 1;
         }
     }
@@ -618,8 +653,20 @@ impl<E: Engine, F: Fn(usize) -> E> Worker<E, F> {
             let sh = &*self.shared;
             let mut s = sh.lock();
             s.decoding -= 1;
-            let Job { tag, msg, wire, input } = job;
-            s.handoff.push_back(Completion { tag, msg, wire, worker: self.id, input, outcome });
+            let Job {
+                tag,
+                msg,
+                wire,
+                input,
+            } = job;
+            s.handoff.push_back(Completion {
+                tag,
+                msg,
+                wire,
+                worker: self.id,
+                input,
+                outcome,
+            });
             if s.waiting_receivers > 0 {
                 sh.ready.notify_one();
             }
@@ -637,7 +684,12 @@ impl<E: Engine, F: Fn(usize) -> E> Worker<E, F> {
         loop {
             let (off, len) = region.largest_free();
             self.options.base = region.addr() + off as u64;
-            let req = Request { msg: job.msg, wire: job.wire, input: &job.input, options: &self.options };
+            let req = Request {
+                msg: job.msg,
+                wire: job.wire,
+                input: &job.input,
+                options: &self.options,
+            };
             // SAFETY: this worker is the region's only allocator and `off..off + len`
             // is free; the slice is dropped before `commit`.
             let out = unsafe { region.extent(off, len) };
@@ -648,7 +700,15 @@ impl<E: Engine, F: Fn(usize) -> E> Worker<E, F> {
                     region.commit(off, span);
                     bump(&c.images);
                     c.image_bytes.fetch_add(d.len as u64, Ordering::Relaxed);
-                    return Outcome::Image(ImageRef::new(region.clone(), off, d.len, span, job.tag, job.msg, job.wire));
+                    return Outcome::Image(ImageRef::new(
+                        region.clone(),
+                        off,
+                        d.len,
+                        span,
+                        job.tag,
+                        job.msg,
+                        job.wire,
+                    ));
                 }
                 Ok(Err(Error::Rejected(r))) if r.kind == RejectKind::BufferTooSmall => {
                     let want = (r.needed as usize).max(len + 8);
@@ -725,12 +785,20 @@ mod tests {
             out.clear();
             out.extend_from_slice(req.input);
             out.extend_from_slice(&req.options.base.to_le_bytes());
-            Ok(Decoded { len: out.len(), cycles: None })
+            Ok(Decoded {
+                len: out.len(),
+                cycles: None,
+            })
         }
     }
 
     fn job(tag: u64, input: &[u8]) -> Job {
-        Job { tag, msg: 0, wire: Wire::Protobuf, input: input.to_vec() }
+        Job {
+            tag,
+            msg: 0,
+            wire: Wire::Protobuf,
+            input: input.to_vec(),
+        }
     }
 
     fn assert_send_sync<T: Send + Sync>() {}
@@ -744,7 +812,14 @@ mod tests {
 
     #[test]
     fn images_land_at_their_address_rejections_and_panics_come_back() {
-        let pool = Pool::new(PoolConfig { workers: 2, region_bytes: 256, ..PoolConfig::default() }, |_| Echo);
+        let pool = Pool::new(
+            PoolConfig {
+                workers: 2,
+                region_bytes: 256,
+                ..PoolConfig::default()
+            },
+            |_| Echo,
+        );
         pool.submit(job(1, b"abc")).unwrap();
         pool.submit(job(2, &[0xff])).unwrap();
         pool.submit(job(3, &[0xee])).unwrap();
@@ -761,23 +836,41 @@ mod tests {
         assert_eq!(&one[..3], b"abc");
         assert_eq!(u64::from_le_bytes(one[3..].try_into().unwrap()), one.addr());
         assert_eq!(one.addr() % 8, 0);
-        assert!(matches!(&got[&2].outcome, Outcome::Rejected(r) if r.kind == RejectKind::Truncated));
+        assert!(
+            matches!(&got[&2].outcome, Outcome::Rejected(r) if r.kind == RejectKind::Truncated)
+        );
         assert!(matches!(&got[&3].outcome, Outcome::Failed(m) if m.contains("boom")));
         assert!(matches!(&got[&4].outcome, Outcome::Image(_)));
         let s = pool.stats();
-        assert_eq!((s.submitted, s.images, s.rejected, s.failed, s.panics), (4, 2, 1, 1, 1));
+        assert_eq!(
+            (s.submitted, s.images, s.rejected, s.failed, s.panics),
+            (4, 2, 1, 1, 1)
+        );
         assert_eq!(s.pinning, vec![PinStatus::NotRequested; 2]);
         drop(got);
-        assert!(pool.stats().regions.iter().all(|r| r.live_images == 0 && r.free_bytes == 256));
+        assert!(pool
+            .stats()
+            .regions
+            .iter()
+            .all(|r| r.live_images == 0 && r.free_bytes == 256));
         assert!(pool.shutdown(Shutdown::Drain).is_empty());
         assert!(pool.recv().is_none());
-        assert!(matches!(pool.submit(job(5, b"x")), Err(SubmitError::Closed(_))));
+        assert!(matches!(
+            pool.submit(job(5, b"x")),
+            Err(SubmitError::Closed(_))
+        ));
     }
 
     #[test]
     fn a_factory_that_panics_stops_the_pool_and_panics_here() {
         let r = std::panic::catch_unwind(|| {
-            Pool::new(PoolConfig { workers: 2, ..PoolConfig::default() }, |i| if i == 1 { panic!("no engine") } else { Echo })
+            Pool::new(
+                PoolConfig {
+                    workers: 2,
+                    ..PoolConfig::default()
+                },
+                |i| if i == 1 { panic!("no engine") } else { Echo },
+            )
         });
         assert!(r.is_err());
     }
@@ -785,11 +878,24 @@ mod tests {
     #[test]
     fn pinning_is_reported() {
         let pool = Pool::new(
-            PoolConfig { workers: 2, pinning: Pinning::Cores(vec![0, 1023]), ..PoolConfig::default() },
+            PoolConfig {
+                workers: 2,
+                pinning: Pinning::Cores(vec![0, 1023]),
+                ..PoolConfig::default()
+            },
             |_| Echo,
         );
         let p = pool.stats().pinning;
-        assert!(matches!(p[0], PinStatus::Pinned(0) | PinStatus::Failed { core: 0, .. }), "{p:?}");
-        assert!(matches!(p[1], PinStatus::Failed { core: 1023, .. }), "{p:?}");
+        assert!(
+            matches!(
+                p[0],
+                PinStatus::Pinned(0) | PinStatus::Failed { core: 0, .. }
+            ),
+            "{p:?}"
+        );
+        assert!(
+            matches!(p[1], PinStatus::Failed { core: 1023, .. }),
+            "{p:?}"
+        );
     }
 }

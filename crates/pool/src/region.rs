@@ -43,7 +43,10 @@ struct Extents {
 
 impl Extents {
     fn largest(&self) -> (usize, usize) {
-        self.map.iter().fold((0, 0), |best, (&o, &l)| if l > best.1 { (o, l) } else { best })
+        self.map.iter().fold(
+            (0, 0),
+            |best, (&o, &l)| if l > best.1 { (o, l) } else { best },
+        )
     }
 }
 
@@ -69,7 +72,17 @@ impl Region {
         let ptr = Box::into_raw(vec![0u64; words].into_boxed_slice()) as *mut u64;
         let mut map = BTreeMap::new();
         map.insert(0, words * 8);
-        Region { id, ptr, words, free: Mutex::new(Extents { map, free_bytes: words * 8, live: 0 }), released: Condvar::new() }
+        Region {
+            id,
+            ptr,
+            words,
+            free: Mutex::new(Extents {
+                map,
+                free_bytes: words * 8,
+                live: 0,
+            }),
+            released: Condvar::new(),
+        }
     }
 
     pub(crate) fn capacity(&self) -> usize {
@@ -103,8 +116,15 @@ impl Region {
             return;
         }
         let mut e = self.free.lock().unwrap();
-        let (&start, &len) = e.map.range(..=off).next_back().expect("the extent decoded into is free");
-        assert!(start + len >= off + span, "the image lies in one free extent");
+        let (&start, &len) = e
+            .map
+            .range(..=off)
+            .next_back()
+            .expect("the extent decoded into is free");
+        assert!(
+            start + len >= off + span,
+            "the image lies in one free extent"
+        );
         e.map.remove(&start);
         if off > start {
             e.map.insert(start, off - start);
@@ -179,7 +199,11 @@ impl Drop for Region {
     fn drop(&mut self) {
         // SAFETY: made by `Box::into_raw` of a boxed slice of `words` u64s in `new`;
         // the last `Arc<Region>` (every `ImageRef` holds one) is going away.
-        unsafe { drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.ptr, self.words))) }
+        unsafe {
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                self.ptr, self.words,
+            )))
+        }
     }
 }
 
@@ -201,8 +225,24 @@ pub struct ImageRef {
 }
 
 impl ImageRef {
-    pub(crate) fn new(region: Arc<Region>, offset: usize, len: usize, span: usize, tag: u64, msg: usize, wire: Wire) -> Self {
-        ImageRef { region, offset, len, span, tag, msg, wire }
+    pub(crate) fn new(
+        region: Arc<Region>,
+        offset: usize,
+        len: usize,
+        span: usize,
+        tag: u64,
+        msg: usize,
+        wire: Wire,
+    ) -> Self {
+        ImageRef {
+            region,
+            offset,
+            len,
+            span,
+            tag,
+            msg,
+            wire,
+        }
     }
 
     /// The address the image lies at and was decoded for (its base): pointers in it
@@ -251,7 +291,9 @@ impl Deref for ImageRef {
         // SAFETY: this handle owns `offset..offset + span` of the region (taken out of
         // the free list by `commit`, returned only by this handle's drop); the worker
         // wrote it before the handle was made and nobody writes it while it lives.
-        unsafe { std::slice::from_raw_parts((self.region.ptr as *const u8).add(self.offset), self.len) }
+        unsafe {
+            std::slice::from_raw_parts((self.region.ptr as *const u8).add(self.offset), self.len)
+        }
     }
 }
 

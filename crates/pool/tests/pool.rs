@@ -11,14 +11,18 @@ use std::time::Duration;
 
 use heapwire_cpu::CpuEngine;
 use heapwire_engine::{Engine, Error, Options, RejectKind, Rejection, Request, Wire};
+use heapwire_image::ImageView;
 use heapwire_pool::{
-    Backpressure, Completion, DropReason, ImageRef, Job, Outcome, Pool, PoolConfig, Shutdown, SubmitError,
+    Backpressure, Completion, DropReason, ImageRef, Job, Outcome, Pool, PoolConfig, Shutdown,
+    SubmitError,
 };
 use heapwire_schema::{CompiledSchema, LayoutOptions};
 use heapwire_testkit::{protobuf_gen, Rng};
 
 fn load(rel: &str) -> Arc<CompiledSchema> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel);
     let dir: PathBuf = p.parent().unwrap().to_path_buf();
     Arc::new(heapwire_schema::load(&p, &[dir], LayoutOptions::default()).expect("schema"))
 }
@@ -43,7 +47,12 @@ fn corpus(schema: &CompiledSchema, n: usize, seed: u64, budget: i64) -> Vec<Job>
             if k % 3 == 1 {
                 m = protobuf_gen::mutate(&mut r, &m);
             }
-            Job { tag: k as u64, msg, wire: Wire::Protobuf, input: m }
+            Job {
+                tag: k as u64,
+                msg,
+                wire: Wire::Protobuf,
+                input: m,
+            }
         })
         .collect()
 }
@@ -51,9 +60,20 @@ fn corpus(schema: &CompiledSchema, n: usize, seed: u64, budget: i64) -> Vec<Job>
 /// What `CpuEngine::decode` gives at `base`.
 fn direct(schema: &Arc<CompiledSchema>, job: &Job, base: u64) -> Result<Vec<u8>, Rejection> {
     let mut e = CpuEngine::new(schema.clone());
-    let options = Options { base, ..Options::default() };
+    let options = Options {
+        base,
+        ..Options::default()
+    };
     let mut out = Vec::new();
-    match e.decode(&Request { msg: job.msg, wire: job.wire, input: &job.input, options: &options }, &mut out) {
+    match e.decode(
+        &Request {
+            msg: job.msg,
+            wire: job.wire,
+            input: &job.input,
+            options: &options,
+        },
+        &mut out,
+    ) {
         Ok(_) => Ok(out),
         Err(Error::Rejected(r)) => Err(r),
         Err(Error::Engine(m)) => panic!("direct decode failed: {m}"),
@@ -68,13 +88,27 @@ fn pool(schema: &Arc<CompiledSchema>, config: PoolConfig) -> Pool {
 /// Checks a completion against the direct decode of its job; true for an image.
 fn check(schema: &Arc<CompiledSchema>, jobs: &[Job], c: &Completion) -> bool {
     let job = &jobs[c.tag as usize];
-    assert_eq!((c.msg, c.wire, &c.input), (job.msg, job.wire, &job.input), "tag {}", c.tag);
+    assert_eq!(
+        (c.msg, c.wire, &c.input),
+        (job.msg, job.wire, &job.input),
+        "tag {}",
+        c.tag
+    );
     match &c.outcome {
         Outcome::Image(img) => {
-            assert_eq!((img.tag(), img.msg(), img.region()), (c.tag, c.msg, c.worker));
+            assert_eq!(
+                (img.tag(), img.msg(), img.region()),
+                (c.tag, c.msg, c.worker)
+            );
             assert_eq!(img.addr() % 8, 0);
-            let want = direct(schema, job, img.addr()).unwrap_or_else(|r| panic!("tag {}: pool decoded, direct rejected {r}", c.tag));
-            assert!(img[..] == want[..], "tag {}: image differs from the direct decode at {:#x}", c.tag, img.addr());
+            let want = direct(schema, job, img.addr())
+                .unwrap_or_else(|r| panic!("tag {}: pool decoded, direct rejected {r}", c.tag));
+            assert!(
+                img[..] == want[..],
+                "tag {}: image differs from the direct decode at {:#x}",
+                c.tag,
+                img.addr()
+            );
             true
         }
         Outcome::Rejected(r) if r.kind == RejectKind::BufferTooSmall => {
@@ -83,7 +117,12 @@ fn check(schema: &Arc<CompiledSchema>, jobs: &[Job], c: &Completion) -> bool {
             false
         }
         Outcome::Rejected(r) => {
-            assert_eq!(Err(r.clone()), direct(schema, job, 0x1000).map(|_| ()), "tag {}", c.tag);
+            assert_eq!(
+                Err(r.clone()),
+                direct(schema, job, 0x1000).map(|_| ()),
+                "tag {}",
+                c.tag
+            );
             false
         }
         o => panic!("tag {}: {o:?}", c.tag),
@@ -94,7 +133,15 @@ fn check(schema: &Arc<CompiledSchema>, jobs: &[Job], c: &Completion) -> bool {
 fn images_and_rejections_equal_direct_decode_at_the_same_address() {
     for (schema, seed) in [(unit(), 1u64), (social(), 2)] {
         let jobs = corpus(&schema, 300, seed, 40);
-        let p = pool(&schema, PoolConfig { workers: 2, region_bytes: 1 << 20, depth: 400, ..PoolConfig::default() });
+        let p = pool(
+            &schema,
+            PoolConfig {
+                workers: 2,
+                region_bytes: 1 << 20,
+                depth: 400,
+                ..PoolConfig::default()
+            },
+        );
         for j in &jobs {
             p.submit(j.clone()).unwrap();
         }
@@ -109,12 +156,25 @@ fn images_and_rejections_equal_direct_decode_at_the_same_address() {
             }
             held.push(c); // all held at once: every image at its own address
         }
-        assert!(images > 50 && rejected > 20, "{images} images, {rejected} rejections");
+        assert!(
+            images > 50 && rejected > 20,
+            "{images} images, {rejected} rejections"
+        );
         let s = p.stats();
-        assert_eq!((s.images, s.rejected, s.submitted), (images, rejected, jobs.len() as u64));
-        assert_eq!(s.regions.iter().map(|r| r.live_images).sum::<usize>() as u64, images);
+        assert_eq!(
+            (s.images, s.rejected, s.submitted),
+            (images, rejected, jobs.len() as u64)
+        );
+        assert_eq!(
+            s.regions.iter().map(|r| r.live_images).sum::<usize>() as u64,
+            images
+        );
         drop(held);
-        assert!(p.stats().regions.iter().all(|r| r.live_images == 0 && r.free_bytes == r.capacity));
+        assert!(p
+            .stats()
+            .regions
+            .iter()
+            .all(|r| r.live_images == 0 && r.free_bytes == r.capacity));
     }
 }
 
@@ -122,14 +182,36 @@ fn images_and_rejections_equal_direct_decode_at_the_same_address() {
 fn images_are_valid_in_place() {
     let schema = unit();
     let node = schema.message_index("unit.Node").unwrap();
-    let field = |name: &str| schema.messages[node].fields.iter().find(|f| f.name == name).unwrap().offset as usize;
+    let field = |name: &str| {
+        schema.messages[node]
+            .fields
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap()
+            .offset as usize
+    };
     let (s_off, i32_off) = (field("s"), field("i32"));
-    let p = pool(&schema, PoolConfig { workers: 2, region_bytes: 64 << 10, ..PoolConfig::default() });
-    let texts: Vec<String> = (0..20).map(|k| format!("string number {k} lives in the region")).collect();
+    let p = pool(
+        &schema,
+        PoolConfig {
+            workers: 2,
+            region_bytes: 64 << 10,
+            ..PoolConfig::default()
+        },
+    );
+    let texts: Vec<String> = (0..20)
+        .map(|k| format!("string number {k} lives in the region"))
+        .collect();
     for (k, t) in texts.iter().enumerate() {
         let mut m = vec![0x08, k as u8, 0x72, t.len() as u8];
         m.extend_from_slice(t.as_bytes());
-        p.submit(Job { tag: k as u64, msg: node, wire: Wire::Protobuf, input: m }).unwrap();
+        p.submit(Job {
+            tag: k as u64,
+            msg: node,
+            wire: Wire::Protobuf,
+            input: m,
+        })
+        .unwrap();
     }
     let mut held: Vec<ImageRef> = Vec::new();
     for _ in 0..texts.len() {
@@ -140,25 +222,44 @@ fn images_are_valid_in_place() {
         let (ptr, len) = (word(s_off), word(s_off + 8) as usize);
         let want = &texts[img.tag() as usize];
         assert_eq!(len, want.len());
-        assert!(ptr >= img.addr() && ptr + len as u64 <= img.addr() + img.len() as u64, "the pointer is inside the image");
-        assert!(ptr >= region.addr && ptr + len as u64 <= region.addr + region.capacity as u64, "and inside its region");
+        assert!(
+            ptr >= img.addr() && ptr + len as u64 <= img.addr() + img.len() as u64,
+            "the pointer is inside the image"
+        );
+        assert!(
+            ptr >= region.addr && ptr + len as u64 <= region.addr + region.capacity as u64,
+            "and inside its region"
+        );
         // Follow the pointer itself: the string is where the image says it is.
         let at = unsafe { std::slice::from_raw_parts(ptr as *const u8, len) };
         assert_eq!(at, want.as_bytes());
-        assert_eq!(i32::from_le_bytes(img[i32_off..i32_off + 4].try_into().unwrap()), img.tag() as i32);
+        // And through the bounds-checked views the generated Rust views are built on.
+        let view = ImageView::for_schema(&schema, &img, img.addr());
+        assert_eq!(view.slice_at(s_off, "s").unwrap(), want.as_bytes());
+        assert_eq!(
+            i32::from_le_bytes(img[i32_off..i32_off + 4].try_into().unwrap()),
+            img.tag() as i32
+        );
         held.push(img);
     }
     // Images stay readable after the pool is gone, until released.
     drop(p);
     let img = &held[3];
     let ptr = u64::from_le_bytes(img[s_off..s_off + 8].try_into().unwrap());
-    let at = unsafe { std::slice::from_raw_parts(ptr as *const u8, texts[img.tag() as usize].len()) };
+    let at =
+        unsafe { std::slice::from_raw_parts(ptr as *const u8, texts[img.tag() as usize].len()) };
     assert_eq!(at, texts[img.tag() as usize].as_bytes());
 }
 
 /// The application receives on its own thread, holds up to `hold` images and releases
 /// a random one (out of order) when it holds more, or when nothing arrives for a while.
-fn receive(p: &Pool, schema: &Arc<CompiledSchema>, jobs: &[Job], hold: usize, seed: u64) -> (u64, u64, u64) {
+fn receive(
+    p: &Pool,
+    schema: &Arc<CompiledSchema>,
+    jobs: &[Job],
+    hold: usize,
+    seed: u64,
+) -> (u64, u64, u64) {
     let mut r = Rng::new(seed);
     let mut held: Vec<ImageRef> = Vec::new();
     let (mut images, mut rejected, mut bytes) = (0u64, 0u64, 0u64);
@@ -175,7 +276,8 @@ fn receive(p: &Pool, schema: &Arc<CompiledSchema>, jobs: &[Job], hold: usize, se
                     held.push(img);
                 }
                 if held.len() > hold {
-                    held.swap_remove(r.below(held.len() as u64) as usize).release();
+                    held.swap_remove(r.below(held.len() as u64) as usize)
+                        .release();
                 }
             }
             None if images + rejected == jobs.len() as u64 => break,
@@ -194,7 +296,15 @@ fn regions_are_recycled_under_sustained_load_with_out_of_order_releases() {
     let schema = social();
     let jobs = corpus(&schema, 1500, 3, 60);
     let region_bytes = 4096;
-    let p = pool(&schema, PoolConfig { workers: 2, region_bytes, depth: 16, ..PoolConfig::default() });
+    let p = pool(
+        &schema,
+        PoolConfig {
+            workers: 2,
+            region_bytes,
+            depth: 16,
+            ..PoolConfig::default()
+        },
+    );
     let (images, rejected, bytes) = std::thread::scope(|s| {
         let rx = s.spawn(|| receive(&p, &schema, &jobs, 6, 9));
         for j in &jobs {
@@ -203,17 +313,37 @@ fn regions_are_recycled_under_sustained_load_with_out_of_order_releases() {
         rx.join().unwrap()
     });
     assert_eq!(images + rejected, jobs.len() as u64);
-    assert!(bytes > 10 * 2 * region_bytes as u64, "{bytes} bytes decoded through 2 regions of {region_bytes}");
+    assert!(
+        bytes > 10 * 2 * region_bytes as u64,
+        "{bytes} bytes decoded through 2 regions of {region_bytes}"
+    );
     let s = p.stats();
-    assert_eq!((s.dropped_queue_full, s.dropped_region_full, s.cancelled), (0, 0, 0));
-    assert!(s.regions.iter().all(|r| r.live_images == 0 && r.largest_free == r.capacity), "{:?}", s.regions);
+    assert_eq!(
+        (s.dropped_queue_full, s.dropped_region_full, s.cancelled),
+        (0, 0, 0)
+    );
+    assert!(
+        s.regions
+            .iter()
+            .all(|r| r.live_images == 0 && r.largest_free == r.capacity),
+        "{:?}",
+        s.regions
+    );
 }
 
 #[test]
 fn block_waits_and_completes_everything_from_many_submitters() {
     let schema = social();
     let jobs = corpus(&schema, 800, 4, 40);
-    let p = pool(&schema, PoolConfig { workers: 2, region_bytes: 2048, depth: 4, ..PoolConfig::default() });
+    let p = pool(
+        &schema,
+        PoolConfig {
+            workers: 2,
+            region_bytes: 2048,
+            depth: 4,
+            ..PoolConfig::default()
+        },
+    );
     let (images, rejected, _) = std::thread::scope(|s| {
         let rx = s.spawn(|| receive(&p, &schema, &jobs, 4, 5));
         for part in jobs.chunks(100) {
@@ -231,7 +361,10 @@ fn block_waits_and_completes_everything_from_many_submitters() {
     assert_eq!(s.submitted, jobs.len() as u64);
     assert_eq!((s.images, s.rejected), (images, rejected));
     assert_eq!((s.dropped_queue_full, s.dropped_region_full), (0, 0));
-    assert!(s.submit_waits > 0, "8 submitters never waited for a depth of 4");
+    assert!(
+        s.submit_waits > 0,
+        "8 submitters never waited for a depth of 4"
+    );
 }
 
 #[test]
@@ -240,7 +373,13 @@ fn drop_and_count_hands_back_and_counts_nothing_lost() {
     let jobs = corpus(&schema, 1200, 6, 40);
     let p = pool(
         &schema,
-        PoolConfig { workers: 2, region_bytes: 1536, depth: 6, backpressure: Backpressure::DropAndCount, ..PoolConfig::default() },
+        PoolConfig {
+            workers: 2,
+            region_bytes: 1536,
+            depth: 6,
+            backpressure: Backpressure::DropAndCount,
+            ..PoolConfig::default()
+        },
     );
     let handed_back = std::sync::atomic::AtomicU64::new(0);
     let (mut images, mut rejected, mut region_full) = (0u64, 0u64, 0u64);
@@ -286,7 +425,13 @@ fn drop_and_count_hands_back_and_counts_nothing_lost() {
                         std::thread::sleep(Duration::from_micros(50));
                     }
                 },
-                None if p.in_flight() == 0 && p.stats().submitted + handed_back.load(std::sync::atomic::Ordering::Relaxed) == jobs.len() as u64 => break,
+                None if p.in_flight() == 0
+                    && p.stats().submitted
+                        + handed_back.load(std::sync::atomic::Ordering::Relaxed)
+                        == jobs.len() as u64 =>
+                {
+                    break
+                }
                 None => {}
             }
         }
@@ -296,7 +441,11 @@ fn drop_and_count_hands_back_and_counts_nothing_lost() {
     assert_eq!(s.dropped_queue_full, back);
     assert_eq!(s.dropped_region_full, region_full);
     assert_eq!((s.images, s.rejected), (images, rejected));
-    assert_eq!(jobs.len() as u64, images + rejected + back + region_full, "submitted = completed + handed back");
+    assert_eq!(
+        jobs.len() as u64,
+        images + rejected + back + region_full,
+        "submitted = completed + handed back"
+    );
     assert_eq!(s.submitted, images + rejected + region_full);
     assert!(back > 0, "the queue never filled");
     assert!(region_full > 0, "no region ever filled: {s:?}");
@@ -310,11 +459,42 @@ fn an_image_larger_than_a_region_is_rejected_with_its_size() {
     let text = vec![b'x'; 1000];
     let mut big = vec![0x72, 0xe8, 0x07];
     big.extend_from_slice(&text);
-    let want = direct(&schema, &Job { tag: 0, msg: node, wire: Wire::Protobuf, input: big.clone() }, 0).unwrap().len();
+    let want = direct(
+        &schema,
+        &Job {
+            tag: 0,
+            msg: node,
+            wire: Wire::Protobuf,
+            input: big.clone(),
+        },
+        0,
+    )
+    .unwrap()
+    .len();
     for policy in [Backpressure::Block, Backpressure::DropAndCount] {
-        let p = pool(&schema, PoolConfig { workers: 1, region_bytes: 512, backpressure: policy, ..PoolConfig::default() });
-        p.submit(Job { tag: 1, msg: node, wire: Wire::Protobuf, input: big.clone() }).unwrap();
-        p.submit(Job { tag: 2, msg: node, wire: Wire::Protobuf, input: b"\x72\x02hi".to_vec() }).unwrap();
+        let p = pool(
+            &schema,
+            PoolConfig {
+                workers: 1,
+                region_bytes: 512,
+                backpressure: policy,
+                ..PoolConfig::default()
+            },
+        );
+        p.submit(Job {
+            tag: 1,
+            msg: node,
+            wire: Wire::Protobuf,
+            input: big.clone(),
+        })
+        .unwrap();
+        p.submit(Job {
+            tag: 2,
+            msg: node,
+            wire: Wire::Protobuf,
+            input: b"\x72\x02hi".to_vec(),
+        })
+        .unwrap();
         let c = p.recv_timeout(Duration::from_secs(10)).expect("no hang");
         assert_eq!(c.tag, 1);
         match c.outcome {
@@ -325,7 +505,10 @@ fn an_image_larger_than_a_region_is_rejected_with_its_size() {
             }
             o => panic!("{o:?}"),
         }
-        assert!(matches!(p.recv().unwrap().outcome, Outcome::Image(_)), "the pool goes on");
+        assert!(
+            matches!(p.recv().unwrap().outcome, Outcome::Image(_)),
+            "the pool goes on"
+        );
         let s = p.stats();
         assert_eq!((s.oversized, s.rejected, s.images), (1, 1, 1));
     }
@@ -336,7 +519,15 @@ fn shutdown_drain_decodes_everything_cancel_hands_the_rest_back() {
     let schema = social();
     let jobs = corpus(&schema, 400, 8, 40);
     // Drain: nothing received before shutdown; everything comes back decoded.
-    let p = pool(&schema, PoolConfig { workers: 2, region_bytes: 1 << 20, depth: 1000, ..PoolConfig::default() });
+    let p = pool(
+        &schema,
+        PoolConfig {
+            workers: 2,
+            region_bytes: 1 << 20,
+            depth: 1000,
+            ..PoolConfig::default()
+        },
+    );
     for j in &jobs {
         p.submit(j.clone()).unwrap();
     }
@@ -345,12 +536,23 @@ fn shutdown_drain_decodes_everything_cancel_hands_the_rest_back() {
     for c in &left {
         check(&schema, &jobs, c);
     }
-    assert!(matches!(p.submit(jobs[0].clone()), Err(SubmitError::Closed(_))));
+    assert!(matches!(
+        p.submit(jobs[0].clone()),
+        Err(SubmitError::Closed(_))
+    ));
     assert!(p.recv().is_none());
     drop(left);
 
     // Cancel with a receiver running: every job comes back once, decoded or cancelled.
-    let p = pool(&schema, PoolConfig { workers: 1, region_bytes: 1 << 20, depth: 1000, ..PoolConfig::default() });
+    let p = pool(
+        &schema,
+        PoolConfig {
+            workers: 1,
+            region_bytes: 1 << 20,
+            depth: 1000,
+            ..PoolConfig::default()
+        },
+    );
     let mut seen = HashMap::new();
     std::thread::scope(|s| {
         let rx = s.spawn(|| {
@@ -369,7 +571,11 @@ fn shutdown_drain_decodes_everything_cancel_hands_the_rest_back() {
             if !cancelled {
                 check(&schema, &jobs, &c);
             }
-            assert!(seen.insert(c.tag, cancelled).is_none(), "tag {} twice", c.tag);
+            assert!(
+                seen.insert(c.tag, cancelled).is_none(),
+                "tag {} twice",
+                c.tag
+            );
         }
     });
     assert_eq!(seen.len(), jobs.len());
@@ -382,10 +588,22 @@ fn shutdown_drain_decodes_everything_cancel_hands_the_rest_back() {
 fn cancel_frees_a_worker_waiting_for_region_space() {
     let schema = unit();
     let node = schema.message_index("unit.Node").unwrap();
-    let p = pool(&schema, PoolConfig { workers: 1, region_bytes: 512, ..PoolConfig::default() });
+    let p = pool(
+        &schema,
+        PoolConfig {
+            workers: 1,
+            region_bytes: 512,
+            ..PoolConfig::default()
+        },
+    );
     let mut m = vec![0x72, 100];
     m.extend_from_slice(&[b'y'; 100]);
-    let job = |tag| Job { tag, msg: node, wire: Wire::Protobuf, input: m.clone() };
+    let job = |tag| Job {
+        tag,
+        msg: node,
+        wire: Wire::Protobuf,
+        input: m.clone(),
+    };
     p.submit(job(0)).unwrap();
     let first = p.recv().unwrap().into_result().unwrap(); // held: the region cannot take a second
     p.submit(job(1)).unwrap();
@@ -394,7 +612,10 @@ fn cancel_frees_a_worker_waiting_for_region_space() {
         std::thread::sleep(Duration::from_millis(1));
     }
     let left = p.shutdown(Shutdown::Cancel);
-    let tags: Vec<(u64, bool)> = left.iter().map(|c| (c.tag, matches!(c.outcome, Outcome::Cancelled))).collect();
+    let tags: Vec<(u64, bool)> = left
+        .iter()
+        .map(|c| (c.tag, matches!(c.outcome, Outcome::Cancelled)))
+        .collect();
     assert_eq!(tags.len(), 2);
     assert!(tags.iter().all(|&(_, cancelled)| cancelled), "{tags:?}");
     assert_eq!(first.len(), direct(&schema, &job(0), 0).unwrap().len());
