@@ -41,11 +41,11 @@ fn run(dev: &mut Device, op: Op) -> Result<Reply, DeviceError> {
     Ok(match op {
         Op::ReadRegs { addr, count } => {
             let n = (count as usize).min(MAX_REGS) as u32;
-            Reply::Words((addr..addr.saturating_add(n)).map(|a| dev.read_reg(a)).collect::<Result<_, _>>()?)
+            Reply::Words((0..n).map(|i| dev.read_reg(reg_at(addr, i)?)).collect::<Result<_, _>>()?)
         }
         Op::WriteRegs { addr, values } => {
-            for (a, v) in (addr..).zip(values) {
-                dev.write_reg(a, v)?;
+            for (i, v) in values.into_iter().enumerate() {
+                dev.write_reg(reg_at(addr, i as u32)?, v)?;
             }
             Reply::Done
         }
@@ -62,4 +62,40 @@ fn run(dev: &mut Device, op: Op) -> Result<Reply, DeviceError> {
             Reply::Installed(dev.install_chunk(slot, &name, total, checksum, offset, &bytes)?)
         }
     })
+}
+
+/// Register `i` of a run from `addr`: a run past the last address has no register there.
+fn reg_at(addr: u32, i: u32) -> Result<u32, DeviceError> {
+    addr.checked_add(i).ok_or(DeviceError::NoRegister(u32::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Config, CpuFactory};
+
+    #[test]
+    fn register_runs_past_the_last_address_are_refused() {
+        // (fuzz/regressions/device_ops: WriteRegs at 0xffffffff overflowed the address)
+        let svc = DeviceService::new(Device::new(Config::default(), Box::new(CpuFactory)));
+        for op in [Op::WriteRegs { addr: u32::MAX, values: vec![1, 0] }, Op::ReadRegs { addr: u32::MAX - 1, count: 4 }] {
+            match Reply::decode(&svc.handle(&op.encode())).unwrap() {
+                Reply::Error { code: 64, text } => assert!(text.contains("no register"), "{text}"),
+                r => panic!("{op:?}: {r:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn fuzz_regressions_replay() {
+        let svc = DeviceService::new(Device::new(Config::default(), Box::new(CpuFactory)));
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/regressions/device_ops");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).expect("fuzz/regressions/device_ops") {
+            let bytes = std::fs::read(e.unwrap().path()).unwrap();
+            Reply::decode(&svc.handle(&bytes)).expect("the reply parses");
+            n += 1;
+        }
+        assert!(n > 0);
+    }
 }
