@@ -184,3 +184,22 @@ fn current_descriptor_proto_extension_range_declarations_parse() {
     assert!(s.is_ok(), "{:?}", s.err());
     let _ = PathBuf::new();
 }
+
+#[test]
+fn edition_2024_visibility_on_nested_declarations_changes_nothing() {
+    let with = r#"
+edition = "2024";
+package vis;
+export message M {
+  export message N { int32 a = 1; }
+  local enum E { E0 = 0; E1 = 1; }
+  N n = 2;
+  E e = 3;
+}
+local message L { M m = 1; }
+"#;
+    let without = with.replace("export message", "message").replace("local enum", "enum").replace("local message", "message");
+    let a = compile("vis.proto", with).expect("protoc accepts this file");
+    let b = compile("vis.proto", &without).expect("the same without visibility");
+    assert_eq!(tables(a), tables(b));
+}

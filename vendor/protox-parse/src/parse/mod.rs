@@ -212,6 +212,20 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Whether the token after the peeked `export`/`local` is `message` or `enum` (heapwire
+    /// patch: a look ahead over the rest of the input).
+    fn visibility_prefix(&self) -> bool {
+        // a fresh lexer over what is left (the lexer's extras are not Clone)
+        let mut lexer = <Token as logos::Logos>::lexer(self.lexer.remainder());
+        loop {
+            match lexer.next() {
+                Some(Ok(Token::LineComment(_) | Token::BlockComment(_) | Token::Newline)) => {}
+                Some(Ok(Token::MESSAGE | Token::ENUM)) => return true,
+                _ => return false,
+            }
+        }
+    }
+
     fn parse_package(&mut self) -> Result<ast::Package, ()> {
         let leading_comments = self.parse_leading_comments();
 
@@ -325,6 +339,17 @@ impl<'a> Parser<'a> {
                 Some((Token::OPTION, _)) => options.push(self.parse_option()?),
                 Some((Token::RESERVED, _)) => reserved.push(self.parse_reserved()?),
                 Some((Token::EXTENSIONS, _)) => extensions.push(self.parse_extensions()?),
+                // Edition 2024 symbol visibility on nested declarations (heapwire patch);
+                // `export` or `local` before anything else is a field's type name
+                Some((Token::Ident("export" | "local"), _)) if self.visibility_prefix() => {
+                    self.bump();
+                    match self.peek()? {
+                        Some((Token::MESSAGE, _)) => {
+                            items.push(ast::MessageItem::Message(self.parse_message()?))
+                        }
+                        _ => items.push(ast::MessageItem::Enum(self.parse_enum()?)),
+                    }
+                }
                 Some((Token::Dot | Token::Ident(_), _)) => {
                     items.push(ast::MessageItem::Field(self.parse_field()?))
                 }
