@@ -190,3 +190,108 @@ def test_edition_2024_visibility_and_import_option(tmp_path):
     assert official.returncode == 0, official.stderr.decode()
     r = _run(["decode", "--schema", str(p), "--type", "v.M", "--json"], b"\x08\x05")
     assert r.returncode == 0 and r.stdout.strip() == b'{"a":5}', r.stderr.decode()
+
+
+VENDORED = os.path.join(os.path.dirname(__file__), "..", "..", "vendor", "protobuf")
+
+
+def test_vendored_protos_are_those_of_the_pinned_grpcio_tools():
+    """The descriptor.proto and feature protos built into heapwire are the files the
+    pinned grpcio-tools ships (vendor/protobuf/HEAPWIRE.md)."""
+    names = sorted(os.listdir(os.path.join(VENDORED, "google", "protobuf")))
+    assert names == ["cpp_features.proto", "descriptor.proto", "go_features.proto", "java_features.proto"], names
+    for n in names:
+        with open(os.path.join(VENDORED, "google", "protobuf", n), "rb") as a, \
+                open(os.path.join(_proto_dir(), "google", "protobuf", n), "rb") as b:
+            assert a.read() == b.read(), f"vendor/protobuf/google/protobuf/{n} differs from grpcio-tools'"
+
+
+NAMING_AND_VISIBILITY = """edition = "2024";
+package ns.v1;
+import "google/protobuf/cpp_features.proto";
+option features.enforce_naming_style = STYLE2024;
+option features.default_symbol_visibility = EXPORT_ALL;
+option features.(pb.cpp).enum_name_uses_string_view = false;
+enum Color {
+  option features.enforce_naming_style = STYLE_LEGACY;
+  COLOR_UNSPECIFIED = 0;
+  red = 1 [features.enforce_naming_style = STYLE_LEGACY];
+}
+message Point {
+  int32 x = 1;
+  message Legacy {
+    option features.enforce_naming_style = STYLE_LEGACY;
+    int32 CamelField = 1;
+  }
+  Legacy legacy = 3;
+  int32 oddName_ = 4 [features.enforce_naming_style = STYLE_LEGACY];
+  oneof pick {
+    option features.enforce_naming_style = STYLE_LEGACY;
+    Color color = 5;
+  }
+  local message Hidden { int32 h = 1; }
+  Hidden hidden = 6;
+}
+"""
+
+
+def test_edition_2024_naming_style_and_visibility_as_protoc(tmp_path):
+    """`features.enforce_naming_style` and `features.default_symbol_visibility` at every
+    level protoc allows, and a C++ feature from the bundled cpp_features.proto: a file
+    protoc accepts compiles with no include path, with grpcio-tools' as include path, and
+    from protoc's descriptor set, to the same tables, and decodes as the official library."""
+    p = tmp_path / "ns.proto"
+    p.write_text(NAMING_AND_VISIBILITY)
+    pb = tmp_path / "ns.pb"
+    official = subprocess.run([*schemas.editions_protoc(), "-I", str(tmp_path), "--include_imports",
+                               f"--descriptor_set_out={pb}", "ns.proto"], capture_output=True)
+    assert official.returncode == 0, official.stderr.decode()
+    tables = []
+    for i, args in enumerate([[str(p)], [str(p), "-I", _proto_dir()], [str(pb)]]):
+        r = _run(["compile", *args, "-o", str(tmp_path / str(i))])
+        assert r.returncode == 0, f"{args}: {r.stderr.decode()}"
+        tables.append((tmp_path / str(i) / "ns.hwsc").read_bytes())
+    assert tables[0] == tables[1] == tables[2]
+    # The official library, from protoc's descriptor set.
+    from google.protobuf import descriptor_pool, message_factory
+
+    fds = descriptor_pb2.FileDescriptorSet()
+    fds.ParseFromString(pb.read_bytes())
+    pool = descriptor_pool.DescriptorPool()
+    for f in fds.file:
+        pool.Add(f)
+    m = message_factory.GetMessageClass(pool.FindMessageTypeByName("ns.v1.Point"))()
+    m.x, m.oddName_, m.color, m.hidden.h, m.legacy.CamelField = 3, -1, 1, 4, 5
+    for schema in [str(p), str(pb)]:
+        r = _run(["decode", "--schema", schema, "--type", "ns.v1.Point", "--json"], m.SerializeToString())
+        assert r.returncode == 0, r.stderr.decode()
+        expected = json_format.MessageToJson(m, indent=None)
+        assert harness.compare_json(expected, r.stdout.decode()) is None, (expected, r.stdout)
+    # Where protoc refuses one (visibility is a file-level feature), heapwire does too.
+    p.write_text(NAMING_AND_VISIBILITY.replace("  int32 x = 1;", "  option features.default_symbol_visibility = LOCAL_ALL;\n  int32 x = 1;"))
+    official = subprocess.run([*schemas.editions_protoc(), "-I", str(tmp_path), "--descriptor_set_out=/dev/null",
+                               "ns.proto"], capture_output=True)
+    assert official.returncode != 0
+    r = _run(["compile", str(p), "-o", str(tmp_path)])
+    err = r.stderr.decode()
+    assert r.returncode == 2 and all(w in err for w in ["ns.proto", "message ns.v1.Point", "default_symbol_visibility",
+                                                        "LOCAL_ALL"]), err
+
+
+def test_include_path_descriptor_proto_only_when_imported_as_protoc(tmp_path):
+    """An older descriptor.proto on the include path (here the current one without
+    `enforce_naming_style`) is used only by a schema that imports it, as protoc does."""
+    gp = tmp_path / "old" / "google" / "protobuf"
+    gp.mkdir(parents=True)
+    src = open(os.path.join(_proto_dir(), "google", "protobuf", "descriptor.proto")).read()
+    i = src.index("  optional EnforceNamingStyle enforce_naming_style = 7")
+    (gp / "descriptor.proto").write_text(src[:i] + src[src.index("];", i) + 2:])
+    body = 'edition = "2024";\npackage n;\n{imp}option features.enforce_naming_style = STYLE_LEGACY;\nmessage M {{ int32 a = 1; }}\n'
+    for imp in ["", 'import "google/protobuf/descriptor.proto";\n']:
+        (tmp_path / "n.proto").write_text(body.format(imp=imp))
+        official = subprocess.run([*schemas.editions_protoc(), "-I", str(tmp_path / "old"), "-I", str(tmp_path),
+                                   "--descriptor_set_out=/dev/null", "n.proto"], capture_output=True, cwd=tmp_path)
+        r = _run(["compile", str(tmp_path / "n.proto"), "-I", str(tmp_path / "old"), "-I", str(tmp_path),
+                  "-o", str(tmp_path / "out")])
+        assert (official.returncode == 0) == (r.returncode == 0), (imp, official.stderr, r.stderr)
+        assert official.returncode == (1 if imp else 0), official.stderr.decode()

@@ -47,19 +47,27 @@ pub fn compile_files(
             }
         }
     }
+    // protox names a file by its path under the include directory, '/'-separated.
+    let roots: Vec<String> = names
+        .iter()
+        .map(|n| n.iter().map(|c| c.to_string_lossy()).collect::<Vec<_>>().join("/"))
+        .collect();
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Editions::new()));
     let recorder = seen.clone();
+    let thread_roots = roots.clone();
     let pool = std::thread::Builder::new()
         .stack_size(COMPILER_STACK_BYTES)
         .spawn(move || -> Result<DescriptorPool, String> {
             // The include path, the well-known types, then heapwire/options.proto (built in).
-            let mut c = crate::objgraph::protox_compiler(&incs, recorder);
-            c.include_imports(true);
-            c.open_files(&names).map_err(|e| match e.file() {
-                // Parse errors do not name their file by themselves.
+            // Parse errors do not name their file by themselves.
+            let named = |e: protox::Error| match e.file() {
                 Some(f) if !e.to_string().contains(f) => format!("{f}: {e}"),
                 _ => e.to_string(),
-            })?;
+            };
+            // The include path, the built-in files, the well-known types; descriptor.proto
+            // loaded first (see `bundled::compiler`).
+            let mut c = crate::bundled::compiler(&incs, &thread_roots, recorder).map_err(named)?;
+            c.open_files(&names).map_err(named)?;
             Ok(c.descriptor_pool())
         })
         .map_err(|e| SchemaError::Io(e.to_string()))?
@@ -67,7 +75,19 @@ pub fn compile_files(
         .map_err(|_| SchemaError::Invalid("schema compiler panicked".into()))?
         .map_err(SchemaError::Parse)?;
     let editions = std::mem::take(&mut *seen.lock().unwrap());
-    from_pool_editions(&pool, &editions, layout)
+    from_pool_editions(&pool, &editions, Some(&roots), layout)
+}
+
+/// The names of `roots` and of every file they import, directly or not.
+fn reachable(pool: &DescriptorPool, roots: &[String]) -> std::collections::HashSet<String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut todo: Vec<_> = roots.iter().filter_map(|r| pool.get_file_by_name(r)).collect();
+    while let Some(f) = todo.pop() {
+        if seen.insert(f.name().to_string()) {
+            todo.extend(f.dependencies());
+        }
+    }
+    seen
 }
 
 /// Rejects brace nesting deeper than `MAX_DECLARATION_DEPTH`, ignoring comments and strings.
@@ -142,19 +162,23 @@ fn convert_kind(f: &Fd) -> Kind {
 
 /// Builds the compiled schema from a descriptor pool (every message and enum in it).
 pub fn from_pool(pool: &DescriptorPool, layout: LayoutOptions) -> Result<CompiledSchema, SchemaError> {
-    from_pool_editions(pool, &Editions::new(), layout)
+    from_pool_editions(pool, &Editions::new(), None, layout)
 }
 
 /// As `from_pool`, the files named in `editions` resolved as editions files (they are in
-/// the pool as proto2, see `features.rs`).
+/// the pool as proto2, see `features.rs`); with `roots`, only the messages and enums of
+/// those files and the files they import (the pool may hold descriptor.proto unimported).
 pub fn from_pool_editions(
     pool: &DescriptorPool,
     editions: &Editions,
+    roots: Option<&[String]>,
     layout: LayoutOptions,
 ) -> Result<CompiledSchema, SchemaError> {
     let mut res = Resolver::new(editions);
-    let msg_descs: Vec<_> = pool.all_messages().collect();
-    let enum_descs: Vec<_> = pool.all_enums().collect();
+    let keep = roots.map(|r| reachable(pool, r));
+    let kept = |f: prost_reflect::FileDescriptor| keep.as_ref().is_none_or(|k| k.contains(f.name()));
+    let msg_descs: Vec<_> = pool.all_messages().filter(|m| kept(m.parent_file())).collect();
+    let enum_descs: Vec<_> = pool.all_enums().filter(|e| kept(e.parent_file())).collect();
     let msg_index = |name: &str| msg_descs.iter().position(|m| m.full_name() == name).map(|i| i as u32);
     let enum_index = |name: &str| enum_descs.iter().position(|e| e.full_name() == name).map(|i| i as u32);
 

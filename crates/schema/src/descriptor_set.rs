@@ -96,6 +96,7 @@ pub fn compile_descriptor_set(bytes: &[u8], layout: LayoutOptions) -> Result<Com
     let bad = |why: &str| SchemaError::Invalid(format!("descriptor set: {why}"));
     let files = records(bytes).ok_or_else(|| bad("not a serialized FileDescriptorSet"))?;
     let mut editions = Editions::new();
+    let mut names = Vec::new();
     let mut set = Vec::with_capacity(bytes.len());
     for f in files.iter().filter(|r| r.num == 1 && r.wt == 2) {
         let fb = &bytes[f.body.0..f.body.1];
@@ -105,6 +106,7 @@ pub fn compile_descriptor_set(bytes: &[u8], layout: LayoutOptions) -> Result<Com
             .find(|r| r.num == 1 && r.wt == 2)
             .map(|r| String::from_utf8_lossy(&fb[r.body.0..r.body.1]).into_owned())
             .unwrap_or_default();
+        names.push(name.clone());
         let syntax = recs.iter().find(|r| r.num == 12 && r.wt == 2).map(|r| &fb[r.body.0..r.body.1]);
         let mut file = Vec::with_capacity(fb.len());
         if syntax == Some(b"editions".as_slice()) {
@@ -135,10 +137,16 @@ pub fn compile_descriptor_set(bytes: &[u8], layout: LayoutOptions) -> Result<Com
         put_varint(&mut set, file.len() as u64);
         set.extend_from_slice(&file);
     }
-    let mut pool = DescriptorPool::new();
-    pool.decode_file_descriptor_set(set.as_slice())
+    // Options decode against the pool's descriptor.proto: the set's own, else the current
+    // built-in one (the descriptor library's predates edition 2024's features).
+    // (A set whose descriptor.proto goes by another name clashes with it: read alone.)
+    let own = names.iter().any(|n| n == crate::bundled::DESCRIPTOR_PROTO_NAME);
+    let with_current = if own { None } else { Some(crate::bundled::descriptor_proto_pool()?) };
+    let pool = with_current
+        .and_then(|mut p| p.decode_file_descriptor_set(set.as_slice()).ok().map(|_| p))
+        .map_or_else(|| DescriptorPool::decode(set.as_slice()), Ok)
         .map_err(|e| bad(&format!("{e} (a set must hold the files it imports: protoc --include_imports)")))?;
-    crate::compile::from_pool_editions(&pool, &editions, layout)
+    crate::compile::from_pool_editions(&pool, &editions, Some(&names), layout)
 }
 
 #[cfg(test)]

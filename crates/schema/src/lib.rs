@@ -4,6 +4,7 @@
 //! table (field number → kind, offset, presence, sub-type, flags) and its struct layout,
 //! serializable to the versioned table file every engine and device is installed from.
 
+mod bundled;
 mod compile;
 pub mod descriptor_set;
 pub mod features;

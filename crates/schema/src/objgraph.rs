@@ -87,35 +87,6 @@ impl CompiledSchema {
     }
 }
 
-/// A protox file resolver that serves the built-in `heapwire/options.proto`.
-pub(crate) struct BuiltinResolver;
-
-impl protox::file::FileResolver for BuiltinResolver {
-    fn open_file(&self, name: &str) -> Result<protox::file::File, protox::Error> {
-        if name == OPTIONS_PROTO_NAME {
-            protox::file::File::from_source(name, OPTIONS_PROTO)
-        } else {
-            Err(protox::Error::file_not_found(name))
-        }
-    }
-}
-
-/// A protox compiler searching `includes`, then the well-known types, then the built-in
-/// heapwire options.
-pub(crate) fn protox_compiler(
-    includes: &[std::path::PathBuf],
-    editions: std::sync::Arc<std::sync::Mutex<crate::features::Editions>>,
-) -> protox::Compiler {
-    use protox::file::{ChainFileResolver, GoogleFileResolver, IncludeFileResolver};
-    let mut r = ChainFileResolver::new();
-    for i in includes {
-        r.add(IncludeFileResolver::new(i.clone()));
-    }
-    r.add(GoogleFileResolver::new());
-    r.add(BuiltinResolver);
-    protox::Compiler::with_file_resolver(crate::features::EditionRecorder { inner: r, seen: editions })
-}
-
 fn mem_size(kind: Kind, pw: u32) -> u32 {
     if kind.is_message() {
         pw

@@ -203,3 +203,85 @@ local message L { M m = 1; }
     let b = compile("vis.proto", &without).expect("the same without visibility");
     assert_eq!(tables(a), tables(b));
 }
+
+/// Edition 2024's naming-style and visibility features, at every level protoc allows
+/// them (this file is accepted by protoc 33): they need the current descriptor.proto,
+/// which the compiler carries, and change no table.
+const NAMING_AND_VISIBILITY: &str = r#"
+edition = "2024";
+package ns.v1;
+option features.enforce_naming_style = STYLE2024;
+option features.default_symbol_visibility = EXPORT_ALL;
+enum Color {
+  option features.enforce_naming_style = STYLE_LEGACY;
+  COLOR_UNSPECIFIED = 0;
+  red = 1 [features.enforce_naming_style = STYLE_LEGACY];
+}
+message Point {
+  int32 x = 1;
+  message Legacy {
+    option features.enforce_naming_style = STYLE_LEGACY;
+    int32 CamelField = 1;
+  }
+  Legacy legacy = 3;
+  int32 oddName_ = 4 [features.enforce_naming_style = STYLE_LEGACY];
+  oneof pick {
+    option features.enforce_naming_style = STYLE_LEGACY;
+    Color color = 5;
+  }
+  local message Hidden { int32 h = 1; }
+  Hidden hidden = 6;
+}
+"#;
+
+fn without_naming_and_visibility() -> String {
+    NAMING_AND_VISIBILITY
+        .lines()
+        .filter(|l| !l.contains("option features."))
+        .map(|l| l.replace(" [features.enforce_naming_style = STYLE_LEGACY]", "").replace("local message", "message"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn edition_2024_naming_style_and_visibility_features_change_nothing() {
+    let a = compile("ns.proto", NAMING_AND_VISIBILITY).expect("protoc accepts this file");
+    let b = compile("ns.proto", &without_naming_and_visibility()).unwrap();
+    assert_eq!(tables(a.clone()), tables(b));
+    // descriptor.proto, loaded to interpret the options, is not compiled in: the file
+    // does not import it.
+    assert!(a.messages.iter().all(|m| m.full_name.starts_with("ns.v1.")), "{:?}", a.messages);
+}
+
+/// The bundled descriptor.proto with `enforce_naming_style` cut out: an older copy.
+fn old_descriptor_proto() -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let s = std::fs::read_to_string(root.join("vendor/protobuf/google/protobuf/descriptor.proto")).unwrap();
+    let i = s.find("  optional EnforceNamingStyle enforce_naming_style = 7").unwrap();
+    let j = i + s[i..].find("];").unwrap() + 2;
+    format!("{}{}", &s[..i], &s[j..])
+}
+
+#[test]
+fn include_path_descriptor_proto_is_used_only_when_imported_as_protoc_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let gp = dir.path().join("google/protobuf");
+    std::fs::create_dir_all(&gp).unwrap();
+    std::fs::write(gp.join("descriptor.proto"), old_descriptor_proto()).unwrap();
+    let file = "edition = \"2024\";\npackage n;\noption features.enforce_naming_style = STYLE_LEGACY;\nmessage M { int32 a = 1; }\n";
+    let with_import = file.replace("package n;\n", "package n;\nimport \"google/protobuf/descriptor.proto\";\n");
+    let incs = [dir.path().to_path_buf()];
+    // Not imported: the built-in (current) descriptor.proto interprets the options.
+    std::fs::write(dir.path().join("n.proto"), file).unwrap();
+    let s = compile_files(&[dir.path().join("n.proto")], &incs, LayoutOptions::default()).expect("protoc accepts this");
+    assert_eq!(s.messages.len(), 1);
+    // Imported: the include path's copy, which lacks the feature (protoc refuses too).
+    std::fs::write(dir.path().join("n.proto"), &with_import).unwrap();
+    let e = compile_files(&[dir.path().join("n.proto")], &incs, LayoutOptions::default()).unwrap_err().to_string();
+    assert!(e.contains("features.enforce_naming_style"), "{e}");
+    // Imported with no copy on the include path: the built-in one, compiled in.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("n.proto"), &with_import).unwrap();
+    let s = compile_files(&[other.path().join("n.proto")], &[], LayoutOptions::default()).unwrap();
+    assert!(s.message_index("google.protobuf.FeatureSet").is_some());
+}
