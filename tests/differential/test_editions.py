@@ -295,3 +295,75 @@ def test_include_path_descriptor_proto_only_when_imported_as_protoc(tmp_path):
                   "-o", str(tmp_path / "out")])
         assert (official.returncode == 0) == (r.returncode == 0), (imp, official.stderr, r.stderr)
         assert official.returncode == (1 if imp else 0), official.stderr.decode()
+
+
+def _cpp_decode(schema: str, type_: str, data: bytes):
+    """The C++ library's reading of `data` (protoc --decode, text format): (ok, text)."""
+    r = subprocess.run([*schemas.editions_protoc(), "-I", schemas.SCHEMA_DIR, f"--decode={type_}", schema],
+                       input=data, capture_output=True, cwd=schemas.SCHEMA_DIR, timeout=60)
+    return r.returncode == 0, r.stdout.decode()
+
+
+def _upb_accepts(type_: str, data: bytes) -> bool:
+    from google.protobuf.message import DecodeError
+
+    try:
+        schemas.message_class(type_)().ParseFromString(data)
+        return True
+    except DecodeError:
+        return False
+
+
+# (hex, upb as is accepts it?) for hw.ed23.Delimited: items = 1 is repeated DELIMITED.
+REPEATED_GROUP_RECORDS = [
+    ("0a020805", False),                 # items as a length-delimited record
+    ("0a00", False),                     # ... empty
+    ("0a0208050c", True),                # ... followed by an end-group tag
+    ("0a0008050c", True),
+    ("0b08050c0a020805", False),         # a group, then a record
+    ("0a0208050b10070c", False),         # a record, then a group
+    ("12020805", True),                  # one = 2 (singular DELIMITED) as a record
+    ("0b08050c", True),                  # a proper group
+    ("0a05", False),                     # a record running past the end
+]
+
+
+@pytest.mark.parametrize("hexs,upb", REPEATED_GROUP_RECORDS, ids=[h for h, _ in REPEATED_GROUP_RECORDS])
+def test_repeated_group_length_delimited_record_as_cpp(hexs, upb):
+    """A length-delimited record of a repeated group field: upb reads it as a group body
+    running to an end-group tag (ignoring the length); the C++ library keeps it as an
+    unknown field. heapwire does as C++, and the differential oracle (which runs upb)
+    reads such records as C++ does (oracle.as_cpp_reads), so mutants of
+    hw.ed23.Delimited are compared too. Here: the oracle's verdict is C++'s, heapwire's
+    answer is the oracle's, and upb as is still differs where stated (if upb changes,
+    this says so)."""
+    from hwdiff import oracle
+
+    data = bytes.fromhex(hexs)
+    cpp_ok, _ = _cpp_decode("editions2023.proto", "hw.ed23.Delimited", data)
+    v = oracle.verdict("hw.ed23.Delimited", data)
+    assert (v.kind == oracle.ACCEPT) == cpp_ok, (v.kind, v.detail)
+    assert _upb_accepts("hw.ed23.Delimited", data) == upb
+    f = harness.check_single(schemas.case_by_id("editions2023:hw.ed23.Delimited"), data, "probe")
+    assert f is None, f.note
+
+
+def test_empty_repeated_extension_as_cpp():
+    """An empty packed run of a repeated extension: upb keeps the extension, empty, and
+    its JSON printer prints `"[hw.ext.tags]": []`; the C++ library keeps nothing (protoc
+    --decode prints nothing) and upb itself serializes nothing. heapwire, with no
+    presence for repeated fields, prints nothing, as C++ (the suite's comparison drops
+    exactly such empty extension lists: harness._drop_empty_extension_lists)."""
+    import json
+
+    for num, key in [(101, "[hw.ext.tags]"), (102, "[hw.ext.ptags]"), (106, "[hw.ext.cols]")]:
+        data = mutate.tag(num, 2) + b"\x00" + mutate.tag(1, 0) + b"\x01"
+        m = schemas.message_class("hw.ext.Base")()
+        m.ParseFromString(data)
+        assert json.loads(json_format.MessageToJson(m, indent=None)) == {"a": 1, key: []}
+        assert m.SerializeToString() == mutate.tag(1, 0) + b"\x01"
+        cpp_ok, text = _cpp_decode("extensions.proto", "hw.ext.Base", data)
+        assert cpp_ok and text.strip() == "a: 1", text
+        r = _run(["decode", "--schema", os.path.join(schemas.SCHEMA_DIR, "extensions.proto"), "-I", schemas.SCHEMA_DIR,
+                  "--type", "hw.ext.Base", "--json"], data)
+        assert r.returncode == 0 and json.loads(r.stdout) == {"a": 1}, (r.stdout, r.stderr)

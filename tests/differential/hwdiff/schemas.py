@@ -66,6 +66,7 @@ CASES = [
     Case("evolution2.proto", "hw.evo2.ClosedV2", "hw.evo2.ClosedV2"),
     Case("editions2023.proto", "hw.ed23.Explicit", "hw.ed23.Explicit"),
     Case("editions2023.proto", "hw.ed23.Leaf", "hw.ed23.Leaf"),
+    Case("editions2023.proto", "hw.ed23.Delimited", "hw.ed23.Delimited"),
     Case("editions2024.proto", "hw.ed24.Implicit", "hw.ed24.Implicit"),
     Case("extensions2023.proto", "hw.ext.Base", "hw.ext.Base"),
     Case("extensions2023.proto", "hw.ext.Sub", "hw.ext.Sub"),
