@@ -285,3 +285,27 @@ fn include_path_descriptor_proto_is_used_only_when_imported_as_protoc_does() {
     let s = compile_files(&[other.path().join("n.proto")], &[], LayoutOptions::default()).unwrap();
     assert!(s.message_index("google.protobuf.FeatureSet").is_some());
 }
+
+#[test]
+fn language_feature_protos_are_built_in() {
+    // protoc finds these in its own include directory; so does heapwire, with no -I.
+    let with = r#"
+edition = "2024";
+package lf;
+import option "google/protobuf/cpp_features.proto";
+import option "google/protobuf/java_features.proto";
+import option "google/protobuf/go_features.proto";
+option features.(pb.cpp).enum_name_uses_string_view = true;
+option features.(pb.go).api_level = API_OPAQUE;
+enum E { option features.enum_type = CLOSED; E_ONE = 1; }
+message M {
+  option features.(pb.java).nest_in_file_class = YES;
+  string s = 1 [features.(pb.cpp).string_type = VIEW];
+  E e = 2;
+}
+"#;
+    let a = compile("lf.proto", with).expect("protoc accepts this file");
+    let b = compile("lf.proto", &with.replace(" [features.(pb.cpp).string_type = VIEW]", "")).unwrap();
+    // The same messages (lf's and those of the imported files), the same tables.
+    assert_eq!(tables(a), tables(b));
+}
