@@ -266,7 +266,7 @@ module heapwire_og_core #(
 hw_og_core #(
     .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH),
     .OBJ_BITS(OBJ_BITS), .NCLS(3), .CLS_BITS(2), .TID_BITS(1), .PTR_BYTES(8),
-    .HDR_INIT({64'd35, 64'd34, 64'd33})
+    .HDR_INIT({64'd37, 64'd36, 64'd35})
 ) core (
     .clk(clk), .rst(rst), .start(start), .in_len(in_len), .root_cls(root_cls), .base(base), .max_image(max_image),
     .busy(busy), .done(done), .err_code(err_code), .err_offset(err_offset), .image_size(image_size), .cycles(cycles),
