@@ -44,6 +44,9 @@ def test_shipped_protos_compile(tmp_path):
     for p in protos:
         r = _run(["compile", "-I", _proto_dir(), os.path.join(_proto_dir(), p), "-o", str(tmp_path)])
         assert r.returncode == 0, f"{p}: {r.stderr.decode()}"
+    # descriptor.proto with no include path (named `descriptor.proto`), as protoc takes it.
+    r = _run(["compile", os.path.join(_proto_dir(), "google/protobuf/descriptor.proto"), "-o", str(tmp_path)])
+    assert r.returncode == 0, r.stderr.decode()
 
 
 def test_descriptor_set_with_source_info_decodes_as_official(tmp_path):

@@ -119,15 +119,17 @@ fn imports_descriptor_proto(r: &impl FileResolver, roots: &[String]) -> bool {
 }
 
 /// A protox compiler for the files named `roots`, searching `includes`, then the built-in
-/// files, then protox's well-known types, with descriptor.proto already in its pool (the
-/// descriptor library interprets options against the pool's descriptor.proto, else its
-/// own older copy). As protoc: the include path's descriptor.proto when the schema
-/// imports it, else the built-in one (a copy on the include path the schema does not
-/// import changes nothing). Files are recorded in `editions` as they are opened.
+/// files, then protox's well-known types, with descriptor.proto already in its pool when
+/// `preload` (the descriptor library interprets options against the pool's
+/// descriptor.proto, else its own older copy). As protoc: the include path's
+/// descriptor.proto when the schema imports it, else the built-in one (a copy on the
+/// include path the schema does not import changes nothing). Files are recorded in
+/// `editions` as they are opened.
 pub(crate) fn compiler(
     includes: &[PathBuf],
     roots: &[String],
     editions: Arc<Mutex<crate::features::Editions>>,
+    preload: bool,
 ) -> Result<protox::Compiler, protox::Error> {
     let users_own = includes.iter().any(|i| i.join(DESCRIPTOR_PROTO_NAME).is_file())
         && imports_descriptor_proto(&chain(includes), roots);
@@ -139,8 +141,18 @@ pub(crate) fn compiler(
     let r = crate::features::EditionRecorder { inner: ByName(r), seen: editions };
     let mut c = protox::Compiler::with_file_resolver(r);
     c.include_imports(true);
-    c.open_file(DESCRIPTOR_PROTO_NAME)?;
+    if preload {
+        c.open_file(DESCRIPTOR_PROTO_NAME)?;
+    }
     Ok(c)
+}
+
+/// Whether compiling failed because a schema file declares what the preloaded
+/// descriptor.proto does: the schema holds a copy of descriptor.proto under another name
+/// (`heapwire compile .../google/protobuf/descriptor.proto` names it `descriptor.proto`).
+/// Compiled without the preload, its own copy then serves, as with protoc.
+pub(crate) fn clashes_with_preload(e: &protox::Error) -> bool {
+    e.to_string().contains(&format!("already defined in file '{DESCRIPTOR_PROTO_NAME}'"))
 }
 
 /// A descriptor pool holding only the built-in descriptor.proto.

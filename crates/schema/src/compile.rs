@@ -65,10 +65,18 @@ pub fn compile_files(
                 _ => e.to_string(),
             };
             // The include path, the built-in files, the well-known types; descriptor.proto
-            // loaded first (see `bundled::compiler`).
-            let mut c = crate::bundled::compiler(&incs, &thread_roots, recorder).map_err(named)?;
-            c.open_files(&names).map_err(named)?;
-            Ok(c.descriptor_pool())
+            // loaded first (see `bundled::compiler`) unless the schema holds its own copy.
+            let run = |preload: bool| -> Result<DescriptorPool, protox::Error> {
+                recorder.lock().unwrap().clear();
+                let mut c = crate::bundled::compiler(&incs, &thread_roots, recorder.clone(), preload)?;
+                c.open_files(&names)?;
+                Ok(c.descriptor_pool())
+            };
+            match run(true) {
+                Err(e) if crate::bundled::clashes_with_preload(&e) => run(false),
+                r => r,
+            }
+            .map_err(named)
         })
         .map_err(|e| SchemaError::Io(e.to_string()))?
         .join()

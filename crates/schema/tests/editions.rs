@@ -309,3 +309,17 @@ message M {
     // The same messages (lf's and those of the imported files), the same tables.
     assert_eq!(tables(a), tables(b));
 }
+
+#[test]
+fn a_copy_of_descriptor_proto_under_another_name_compiles() {
+    // `heapwire compile .../google/protobuf/descriptor.proto` with no -I names the file
+    // `descriptor.proto`; it declares what the preloaded descriptor.proto does, so it is
+    // compiled on its own, as protoc does. So is a file reusing one of those names.
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let src = std::fs::read_to_string(root.join("vendor/protobuf/google/protobuf/descriptor.proto")).unwrap();
+    let s = compile("descriptor.proto", &src).expect("protoc accepts this file");
+    assert!(s.message_index("google.protobuf.FileDescriptorSet").is_some());
+    let s = compile("clash.proto", "syntax = \"proto3\";\npackage google.protobuf;\nmessage FileOptions { int32 x = 1; }\n")
+        .expect("protoc accepts this file");
+    assert_eq!(s.messages.len(), 1);
+}
