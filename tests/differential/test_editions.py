@@ -209,33 +209,14 @@ def test_vendored_protos_are_those_of_the_pinned_grpcio_tools():
             assert a.read() == b.read(), f"vendor/protobuf/google/protobuf/{n} differs from grpcio-tools'"
 
 
-NAMING_AND_VISIBILITY = """edition = "2024";
-package ns.v1;
-import "google/protobuf/cpp_features.proto";
-option features.enforce_naming_style = STYLE2024;
-option features.default_symbol_visibility = EXPORT_ALL;
-option features.(pb.cpp).enum_name_uses_string_view = false;
-enum Color {
-  option features.enforce_naming_style = STYLE_LEGACY;
-  COLOR_UNSPECIFIED = 0;
-  red = 1 [features.enforce_naming_style = STYLE_LEGACY];
-}
-message Point {
-  int32 x = 1;
-  message Legacy {
-    option features.enforce_naming_style = STYLE_LEGACY;
-    int32 CamelField = 1;
-  }
-  Legacy legacy = 3;
-  int32 oddName_ = 4 [features.enforce_naming_style = STYLE_LEGACY];
-  oneof pick {
-    option features.enforce_naming_style = STYLE_LEGACY;
-    Color color = 5;
-  }
-  local message Hidden { int32 h = 1; }
-  Hidden hidden = 6;
-}
-"""
+def _naming_and_visibility() -> str:
+    """crates/schema/testdata/naming2024.proto with a C++ feature from the built-in
+    cpp_features.proto."""
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    with open(os.path.join(root, "crates", "schema", "testdata", "naming2024.proto")) as f:
+        text = f.read()
+    return text.replace("package ns.v1;\n", 'package ns.v1;\nimport "google/protobuf/cpp_features.proto";\n'
+                        "option features.(pb.cpp).enum_name_uses_string_view = false;\n")
 
 
 def test_edition_2024_naming_style_and_visibility_as_protoc(tmp_path):
@@ -244,7 +225,7 @@ def test_edition_2024_naming_style_and_visibility_as_protoc(tmp_path):
     protoc accepts compiles with no include path, with grpcio-tools' as include path, and
     from protoc's descriptor set, to the same tables, and decodes as the official library."""
     p = tmp_path / "ns.proto"
-    p.write_text(NAMING_AND_VISIBILITY)
+    p.write_text(_naming_and_visibility())
     pb = tmp_path / "ns.pb"
     official = subprocess.run([*schemas.editions_protoc(), "-I", str(tmp_path), "--include_imports",
                                f"--descriptor_set_out={pb}", "ns.proto"], capture_output=True)
@@ -271,7 +252,7 @@ def test_edition_2024_naming_style_and_visibility_as_protoc(tmp_path):
         expected = json_format.MessageToJson(m, indent=None)
         assert harness.compare_json(expected, r.stdout.decode()) is None, (expected, r.stdout)
     # Where protoc refuses one (visibility is a file-level feature), heapwire does too.
-    p.write_text(NAMING_AND_VISIBILITY.replace("  int32 x = 1;", "  option features.default_symbol_visibility = LOCAL_ALL;\n  int32 x = 1;"))
+    p.write_text(_naming_and_visibility().replace("  int32 x = 1;", "  option features.default_symbol_visibility = LOCAL_ALL;\n  int32 x = 1;"))
     official = subprocess.run([*schemas.editions_protoc(), "-I", str(tmp_path), "--descriptor_set_out=/dev/null",
                                "ns.proto"], capture_output=True)
     assert official.returncode != 0

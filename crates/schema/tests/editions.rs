@@ -205,37 +205,15 @@ local message L { M m = 1; }
 }
 
 /// Edition 2024's naming-style and visibility features, at every level protoc allows
-/// them (this file is accepted by protoc 33): they need the current descriptor.proto,
-/// which the compiler carries, and change no table.
-const NAMING_AND_VISIBILITY: &str = r#"
-edition = "2024";
-package ns.v1;
-option features.enforce_naming_style = STYLE2024;
-option features.default_symbol_visibility = EXPORT_ALL;
-enum Color {
-  option features.enforce_naming_style = STYLE_LEGACY;
-  COLOR_UNSPECIFIED = 0;
-  red = 1 [features.enforce_naming_style = STYLE_LEGACY];
+/// them: they need the current descriptor.proto, which the compiler carries, and change
+/// no table.
+fn naming_and_visibility() -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    std::fs::read_to_string(root.join("crates/schema/testdata/naming2024.proto")).unwrap()
 }
-message Point {
-  int32 x = 1;
-  message Legacy {
-    option features.enforce_naming_style = STYLE_LEGACY;
-    int32 CamelField = 1;
-  }
-  Legacy legacy = 3;
-  int32 oddName_ = 4 [features.enforce_naming_style = STYLE_LEGACY];
-  oneof pick {
-    option features.enforce_naming_style = STYLE_LEGACY;
-    Color color = 5;
-  }
-  local message Hidden { int32 h = 1; }
-  Hidden hidden = 6;
-}
-"#;
 
 fn without_naming_and_visibility() -> String {
-    NAMING_AND_VISIBILITY
+    naming_and_visibility()
         .lines()
         .filter(|l| !l.contains("option features."))
         .map(|l| l.replace(" [features.enforce_naming_style = STYLE_LEGACY]", "").replace("local message", "message"))
@@ -245,7 +223,7 @@ fn without_naming_and_visibility() -> String {
 
 #[test]
 fn edition_2024_naming_style_and_visibility_features_change_nothing() {
-    let a = compile("ns.proto", NAMING_AND_VISIBILITY).expect("protoc accepts this file");
+    let a = compile("ns.proto", &naming_and_visibility()).expect("protoc accepts this file");
     let b = compile("ns.proto", &without_naming_and_visibility()).unwrap();
     assert_eq!(tables(a.clone()), tables(b));
     // descriptor.proto, loaded to interpret the options, is not compiled in: the file
