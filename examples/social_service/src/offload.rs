@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 
 use heapwire_cpu::CpuEngine;
 use heapwire_device::{DeviceHandle, JobError, OpenOptions};
-use heapwire_engine::{RejectKind, Wire};
+use heapwire_engine::{Engine, RejectKind, Wire};
 use heapwire_pool::{Backpressure, DropReason, ImageRef, Job, Outcome, Pinning, Pool, PoolConfig, Shutdown, SubmitError};
 use tokio::sync::{oneshot, Semaphore};
 use tonic::Status;
@@ -49,8 +49,12 @@ pub fn rejected(r: &heapwire_engine::Rejection, counters: &Counters) -> Status {
     Status::invalid_argument(format!("rejected: {r}"))
 }
 
+/// Makes a pool worker's engine, on that worker's thread (`CpuEngine` by default; tests
+/// put a gate or a fault in front of it).
+pub type EngineFactory = Arc<dyn Fn(usize) -> Box<dyn Engine> + Send + Sync>;
+
 /// How the pool is set up for the service.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct PoolSetup {
     pub workers: usize,
     pub region_bytes: usize,
@@ -60,6 +64,7 @@ pub struct PoolSetup {
     pub cores: Vec<usize>,
     /// Cores the dispatcher is pinned to (the application's; empty: not pinned).
     pub app_cores: Vec<usize>,
+    pub engine: Option<EngineFactory>,
 }
 
 type Waiters = Mutex<HashMap<u64, oneshot::Sender<heapwire_pool::Completion>>>;
@@ -70,6 +75,9 @@ pub struct PoolOffload {
     waiters: Arc<Waiters>,
     next_tag: AtomicU64,
     region_bytes: usize,
+    /// Under `Block`, a permit per request in the pool: a task waits here (asynchronously)
+    /// instead of blocking its runtime thread in `Pool::submit`.
+    room: Option<Arc<Semaphore>>,
     dispatcher: Mutex<Option<JoinHandle<()>>>,
     counters: Arc<Counters>,
 }
@@ -77,6 +85,7 @@ pub struct PoolOffload {
 impl PoolOffload {
     pub fn start(setup: &PoolSetup, counters: Arc<Counters>) -> PoolOffload {
         let engine_counters = counters.clone();
+        let make = setup.engine.clone();
         let pool = Arc::new(Pool::new(
             PoolConfig {
                 workers: setup.workers,
@@ -86,9 +95,12 @@ impl PoolOffload {
                 pinning: if setup.cores.is_empty() { Pinning::None } else { Pinning::Cores(setup.cores.clone()) },
                 options: Default::default(),
             },
-            move |_worker| {
+            move |worker| {
                 engine_counters.register_thread(Role::Pool);
-                CpuEngine::new(SCHEMA.compiled.clone())
+                match &make {
+                    Some(f) => f(worker),
+                    None => Box::new(CpuEngine::new(SCHEMA.compiled.clone())) as Box<dyn Engine>,
+                }
             },
         ));
         let waiters: Arc<Waiters> = Default::default();
@@ -114,6 +126,7 @@ impl PoolOffload {
             waiters,
             next_tag: AtomicU64::new(1),
             region_bytes: setup.region_bytes,
+            room: (setup.backpressure == Backpressure::Block).then(|| Arc::new(Semaphore::new(setup.depth.max(1)))),
             dispatcher: Mutex::new(Some(dispatcher)),
             counters,
         }
@@ -121,6 +134,11 @@ impl PoolOffload {
 
     /// Decodes `input` as message `msg` on the pool; the image in place in a region.
     pub async fn decode(&self, msg: usize, input: Vec<u8>) -> Result<RequestImage, Status> {
+        // held until the completion is received, after which the pool has room again
+        let _permit = match &self.room {
+            Some(room) => Some(room.clone().acquire_owned().await.map_err(|_| Status::unavailable("the service is shutting down"))?),
+            None => None,
+        };
         let tag = self.next_tag.fetch_add(1, Relaxed);
         let (tx, rx) = oneshot::channel();
         self.waiters.lock().unwrap_or_else(|e| e.into_inner()).insert(tag, tx);
@@ -161,6 +179,9 @@ impl PoolOffload {
 
     /// Drains the pool and joins its workers and the dispatcher.
     pub fn shutdown(&self) {
+        if let Some(room) = &self.room {
+            room.close();
+        }
         self.pool.shutdown(Shutdown::Drain);
         if let Some(d) = self.dispatcher.lock().unwrap_or_else(|e| e.into_inner()).take() {
             let _ = d.join();
