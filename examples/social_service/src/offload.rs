@@ -12,7 +12,7 @@ use heapwire_cpu::CpuEngine;
 use heapwire_device::{DeviceHandle, JobError, OpenOptions};
 use heapwire_engine::{Engine, RejectKind, Wire};
 use heapwire_pool::{Backpressure, DropReason, ImageRef, Job, Outcome, Pinning, Pool, PoolConfig, Shutdown, SubmitError};
-use tokio::sync::{oneshot, Semaphore};
+use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tonic::Status;
 
 use crate::schema::SCHEMA;
@@ -67,7 +67,11 @@ pub struct PoolSetup {
     pub engine: Option<EngineFactory>,
 }
 
-type Waiters = Mutex<HashMap<u64, oneshot::Sender<heapwire_pool::Completion>>>;
+/// Calls waiting for their completion, by tag: where to send it, and (under `Block`) the
+/// permit the call holds, released by the dispatcher once the pool has handed the
+/// completion over — also when the call itself was dropped meanwhile, so the pool never
+/// holds more than its depth and `submit` never blocks a runtime thread.
+type Waiters = Mutex<HashMap<u64, (oneshot::Sender<heapwire_pool::Completion>, Option<OwnedSemaphorePermit>)>>;
 
 /// The offload pool and its dispatcher.
 pub struct PoolOffload {
@@ -114,7 +118,8 @@ impl PoolOffload {
                     let waiter = w.lock().unwrap_or_else(|e| e.into_inner()).remove(&done.tag);
                     // a request whose client went away drops its receiver: the image is
                     // released here with the completion
-                    if let Some(tx) = waiter {
+                    if let Some((tx, permit)) = waiter {
+                        drop(permit);
                         let _ = tx.send(done);
                     }
                 }
@@ -134,14 +139,13 @@ impl PoolOffload {
 
     /// Decodes `input` as message `msg` on the pool; the image in place in a region.
     pub async fn decode(&self, msg: usize, input: Vec<u8>) -> Result<RequestImage, Status> {
-        // held until the completion is received, after which the pool has room again
-        let _permit = match &self.room {
+        let permit = match &self.room {
             Some(room) => Some(room.clone().acquire_owned().await.map_err(|_| Status::unavailable("the service is shutting down"))?),
             None => None,
         };
         let tag = self.next_tag.fetch_add(1, Relaxed);
         let (tx, rx) = oneshot::channel();
-        self.waiters.lock().unwrap_or_else(|e| e.into_inner()).insert(tag, tx);
+        self.waiters.lock().unwrap_or_else(|e| e.into_inner()).insert(tag, (tx, permit));
         if let Err(e) = self.pool.submit(Job { tag, msg, wire: Wire::Protobuf, input }) {
             self.waiters.lock().unwrap_or_else(|e| e.into_inner()).remove(&tag);
             return Err(match e {
@@ -189,11 +193,16 @@ impl PoolOffload {
     }
 }
 
+/// Where a device result goes.
+type DeviceReply = oneshot::Sender<Result<Vec<u8>, JobError>>;
+
 /// A request for the device thread.
 struct DeviceRequest {
     msg: usize,
     input: Vec<u8>,
-    reply: oneshot::Sender<Result<Vec<u8>, JobError>>,
+    reply: DeviceReply,
+    /// Held until the device has answered (also when the call was dropped meanwhile).
+    permit: OwnedSemaphorePermit,
 }
 
 /// A device opened through the device runtime, driven by one thread that owns its handle.
@@ -241,7 +250,7 @@ impl DeviceOffload {
     }
 
     pub async fn decode(&self, msg: usize, input: Vec<u8>) -> Result<RequestImage, Status> {
-        let _permit = match self.backpressure {
+        let permit = match self.backpressure {
             Backpressure::Block => self.room.clone().acquire_owned().await.map_err(|_| Status::unavailable("the service is shutting down"))?,
             Backpressure::DropAndCount => self.room.clone().try_acquire_owned().map_err(|_| {
                 self.counters.dropped_device_full.fetch_add(1, Relaxed);
@@ -251,7 +260,7 @@ impl DeviceOffload {
         let (reply, rx) = oneshot::channel();
         {
             let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
-            let sent = tx.as_ref().map(|t| t.send(DeviceRequest { msg, input, reply }).is_ok());
+            let sent = tx.as_ref().map(|t| t.send(DeviceRequest { msg, input, reply, permit }).is_ok());
             if sent != Some(true) {
                 return Err(Status::unavailable("the service is shutting down"));
             }
@@ -276,7 +285,7 @@ impl DeviceOffload {
 /// window) and hands results back in submission order, which is the order `next` gives.
 fn drive_device(mut dev: DeviceHandle, rx: &mpsc::Receiver<DeviceRequest>) {
     let schema = Arc::new(heapwire_device::Schema::new("social_service", SCHEMA.compiled.clone()));
-    let mut waiting: VecDeque<oneshot::Sender<Result<Vec<u8>, JobError>>> = VecDeque::new();
+    let mut waiting: VecDeque<(DeviceReply, OwnedSemaphorePermit)> = VecDeque::new();
     let mut open = true;
     while open || !waiting.is_empty() {
         // block for work only when nothing is outstanding
@@ -294,17 +303,18 @@ fn drive_device(mut dev: DeviceHandle, rx: &mpsc::Receiver<DeviceRequest>) {
                 // a failed submit still took a ticket (queued, then the link failed):
                 // `next` answers it, with the link's error, in its turn
                 let _ = dev.submit(job);
-                waiting.push_back(req.reply);
+                waiting.push_back((req.reply, req.permit));
                 continue;
             }
             None if waiting.is_empty() => open = false,
             None => {}
         }
-        if let Some(reply) = waiting.pop_front() {
+        if let Some((reply, permit)) = waiting.pop_front() {
             let r = match dev.next() {
                 Ok((_, r)) => r.map(|img| img.bytes),
                 Err(e) => Err(JobError::Device { code: 0, text: e.to_string() }),
             };
+            drop(permit);
             let _ = reply.send(r);
         }
     }
