@@ -215,7 +215,8 @@ pub fn start(config: Config) -> Result<Server, String> {
         .map_err(|e| format!("--listen {}: {e}", config.listen))?;
     let addr = listener.local_addr().map_err(|e| format!("--listen {}: {e}", config.listen))?;
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
-    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    // small replies must leave at once: no Nagle delay (tonic's own `serve` sets this too)
+    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     let layer = StatusCountLayer { counters: counters.clone() };
     let mut builder = tonic::transport::Server::builder().layer(layer);
     let shutdown = async move {
