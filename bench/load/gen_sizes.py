@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """StorePost requests of chosen average sizes, for the end-to-end speed-up sweep.
 
-For each target size N (bytes) writes DIR/N/social_store_post.bin: COUNT requests built
+For each target size N (bytes) writes DIR/N/social_store_post.bin: COUNT requests (fewer
+for large N: at most ~4 MB of requests per size, at least 20) built
 by bench/gen_workloads.py's StorePost builder, its text-length knob calibrated so the
 average serialized size is N (within 5%; the achieved averages go to DIR/sizes.json).
 StorePost's other fields take ~270 B, so N starts at about 400. Deterministic: the same seed gives the same bytes.
@@ -38,9 +39,10 @@ def main():
         # pilot is slow at 100 KB and a small sample strays).
         # Each knob draws different words, so the sample's average jumps a little: keep the
         # closest of a few tries.
+        count = min(args.count, max(20, 4_000_000 // size))
         knob, best = float(size), None
         for _ in range(8):
-            sample = gw.generate(cls, gw.build_store_post, random.Random("%s/%s" % (args.seed, name)), knob, args.count)
+            sample = gw.generate(cls, gw.build_store_post, random.Random("%s/%s" % (args.seed, name)), knob, count)
             sample_avg = sum(map(len, sample)) / len(sample)
             if best is None or abs(sample_avg - size) < abs(best[1] - size):
                 best = (sample, sample_avg)
