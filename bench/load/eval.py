@@ -28,13 +28,17 @@ import time
 
 MODES = {
     "heapwire-inline": ["--codec", "heapwire", "--mode", "inline"],
+    # Inline with the pool mode's thread count for the application (one runtime thread):
+    # the load generator shares the cores, so the number of busy service threads matters.
+    "heapwire-inline-1t": ["--codec", "heapwire", "--mode", "inline", "--app-threads", "1"],
     "heapwire-pool": ["--codec", "heapwire", "--mode", "pool", "--pool-cores", "1"],
     # The pool without the core split: one worker and the application threads share
     # both cores unpinned (tells the cost of the hand-off from the cost of the split).
     "heapwire-pool-shared": ["--codec", "heapwire", "--mode", "pool", "--pool-cores", "0", "--workers", "1"],
     "prost": ["--codec", "prost", "--mode", "inline"],
 }
-LABEL = {"heapwire-inline": "heapwire inline", "heapwire-pool": "heapwire pool",
+LABEL = {"heapwire-inline": "heapwire inline", "heapwire-inline-1t": "heapwire inline, 1 thread",
+         "heapwire-pool": "heapwire pool",
          "heapwire-pool-shared": "heapwire pool, unpinned", "prost": "tonic+prost"}
 
 
@@ -149,7 +153,7 @@ def plots(res, figdir):
     import matplotlib.pyplot as plt
     os.makedirs(figdir, exist_ok=True)
     modes = [m for m in res["modes"] if m in res["capacity"]]
-    colors = {"heapwire-inline": "tab:blue", "heapwire-pool": "tab:orange",
+    colors = {"heapwire-inline": "tab:blue", "heapwire-inline-1t": "tab:cyan", "heapwire-pool": "tab:orange",
               "heapwire-pool-shared": "tab:green", "prost": "tab:gray"}
     made = []
 
@@ -244,13 +248,13 @@ def quantile_ms(cdf, q):
 
 def markdown(res):
     p = res["params"]
-    out = ["Measured %s on %s (%d cores, Linux %s), load average %.1f at the start. "
+    out = ["Measured %s on %s (%d cores, Linux %s), load average %.1f at the start and %s at the end. "
            "Core split: the load generator runs on the same 2 cores as the service (unpinned); "
            "inline modes run %s; the pool mode pins its worker to core 1 and the application threads to core 0 (--pool-cores 1). "
            "Trials: %g s each, timeout %s, p99 bound %g ms, a rate fails after %d failed trials in a row, %d connections, mix %s." % (
                res["date"], res["machine"]["cpu"], res["machine"]["cores"], res["machine"]["kernel"],
-               res["machine"]["load_average_at_start"][0],
-               "the tokio runtime on both cores, unpinned (one thread per core)",
+               res["machine"]["load_average_at_start"][0], "%.1f" % res["machine"]["load_average_at_end"][0] if "load_average_at_end" in res["machine"] else "?",
+               "the tokio runtime on both cores, unpinned (one thread per core; 'inline, 1 thread': one runtime thread)",
                p["trial"], p["timeout"], p["p99_bound_ms"], p["attempts"], p["connections"], p["mix"]), ""]
     if res.get("capacity"):
         out += ["| mode | zero-drop capacity (req/s) | vs tonic+prost |", "|---|---:|---:|"]
@@ -265,13 +269,17 @@ def markdown(res):
             out.append("| %s | %.1f | %.1f | %d |" % (LABEL[m], c["app_us"], c["offload_us"], c["served"]))
         out.append("")
     if res.get("cdf"):
-        out += ["| mode | load | rate | p50 ms | p90 ms | p99 ms | p99.9 ms |", "|---|---|---:|---:|---:|---:|---:|"]
+        out += ["Latency from the scheduled send time (the generator's own lag behind its schedule, "
+                "part of these latencies, in the last column):", "",
+                "| mode | load | rate | p50 ms | p90 ms | p99 ms | p99.9 ms | generator lag p99 ms |",
+                "|---|---|---:|---:|---:|---:|---:|---:|"]
         for m, runs in res["cdf"].items():
             for frac, r in runs.items():
                 l = r["latency_us"]
-                out.append("| %s | %s%% | %.0f | %.3f | %.3f | %.3f | %.3f |" % (
+                lag = r.get("lag_p99_ms")
+                out.append("| %s | %s%% | %.0f | %.3f | %.3f | %.3f | %.3f | %s |" % (
                     LABEL[m], frac, r["rate"], l.get("p50", 0) / 1e3, l.get("p90", 0) / 1e3,
-                    l.get("p99", 0) / 1e3, l.get("p99.9", 0) / 1e3))
+                    l.get("p99", 0) / 1e3, l.get("p99.9", 0) / 1e3, "-" if lag is None else "%.3f" % lag))
         out.append("")
     if res.get("sizes"):
         out += ["StorePost requests of growing size at %g req/s (a speed-up above 1: the pool is faster, "
@@ -295,7 +303,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--figures", required=True)
     ap.add_argument("--modes", default=",".join(MODES))
-    ap.add_argument("--only", default="capacity,cdf,cpu,sizes", help="which measurements")
+    ap.add_argument("--only", default="capacity,cdf,cpu,sizes",
+                    help="which measurements; 'report' alone re-renders the last run's tables and plots")
     ap.add_argument("--trial", type=float, default=5.0, help="seconds per bisection trial (NetThreads: 5)")
     ap.add_argument("--cdf-duration", type=float, default=10.0)
     ap.add_argument("--sweep-duration", type=float, default=4.0)
@@ -317,6 +326,14 @@ def main():
             raise SystemExit("eval: unknown mode %s (one of %s)" % (m, ", ".join(MODES)))
     only = set(a.only.split(","))
     os.makedirs(a.out, exist_ok=True)
+    res_path = os.path.join(a.out, "results.json")
+    if only == {"report"}:  # re-render the tables and plots of the last run
+        res = json.load(open(res_path))
+        md = markdown(res)
+        open(os.path.join(a.out, "results.md"), "w").write(md)
+        print(md, end="")
+        log("figures %s in %s" % (", ".join(plots(res, a.figures)), a.figures))
+        return
     run = Runner(a)
     t0 = time.time()
     res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": machine(), "modes": modes,
@@ -324,7 +341,6 @@ def main():
                                                  "p99_bound_ms", "timeout", "precision", "attempts", "connections", "mix",
                                                  "load_threads")},
            "capacity": {}, "cdf": {}, "cpu": {}, "sizes": []}
-    res_path = os.path.join(a.out, "results.json")
     prev = json.load(open(res_path)) if os.path.exists(res_path) else {}
 
     if "capacity" in only:
@@ -343,7 +359,8 @@ def main():
                 log("== cdf: %s at %d%% of capacity" % (m, frac))
                 t = run.trial(m, rate, a.cdf_duration, a.corpus, a.mix, "cdf%d" % frac)
                 res["cdf"][m][str(frac)] = {"rate": rate, "latency_us": t["load"]["latency_us"],
-                                            "cdf": t["load"]["cdf"], "ok": t["ok"], "scheduled": t["scheduled"]}
+                                            "cdf": t["load"]["cdf"], "ok": t["ok"], "scheduled": t["scheduled"],
+                                            "lag_p99_ms": t["lag_p99_ms"]}
 
     if "cpu" in only:
         caps = [res["capacity"][m] for m in modes if m in res["capacity"]]
@@ -369,6 +386,7 @@ def main():
             res["sizes"].append(row)
 
     res["trials"] = run.trials
+    res["machine"]["load_average_at_end"] = os.getloadavg()
     res["elapsed_s"] = round(time.time() - t0, 1)
     json.dump(res, open(res_path, "w"), indent=1)
     md = markdown(res)

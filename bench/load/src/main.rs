@@ -30,6 +30,9 @@ struct Args {
     /// Threads that carry the requests (the schedule runs on a thread of its own)
     #[arg(long, default_value_t = 1)]
     threads: usize,
+    /// Hold back due requests while this many are in flight (the wait counts in their latency)
+    #[arg(long, default_value_t = 20_000)]
+    max_in_flight: u64,
     /// Directory of request streams social_<rpc>.bin as bench/gen_workloads.py writes them
     #[arg(long, default_value = "bench/out/quick")]
     corpus: PathBuf,
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
         timeout: args.timeout,
         connections: args.connections,
         threads: args.threads,
+        max_in_flight: args.max_in_flight,
         mix,
         seed: args.seed,
         progress: !args.quiet,

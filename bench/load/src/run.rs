@@ -30,6 +30,10 @@ pub struct LoadConfig {
     pub connections: usize,
     /// Tokio worker threads for the requests (the schedule runs on its own thread).
     pub threads: usize,
+    /// The generator holds back a due request while this many are in flight (bounded
+    /// memory when the server or the generator falls behind); the wait shows as lag and
+    /// counts in that request's latency and deadline.
+    pub max_in_flight: u64,
     pub mix: Mix,
     pub seed: u64,
     /// A progress line on stderr once a second.
@@ -63,8 +67,8 @@ impl LoadConfig {
         if self.timeout.is_zero() {
             return Err("--timeout must be positive".into());
         }
-        if self.connections == 0 || self.threads == 0 {
-            return Err("--connections and --threads must be at least 1".into());
+        if self.connections == 0 || self.threads == 0 || self.max_in_flight == 0 {
+            return Err("--connections, --threads and --max-in-flight must be at least 1".into());
         }
         Ok(())
     }
@@ -160,6 +164,9 @@ pub fn run(cfg: &LoadConfig, corpus: &Corpus) -> Result<Report, String> {
         let now = Instant::now();
         if sched > now {
             thread::sleep(sched - now);
+        }
+        while in_flight.load(Ordering::SeqCst) >= cfg.max_in_flight {
+            thread::sleep(Duration::from_micros(100));
         }
         let rpc = mix.next().expect("the mix sequence is endless");
         let pool = corpus.requests(rpc);
@@ -306,6 +313,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             connections: 1,
             threads: 1,
+            max_in_flight: 10,
             mix: Mix::parse("login=1").unwrap(),
             seed: 1,
             progress: false,

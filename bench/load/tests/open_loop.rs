@@ -19,6 +19,7 @@ fn config(addr: std::net::SocketAddr, mix: &str, rate: f64, duration_ms: u64, ti
         timeout: Duration::from_millis(timeout_ms),
         connections: 2,
         threads: 1,
+        max_in_flight: 10_000,
         mix: Mix::parse(mix).unwrap(),
         seed: 1,
         progress: false,
@@ -108,6 +109,23 @@ fn the_mix_is_offered_in_its_proportions() {
     assert!((680..=820).contains(&posts.sent), "compose_post {} of 1000", posts.sent);
     assert_eq!(report.record.per_rpc[Rpc::Login.index()].sent, 0);
     assert_eq!(posts.ok + stores.ok, 1000, "{}", report.summary());
+}
+
+#[test]
+fn the_in_flight_cap_holds_requests_back_and_counts_the_wait() {
+    // Every request takes 100 ms; 400/s with at most 10 in flight sustains only 100/s,
+    // so requests leave late, and the wait is in their latency and their deadline.
+    let server = StubServer::start(|_, _| Action::HoldUntil(Instant::now() + Duration::from_millis(100)));
+    let corpus = Corpus::from_requests([(Rpc::Login, requests(&[b"x"]))]);
+    let cfg = LoadConfig { max_in_flight: 10, ..config(server.addr, "login=1", 400.0, 500, 400) };
+    let report = run(&cfg, &corpus).unwrap();
+    let t = report.record.total;
+    assert_eq!(t.sent, 200);
+    assert_eq!(t.sent, t.ok + t.errors + t.timeouts);
+    assert_eq!(t.errors, 0);
+    assert!(t.timeouts > 0, "the late ones miss their deadlines: {}", report.summary());
+    assert!(report.record.lag.max() >= 100_000_000, "lag max {} ns", report.record.lag.max());
+    assert!(report.record.latency.max() >= 200_000_000, "latency max {} ns", report.record.latency.max());
 }
 
 #[test]
