@@ -44,16 +44,7 @@ else
   preset=()
 fi
 
-say "building social_service and social_load (release)"
-cargo build --release -q -p heapwire-social-service -p heapwire-load
-bin="${CARGO_TARGET_DIR:-$root/target}/release"
-
-corpus="$root/bench/out/quick"
-if [ ! -f "$corpus/social_login.bin" ]; then
-  say "generating the social request corpus into bench/out/quick"
-  python3 bench/gen_workloads.py --out "$corpus" --mb 0.5 \
-    --only social_compose_post,social_store_post,social_compose_media,social_register_user,social_login >&2
-fi
+source bench/load/prepare.sh
 sizes_dir="$root/bench/out/sizes"
 if [ "$(python3 -c 'import json,sys; print(",".join(str(s["target"]) for s in json.load(open(sys.argv[1]))["sizes"]))' "$sizes_dir/sizes.json" 2>/dev/null)" != "$sizes" ]; then
   say "generating StorePost requests of $sizes bytes into bench/out/sizes"
@@ -62,6 +53,6 @@ if [ "$(python3 -c 'import json,sys; print(",".join(str(s["target"]) for s in js
 fi
 
 say "load average now: $(cut -d' ' -f1-3 /proc/loadavg) (the figures are only as quiet as the machine)"
-python3 bench/load/eval.py --service "$bin/social_service" --load "$bin/social_load" \
-  --corpus "$corpus" --sizes-dir "$sizes_dir" --out "$root/bench/out/eval" --figures "$root/docs/figures" \
+python3 bench/load/eval.py --service "$load_bin/social_service" --load "$load_bin/social_load" \
+  --corpus "$social_corpus" --sizes-dir "$sizes_dir" --out "$root/bench/out/eval" --figures "$root/docs/figures" \
   "${preset[@]}" "${pass[@]}"

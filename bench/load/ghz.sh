@@ -40,14 +40,9 @@ if [ ! -x "$ghz" ] || ! "$ghz" --version 2>/dev/null | grep -qx "${GHZ_VERSION#v
 fi
 
 source scripts/env.sh
-say "building social_service and social_load"
-cargo build --release -q -p heapwire-social-service -p heapwire-load
-target="${CARGO_TARGET_DIR:-$root/target}/release"
-corpus="$root/bench/out/quick"
-if [ ! -f "$corpus/social_compose_post.bin" ]; then
-  say "generating the request corpus into bench/out/quick"
-  python3 bench/gen_workloads.py --out "$corpus" --mb 0.5 --only social_compose_post,social_store_post,social_compose_media,social_register_user,social_login >&2
-fi
+source bench/load/prepare.sh
+target="$load_bin"
+corpus="$social_corpus"
 out="$root/bench/out/ghz"
 mkdir -p "$out"
 # The first ComposePost request of the corpus, bare, for ghz -B; social_load sends the same one.

@@ -23,14 +23,8 @@ fn us(ns: u64) -> f64 {
 }
 
 pub struct Report {
-    pub target: String,
-    pub rate: f64,
-    pub duration: Duration,
-    pub timeout: Duration,
-    pub connections: usize,
-    pub threads: usize,
-    pub mix: String,
-    pub seed: u64,
+    /// What was offered.
+    pub config: LoadConfig,
     pub scheduled: u64,
     /// From the first scheduled send to the last answer.
     pub elapsed: Duration,
@@ -41,14 +35,7 @@ pub struct Report {
 impl Report {
     pub fn new(cfg: &LoadConfig, corpus: &Corpus, scheduled: u64, elapsed: Duration, record: Record) -> Report {
         Report {
-            target: cfg.target_uri(),
-            rate: cfg.rate,
-            duration: cfg.duration,
-            timeout: cfg.timeout,
-            connections: cfg.connections,
-            threads: cfg.threads,
-            mix: cfg.mix.to_string(),
-            seed: cfg.seed,
+            config: cfg.clone(),
             scheduled,
             elapsed,
             avg_request_bytes: Rpc::ALL.map(|r| corpus.avg_size(r)),
@@ -59,7 +46,7 @@ impl Report {
     /// Ok replies per second over the offered duration, or over the time to the last
     /// answer when that is longer.
     pub fn throughput(&self) -> f64 {
-        let secs = self.duration.max(self.elapsed).as_secs_f64();
+        let secs = self.config.duration.max(self.elapsed).as_secs_f64();
         self.record.total.ok as f64 / secs
     }
 
@@ -70,18 +57,18 @@ impl Report {
     }
 
     pub fn summary(&self) -> String {
-        let r = &self.record;
+        let (r, c) = (&self.record, &self.config);
         let t = r.total;
         let mut s = String::new();
         let _ = writeln!(
             s,
             "social_load: {} offered {} req/s for {:.1} s ({} scheduled; {} connections; mix {})",
-            self.target,
-            self.rate,
-            self.duration.as_secs_f64(),
+            c.target_uri(),
+            c.rate,
+            c.duration.as_secs_f64(),
             self.scheduled,
-            self.connections,
-            self.mix
+            c.connections,
+            c.mix
         );
         let _ = writeln!(
             s,
@@ -90,7 +77,7 @@ impl Report {
             t.ok,
             t.errors,
             t.timeouts,
-            self.timeout.as_millis()
+            c.timeout.as_millis()
         );
         let _ = writeln!(s, "throughput  {:.1} ok/s", self.throughput());
         let _ = writeln!(s, "latency     {}   (ok replies, from the scheduled send time)", latency_line(&r.latency));
@@ -129,7 +116,7 @@ impl Report {
     }
 
     pub fn json(&self) -> Value {
-        let r = &self.record;
+        let (r, c) = (&self.record, &self.config);
         let mut per_rpc = Map::new();
         for rpc in Rpc::ALL {
             let c = r.per_rpc[rpc.index()];
@@ -142,14 +129,15 @@ impl Report {
             per_rpc.insert(rpc.name().into(), v);
         }
         json!({
-            "target": self.target,
-            "rate": self.rate,
-            "duration_s": self.duration.as_secs_f64(),
-            "timeout_ms": self.timeout.as_secs_f64() * 1e3,
-            "connections": self.connections,
-            "threads": self.threads,
-            "mix": self.mix,
-            "seed": self.seed,
+            "target": c.target_uri(),
+            "rate": c.rate,
+            "duration_s": c.duration.as_secs_f64(),
+            "timeout_ms": c.timeout.as_secs_f64() * 1e3,
+            "connections": c.connections,
+            "threads": c.threads,
+            "max_in_flight": c.max_in_flight,
+            "mix": c.mix.to_string(),
+            "seed": c.seed,
             "scheduled": self.scheduled,
             "sent": r.total.sent,
             "ok": r.total.ok,
@@ -220,7 +208,7 @@ fn cdf_points(h: &Histogram<u64>) -> Vec<[f64; 2]> {
 impl std::fmt::Debug for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Report")
-            .field("target", &self.target)
+            .field("target", &self.config.target)
             .field("scheduled", &self.scheduled)
             .field("total", &self.record.total)
             .finish_non_exhaustive()
