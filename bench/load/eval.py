@@ -159,7 +159,7 @@ def plots(res, figdir):
 
     if modes:
         fig, ax = plt.subplots(figsize=(6.5, 3.2))
-        ax.bar([LABEL[m] for m in modes], [res["capacity"][m] for m in modes], color=[colors[m] for m in modes])
+        ax.bar([LABEL[m].replace(" ", "\n", 1) for m in modes], [res["capacity"][m] for m in modes], color=[colors[m] for m in modes])
         for i, m in enumerate(modes):
             ax.text(i, res["capacity"][m], "%.0f" % res["capacity"][m], ha="center", va="bottom", fontsize=8)
         ax.tick_params(axis="x", labelsize=8)
@@ -196,8 +196,9 @@ def plots(res, figdir):
         fig, ax = plt.subplots(figsize=(6.5, 3.2))
         app = [res["cpu"][m]["app_us"] for m in cm]
         off = [res["cpu"][m]["offload_us"] for m in cm]
-        ax.bar([LABEL[m] for m in cm], app, label="application threads", color="tab:blue")
-        ax.bar([LABEL[m] for m in cm], off, bottom=app, label="pool workers", color="tab:orange")
+        names = [LABEL[m].replace(" ", "\n", 1) for m in cm]
+        ax.bar(names, app, label="application threads", color="tab:blue")
+        ax.bar(names, off, bottom=app, label="pool workers", color="tab:orange")
         ax.tick_params(axis="x", labelsize=8)
         ax.set_ylabel("CPU µs per request")
         ax.set_title("CPU per request at %.0f req/s (all modes)" % res["cpu_rate"], fontsize=9)
@@ -271,14 +272,14 @@ def markdown(res):
     if res.get("cdf"):
         out += ["Latency from the scheduled send time (the generator's own lag behind its schedule, "
                 "part of these latencies, in the last column):", "",
-                "| mode | load | rate | p50 ms | p90 ms | p99 ms | p99.9 ms | generator lag p99 ms |",
-                "|---|---|---:|---:|---:|---:|---:|---:|"]
+                "| mode | load | rate | ok | p50 ms | p90 ms | p99 ms | p99.9 ms | generator lag p99 ms |",
+                "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
         for m, runs in res["cdf"].items():
             for frac, r in runs.items():
                 l = r["latency_us"]
                 lag = r.get("lag_p99_ms")
-                out.append("| %s | %s%% | %.0f | %.3f | %.3f | %.3f | %.3f | %s |" % (
-                    LABEL[m], frac, r["rate"], l.get("p50", 0) / 1e3, l.get("p90", 0) / 1e3,
+                out.append("| %s | %s%% | %.0f | %.1f%% | %.3f | %.3f | %.3f | %.3f | %s |" % (
+                    LABEL[m], frac, r["rate"], 100.0 * r["ok"] / max(1, r["scheduled"]), l.get("p50", 0) / 1e3, l.get("p90", 0) / 1e3,
                     l.get("p99", 0) / 1e3, l.get("p99.9", 0) / 1e3, "-" if lag is None else "%.3f" % lag))
         out.append("")
     if res.get("sizes"):
