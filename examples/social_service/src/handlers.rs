@@ -114,26 +114,24 @@ pub struct Login<'a> {
 
 // ---- replies -----------------------------------------------------------------------
 
+/// What the ComposePost and StorePost replies share (their fields 1-6).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ComposePostReply {
+pub struct PostSummary {
     pub req_id: i64,
     pub post_id: i64,
     pub text_hash: u64,
     pub mentions: i32,
     pub urls: i32,
     pub media: i32,
-    pub author_known: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StorePostReply {
-    pub req_id: i64,
-    pub post_id: i64,
-    pub text_hash: u64,
-    pub mentions: i32,
-    pub urls: i32,
-    pub media: i32,
+pub struct ComposePostReply {
+    pub post: PostSummary,
+    pub author_known: bool,
 }
+
+pub type StorePostReply = PostSummary;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ComposeMediaReply {
@@ -195,19 +193,14 @@ impl Handlers {
         let (mentions, urls) = scan_text(r.text);
         let author_known = self.users().get(r.username).is_some_and(|u| u.user_id == r.user_id);
         ComposePostReply {
-            req_id: r.req_id,
-            post_id: post_id(r.req_id, text_hash),
-            text_hash,
-            mentions,
-            urls,
-            media: count(r.media_ids),
+            post: PostSummary { req_id: r.req_id, post_id: post_id(r.req_id, text_hash), text_hash, mentions, urls, media: count(r.media_ids) },
             author_known,
         }
     }
 
     /// The post's own id, its text's hash and its entry counts.
     pub fn store_post(&self, r: StorePost<'_>) -> StorePostReply {
-        StorePostReply {
+        PostSummary {
             req_id: r.req_id,
             post_id: r.post_id,
             text_hash: fnv1a64(r.text),
@@ -294,7 +287,7 @@ mod tests {
         assert!(post(b"ann", 7).author_known);
         assert!(!post(b"ann", 8).author_known);
         assert!(!post(b"bob", 7).author_known);
-        assert_eq!(post(b"ann", 7).media, 2);
+        assert_eq!(post(b"ann", 7).post.media, 2);
     }
 
     #[test]

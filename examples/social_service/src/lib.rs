@@ -17,6 +17,7 @@ pub mod pb {
 }
 include!(concat!(env!("OUT_DIR"), "/social_service_views.gen.rs"));
 
+pub mod client;
 pub mod handlers;
 pub mod heapwire_service;
 pub mod offload;

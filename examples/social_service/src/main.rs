@@ -108,6 +108,7 @@ fn main() {
         },
         pool_depth: a.pool_depth,
         region_bytes: a.region_bytes,
+        pool_engine: None,
     };
     // before any thread starts, so every thread inherits the mask
     let set = signal_set();

@@ -10,9 +10,9 @@ use std::thread::JoinHandle;
 
 use heapwire_cpu::CpuEngine;
 use heapwire_device::{DeviceHandle, JobError, OpenOptions};
-use heapwire_engine::{RejectKind, Wire};
+use heapwire_engine::{Engine, RejectKind, Wire};
 use heapwire_pool::{Backpressure, DropReason, ImageRef, Job, Outcome, Pinning, Pool, PoolConfig, Shutdown, SubmitError};
-use tokio::sync::{oneshot, Semaphore};
+use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tonic::Status;
 
 use crate::schema::SCHEMA;
@@ -49,8 +49,12 @@ pub fn rejected(r: &heapwire_engine::Rejection, counters: &Counters) -> Status {
     Status::invalid_argument(format!("rejected: {r}"))
 }
 
+/// Makes a pool worker's engine, on that worker's thread (`CpuEngine` by default; tests
+/// put a gate or a fault in front of it).
+pub type EngineFactory = Arc<dyn Fn(usize) -> Box<dyn Engine> + Send + Sync>;
+
 /// How the pool is set up for the service.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct PoolSetup {
     pub workers: usize,
     pub region_bytes: usize,
@@ -60,9 +64,14 @@ pub struct PoolSetup {
     pub cores: Vec<usize>,
     /// Cores the dispatcher is pinned to (the application's; empty: not pinned).
     pub app_cores: Vec<usize>,
+    pub engine: Option<EngineFactory>,
 }
 
-type Waiters = Mutex<HashMap<u64, oneshot::Sender<heapwire_pool::Completion>>>;
+/// Calls waiting for their completion, by tag: where to send it, and (under `Block`) the
+/// permit the call holds, released by the dispatcher once the pool has handed the
+/// completion over — also when the call itself was dropped meanwhile, so the pool never
+/// holds more than its depth and `submit` never blocks a runtime thread.
+type Waiters = Mutex<HashMap<u64, (oneshot::Sender<heapwire_pool::Completion>, Option<OwnedSemaphorePermit>)>>;
 
 /// The offload pool and its dispatcher.
 pub struct PoolOffload {
@@ -70,6 +79,9 @@ pub struct PoolOffload {
     waiters: Arc<Waiters>,
     next_tag: AtomicU64,
     region_bytes: usize,
+    /// Under `Block`, a permit per request in the pool: a task waits here (asynchronously)
+    /// instead of blocking its runtime thread in `Pool::submit`.
+    room: Option<Arc<Semaphore>>,
     dispatcher: Mutex<Option<JoinHandle<()>>>,
     counters: Arc<Counters>,
 }
@@ -77,6 +89,7 @@ pub struct PoolOffload {
 impl PoolOffload {
     pub fn start(setup: &PoolSetup, counters: Arc<Counters>) -> PoolOffload {
         let engine_counters = counters.clone();
+        let make = setup.engine.clone();
         let pool = Arc::new(Pool::new(
             PoolConfig {
                 workers: setup.workers,
@@ -86,9 +99,12 @@ impl PoolOffload {
                 pinning: if setup.cores.is_empty() { Pinning::None } else { Pinning::Cores(setup.cores.clone()) },
                 options: Default::default(),
             },
-            move |_worker| {
+            move |worker| {
                 engine_counters.register_thread(Role::Pool);
-                CpuEngine::new(SCHEMA.compiled.clone())
+                match &make {
+                    Some(f) => f(worker),
+                    None => Box::new(CpuEngine::new(SCHEMA.compiled.clone())) as Box<dyn Engine>,
+                }
             },
         ));
         let waiters: Arc<Waiters> = Default::default();
@@ -102,7 +118,8 @@ impl PoolOffload {
                     let waiter = w.lock().unwrap_or_else(|e| e.into_inner()).remove(&done.tag);
                     // a request whose client went away drops its receiver: the image is
                     // released here with the completion
-                    if let Some(tx) = waiter {
+                    if let Some((tx, permit)) = waiter {
+                        drop(permit);
                         let _ = tx.send(done);
                     }
                 }
@@ -114,6 +131,7 @@ impl PoolOffload {
             waiters,
             next_tag: AtomicU64::new(1),
             region_bytes: setup.region_bytes,
+            room: (setup.backpressure == Backpressure::Block).then(|| Arc::new(Semaphore::new(setup.depth.max(1)))),
             dispatcher: Mutex::new(Some(dispatcher)),
             counters,
         }
@@ -121,9 +139,13 @@ impl PoolOffload {
 
     /// Decodes `input` as message `msg` on the pool; the image in place in a region.
     pub async fn decode(&self, msg: usize, input: Vec<u8>) -> Result<RequestImage, Status> {
+        let permit = match &self.room {
+            Some(room) => Some(room.clone().acquire_owned().await.map_err(|_| Status::unavailable("the service is shutting down"))?),
+            None => None,
+        };
         let tag = self.next_tag.fetch_add(1, Relaxed);
         let (tx, rx) = oneshot::channel();
-        self.waiters.lock().unwrap_or_else(|e| e.into_inner()).insert(tag, tx);
+        self.waiters.lock().unwrap_or_else(|e| e.into_inner()).insert(tag, (tx, permit));
         if let Err(e) = self.pool.submit(Job { tag, msg, wire: Wire::Protobuf, input }) {
             self.waiters.lock().unwrap_or_else(|e| e.into_inner()).remove(&tag);
             return Err(match e {
@@ -161,6 +183,9 @@ impl PoolOffload {
 
     /// Drains the pool and joins its workers and the dispatcher.
     pub fn shutdown(&self) {
+        if let Some(room) = &self.room {
+            room.close();
+        }
         self.pool.shutdown(Shutdown::Drain);
         if let Some(d) = self.dispatcher.lock().unwrap_or_else(|e| e.into_inner()).take() {
             let _ = d.join();
@@ -168,11 +193,16 @@ impl PoolOffload {
     }
 }
 
+/// Where a device result goes.
+type DeviceReply = oneshot::Sender<Result<Vec<u8>, JobError>>;
+
 /// A request for the device thread.
 struct DeviceRequest {
     msg: usize,
     input: Vec<u8>,
-    reply: oneshot::Sender<Result<Vec<u8>, JobError>>,
+    reply: DeviceReply,
+    /// Held until the device has answered (also when the call was dropped meanwhile).
+    permit: OwnedSemaphorePermit,
 }
 
 /// A device opened through the device runtime, driven by one thread that owns its handle.
@@ -220,7 +250,7 @@ impl DeviceOffload {
     }
 
     pub async fn decode(&self, msg: usize, input: Vec<u8>) -> Result<RequestImage, Status> {
-        let _permit = match self.backpressure {
+        let permit = match self.backpressure {
             Backpressure::Block => self.room.clone().acquire_owned().await.map_err(|_| Status::unavailable("the service is shutting down"))?,
             Backpressure::DropAndCount => self.room.clone().try_acquire_owned().map_err(|_| {
                 self.counters.dropped_device_full.fetch_add(1, Relaxed);
@@ -230,7 +260,7 @@ impl DeviceOffload {
         let (reply, rx) = oneshot::channel();
         {
             let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
-            let sent = tx.as_ref().map(|t| t.send(DeviceRequest { msg, input, reply }).is_ok());
+            let sent = tx.as_ref().map(|t| t.send(DeviceRequest { msg, input, reply, permit }).is_ok());
             if sent != Some(true) {
                 return Err(Status::unavailable("the service is shutting down"));
             }
@@ -255,7 +285,7 @@ impl DeviceOffload {
 /// window) and hands results back in submission order, which is the order `next` gives.
 fn drive_device(mut dev: DeviceHandle, rx: &mpsc::Receiver<DeviceRequest>) {
     let schema = Arc::new(heapwire_device::Schema::new("social_service", SCHEMA.compiled.clone()));
-    let mut waiting: VecDeque<oneshot::Sender<Result<Vec<u8>, JobError>>> = VecDeque::new();
+    let mut waiting: VecDeque<(DeviceReply, OwnedSemaphorePermit)> = VecDeque::new();
     let mut open = true;
     while open || !waiting.is_empty() {
         // block for work only when nothing is outstanding
@@ -273,17 +303,18 @@ fn drive_device(mut dev: DeviceHandle, rx: &mpsc::Receiver<DeviceRequest>) {
                 // a failed submit still took a ticket (queued, then the link failed):
                 // `next` answers it, with the link's error, in its turn
                 let _ = dev.submit(job);
-                waiting.push_back(req.reply);
+                waiting.push_back((req.reply, req.permit));
                 continue;
             }
             None if waiting.is_empty() => open = false,
             None => {}
         }
-        if let Some(reply) = waiting.pop_front() {
+        if let Some((reply, permit)) = waiting.pop_front() {
             let r = match dev.next() {
                 Ok((_, r)) => r.map(|img| img.bytes),
                 Err(e) => Err(JobError::Device { code: 0, text: e.to_string() }),
             };
+            drop(permit);
             let _ = reply.send(r);
         }
     }

@@ -12,6 +12,15 @@ use crate::pb::rpc::{self, social_server::Social};
 use crate::schema::Rpc;
 use crate::stats::Counters;
 
+/// A ComposePost or StorePost reply from the fields they share (`PostSummary`), plus any
+/// of the type's own.
+macro_rules! post_reply {
+    ($ty:ident, $p:expr $(, $field:ident: $v:expr)*) => {{
+        let p: handlers::PostSummary = $p;
+        rpc::$ty { req_id: p.req_id, post_id: p.post_id, text_hash: p.text_hash, mentions: p.mentions, urls: p.urls, media: p.media $(, $field: $v)* }
+    }};
+}
+
 pub struct ProstSocial {
     pub handlers: Arc<Handlers>,
     pub counters: Arc<Counters>,
@@ -29,15 +38,7 @@ impl Social for ProstSocial {
             media_ids: r.media_ids.len(),
         });
         self.counters.served(Rpc::ComposePost);
-        Ok(Response::new(rpc::ComposePostReply {
-            req_id: out.req_id,
-            post_id: out.post_id,
-            text_hash: out.text_hash,
-            mentions: out.mentions,
-            urls: out.urls,
-            media: out.media,
-            author_known: out.author_known,
-        }))
+        Ok(Response::new(post_reply!(ComposePostReply, out.post, author_known: out.author_known)))
     }
 
     async fn store_post(&self, request: Request<req::StorePostRequest>) -> Result<Response<rpc::StorePostReply>, Status> {
@@ -53,14 +54,7 @@ impl Social for ProstSocial {
             media: p.media.len(),
         });
         self.counters.served(Rpc::StorePost);
-        Ok(Response::new(rpc::StorePostReply {
-            req_id: out.req_id,
-            post_id: out.post_id,
-            text_hash: out.text_hash,
-            mentions: out.mentions,
-            urls: out.urls,
-            media: out.media,
-        }))
+        Ok(Response::new(post_reply!(StorePostReply, out)))
     }
 
     async fn compose_media(&self, request: Request<req::ComposeMediaRequest>) -> Result<Response<rpc::ComposeMediaReply>, Status> {

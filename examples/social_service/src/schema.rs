@@ -90,6 +90,12 @@ enum Value<'a> {
     Str(&'a [u8]),
 }
 
+/// Fields 1-6 of the ComposePost and StorePost replies.
+fn post_fields(p: &handlers::PostSummary) -> Vec<(u32, Value<'_>)> {
+    use Value::*;
+    vec![(1, I64(p.req_id)), (2, I64(p.post_id)), (3, U64(p.text_hash)), (4, I32(p.mentions)), (5, I32(p.urls)), (6, I32(p.media))]
+}
+
 impl Reply {
     pub fn rpc(&self) -> Rpc {
         match self {
@@ -105,23 +111,12 @@ impl Reply {
     fn fields(&self) -> Vec<(u32, Value<'_>)> {
         use Value::*;
         match self {
-            Reply::ComposePost(r) => vec![
-                (1, I64(r.req_id)),
-                (2, I64(r.post_id)),
-                (3, U64(r.text_hash)),
-                (4, I32(r.mentions)),
-                (5, I32(r.urls)),
-                (6, I32(r.media)),
-                (7, Bool(r.author_known)),
-            ],
-            Reply::StorePost(r) => vec![
-                (1, I64(r.req_id)),
-                (2, I64(r.post_id)),
-                (3, U64(r.text_hash)),
-                (4, I32(r.mentions)),
-                (5, I32(r.urls)),
-                (6, I32(r.media)),
-            ],
+            Reply::ComposePost(r) => {
+                let mut f = post_fields(&r.post);
+                f.push((7, Bool(r.author_known)));
+                f
+            }
+            Reply::StorePost(r) => post_fields(r),
             Reply::ComposeMedia(r) => vec![(1, I64(r.req_id)), (2, I32(r.media)), (3, U64(r.types_hash))],
             Reply::RegisterUser(r) => vec![(1, I64(r.req_id)), (2, I64(r.user_id)), (3, Bool(r.created))],
             Reply::Login(r) => {

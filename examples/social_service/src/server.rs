@@ -16,7 +16,7 @@ use tonic::codegen::{http, Service};
 
 use crate::handlers::Handlers;
 use crate::heapwire_service::{Decode, HeapwireSocial, HeapwireSocialServer};
-use crate::offload::{DeviceOffload, PoolOffload, PoolSetup};
+use crate::offload::{DeviceOffload, EngineFactory, PoolOffload, PoolSetup};
 use crate::prost_service::ProstSocial;
 use crate::schema::Rpc;
 use crate::stats::{json_str, Counters, Role};
@@ -35,7 +35,7 @@ pub enum Mode {
 }
 
 /// Everything the command line sets (`docs/service.md` documents each).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Config {
     pub listen: String,
     pub codec: CodecKind,
@@ -54,6 +54,8 @@ pub struct Config {
     /// Requests in the pool (or at the device) at once.
     pub pool_depth: usize,
     pub region_bytes: usize,
+    /// The pool workers' engine (library use only; `CpuEngine` when `None`).
+    pub pool_engine: Option<EngineFactory>,
 }
 
 impl Default for Config {
@@ -70,6 +72,7 @@ impl Default for Config {
             backpressure: Backpressure::Block,
             pool_depth: 1024,
             region_bytes: 16 << 20,
+            pool_engine: None,
         }
     }
 }
@@ -190,6 +193,7 @@ pub fn start(config: Config) -> Result<Server, String> {
                             backpressure: config.backpressure,
                             cores: split.offload.clone(),
                             app_cores: split.app.clone(),
+                            engine: config.pool_engine.clone(),
                         },
                         counters.clone(),
                     ))
