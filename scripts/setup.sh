@@ -7,7 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PKGS=(iverilog yosys verilator nextpnr-ice40 fpga-icestorm protobuf-compiler libprotobuf-dev pkg-config hyperfine)
+# nginx: the gRPC load balancer of the scale-out test (bench/load/tests/scaleout_nginx.rs runs its own
+# instance from a temporary prefix; the system service is not used).
+APT_PKGS=(iverilog yosys verilator nextpnr-ice40 fpga-icestorm protobuf-compiler libprotobuf-dev pkg-config hyperfine nginx)
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

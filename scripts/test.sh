@@ -20,6 +20,8 @@ step() {
   fi
 }
 
+# The nginx scale-out test (bench/load) runs the social_service binary of another package.
+step "build social_service for the scale-out test" cargo build --release -q -p heapwire-social-service
 step "rust tests" cargo test --release --workspace -q
 step "differential suite vs the official protobuf library" bash scripts/test_differential.sh
 step "rtl lint and cocotb testbenches" bash scripts/test_rtl.sh
