@@ -5,9 +5,10 @@ import json
 import math
 
 from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor as FD
 from google.protobuf.message import DecodeError
 
-from . import schemas
+from . import gen, schemas
 
 ACCEPT, REJECT, UNPRINTABLE = "accept", "reject", "unprintable"
 
@@ -49,6 +50,56 @@ def verdict(reader: str, data: bytes) -> Verdict:
         return Verdict(ACCEPT, official_json(m))
     except Exception as e:  # noqa: BLE001 - any printer failure: the official library refuses to print
         return Verdict(UNPRINTABLE, detail=f"official JSON printer refuses: {type(e).__name__}: {e}")
+
+
+def _walk(msg):
+    """Yields (field descriptor, value) of every set field of `msg` and its sub-messages."""
+    stack = [msg]
+    while stack:
+        m = stack.pop()
+        for fd, val in m.ListFields():
+            yield fd, val
+            if fd.type in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
+                if fd.message_type.GetOptions().map_entry:
+                    vf = fd.message_type.fields_by_name["value"]
+                    if vf.type == FD.TYPE_MESSAGE:
+                        stack.extend(val[k] for k in val)
+                elif gen.is_repeated(fd):
+                    stack.extend(val)
+                else:
+                    stack.append(val)
+
+
+def serialization_is_defined(msg) -> bool:
+    """True when the official deterministic serialization of `msg` is the one order an
+    encoder can be held to: no map entries (their order is the library's) and no
+    extensions (upb writes them in an order of its own)."""
+    return not any(fd.is_extension or (fd.type == FD.TYPE_MESSAGE and fd.message_type.GetOptions().map_entry)
+                   for fd, _ in _walk(msg))
+
+
+def official_bytes(reader: str, text: str) -> bytes | None:
+    """The official deterministic serialization of the JSON `text` as a `reader`
+    message, or None when that order is not defined (see serialization_is_defined)."""
+    m = schemas.message_class(reader)()
+    json_format.Parse(text, m, descriptor_pool=schemas.pool())
+    return m.SerializePartialToString(deterministic=True) if serialization_is_defined(m) else None
+
+
+def has_closed_enum(desc) -> bool:
+    """True if a message of type `desc` can hold a closed-enum field (at any depth)."""
+    seen, stack = set(), [desc]
+    while stack:
+        d = stack.pop()
+        if d.full_name in seen:
+            continue
+        seen.add(d.full_name)
+        for fd in list(d.fields) + list(d.extensions):
+            if fd.type == FD.TYPE_ENUM and gen.is_closed_enum(fd):
+                return True
+            if fd.message_type is not None:
+                stack.append(fd.message_type)
+    return False
 
 
 def official_parses(reader: str, text: str) -> bool:
