@@ -1,7 +1,7 @@
 //! proto3 JSON → protobuf wire bytes, driven by the compiled schema
 //! (`encode --from-json`).
 //!
-//! Accepts what the official Python parser (`json_format.Parse`, protobuf 6.x) accepts
+//! Accepts what the official Python parser (`json_format.Parse`, protobuf 7.x) accepts
 //! by default: `json_name` or the original field name; integers as numbers (integral
 //! floats such as `1.0` or `1e2` too) or as strings; `"NaN"`, `"Infinity"`,
 //! `"-Infinity"` and numeric strings for floats; enum names or numbers; base64 in the
@@ -13,7 +13,8 @@
 //! a special form, `{"@type": url, "value": ...}` (the URL's last segment must name a
 //! message of the schema). An empty array or string is an empty (regular) message, as
 //! the official parser iterates over the keys of whatever it is given.
-//! Rejects: unknown field names, duplicate keys in an object, two members of one oneof,
+//! Rejects: unknown field names (skipped with [`ParseOptions::ignore_unknown_fields`], as
+//! are unknown enum names), duplicate keys in an object, two members of one oneof,
 //! out-of-range numbers (a `float` above FLT_MAX, though a JSON integer for a `float`
 //! only rounds), non-integral numbers for integers, `null` inside arrays and as a map
 //! value (except for Value), closed-enum values the enum does not have, wrong JSON types.
