@@ -86,20 +86,29 @@ def official_bytes(reader: str, text: str) -> bytes | None:
     return m.SerializePartialToString(deterministic=True) if serialization_is_defined(m) else None
 
 
-def has_closed_enum(desc) -> bool:
-    """True if a message of type `desc` can hold a closed-enum field (at any depth)."""
+def reaches(desc, pred) -> bool:
+    """True if a message of type `desc` can hold a field for which pred(field) holds, at
+    any depth."""
     seen, stack = set(), [desc]
     while stack:
         d = stack.pop()
         if d.full_name in seen:
             continue
         seen.add(d.full_name)
-        for fd in list(d.fields) + list(d.extensions):
-            if fd.type == FD.TYPE_ENUM and gen.is_closed_enum(fd):
+        for fd in d.fields:
+            if pred(fd):
                 return True
             if fd.message_type is not None:
                 stack.append(fd.message_type)
     return False
+
+
+def is_closed_enum(fd) -> bool:
+    return fd.type == FD.TYPE_ENUM and gen.is_closed_enum(fd)
+
+
+def is_map(fd) -> bool:
+    return fd.type == FD.TYPE_MESSAGE and fd.message_type.GetOptions().map_entry
 
 
 def official_parses(reader: str, text: str) -> bool:
