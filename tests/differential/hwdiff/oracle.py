@@ -89,18 +89,7 @@ def official_bytes(reader: str, text: str) -> bytes | None:
 def reaches(desc, pred) -> bool:
     """True if a message of type `desc` can hold a field for which pred(field) holds, at
     any depth."""
-    seen, stack = set(), [desc]
-    while stack:
-        d = stack.pop()
-        if d.full_name in seen:
-            continue
-        seen.add(d.full_name)
-        for fd in d.fields:
-            if pred(fd):
-                return True
-            if fd.message_type is not None:
-                stack.append(fd.message_type)
-    return False
+    return any(pred(schemas.descriptor(m).fields_by_name[f]) for m, f in gen.all_fields(desc.full_name))
 
 
 def is_closed_enum(fd) -> bool:
