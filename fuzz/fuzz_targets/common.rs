@@ -7,7 +7,7 @@ use heapwire_schema::{compile_files, CompiledSchema, LayoutOptions};
 pub fn schemas() -> &'static [(CompiledSchema, usize)] {
     static S: OnceLock<Vec<(CompiledSchema, usize)>> = OnceLock::new();
     S.get_or_init(|| {
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let root = repo_root();
         let mut v = Vec::new();
         for (dir, file, ty) in [
             ("crates/cpu/testdata", "unit.proto", "unit.Node"),
@@ -21,4 +21,14 @@ pub fn schemas() -> &'static [(CompiledSchema, usize)] {
         }
         v
     })
+}
+
+/// The repository root, from the fuzz crate or from a test crate that includes the
+/// targets (crates/cli/tests/fuzz_regressions.rs).
+pub fn repo_root() -> PathBuf {
+    let mut p = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    while !p.join("fuzz/fuzz_targets").is_dir() {
+        assert!(p.pop(), "no repository root above {}", env!("CARGO_MANIFEST_DIR"));
+    }
+    p
 }

@@ -4,14 +4,13 @@
 //! well-formed frames (valid CRC, the server's epoch most of the time) fed to a live
 //! server's state machine: no panic, and its reassembly bytes and sessions stay within
 //! their caps.
-#![no_main]
+#![cfg_attr(fuzzing, no_main)]
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use heapwire_device::link::frame::{self, Header, Kind, FLAG_MAC};
 use heapwire_device::link::{serve, Key, Limits, Server, ServerConfig, Transport};
-use libfuzzer_sys::fuzz_target;
 
 const CAP: usize = 64 << 10;
 
@@ -37,7 +36,9 @@ fn key() -> &'static Key {
     K.get_or_init(|| Key::from_bytes(*b"fuzzing key, 16+ bytes").unwrap())
 }
 
-fuzz_target!(|data: &[u8]| {
+/// The target's check of one input (also replayed by `cargo test`, see
+/// crates/cli/tests/fuzz_regressions.rs).
+pub fn check(data: &[u8]) {
     let _ = frame::decode(data, Some(key()));
     if let Ok((h, p)) = frame::decode(data, None) {
         if h.flags & FLAG_MAC == 0 {
@@ -76,4 +77,7 @@ fuzz_target!(|data: &[u8]| {
         let s = srv.stats();
         assert!(s.reassembly_bytes <= CAP as u64 && s.sessions <= 4, "{s:?}");
     }
-});
+}
+
+#[cfg(fuzzing)]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check(data));

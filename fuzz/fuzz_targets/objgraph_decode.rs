@@ -2,25 +2,29 @@
 //! both layouts: decode answers Ok or an error, never panics; whatever decodes encodes
 //! (objects reachable from the root, in prefix order) to a graph that decodes, and
 //! encoding that again gives the same bytes.
-#![no_main]
-use std::path::PathBuf;
+#![cfg_attr(fuzzing, no_main)]
 use std::sync::OnceLock;
 
 use heapwire_cpu::objgraph::{encode, ImageMemory, ObjDecoder};
 use heapwire_cpu::DecodeOptions;
 use heapwire_schema::{compile_files, CompiledSchema, LayoutOptions, PointerWidth};
-use libfuzzer_sys::fuzz_target;
+
+#[path = "common.rs"]
+#[allow(dead_code)] // only repo_root
+mod common;
 
 fn schemas() -> &'static [CompiledSchema; 2] {
     static S: OnceLock<[CompiledSchema; 2]> = OnceLock::new();
     S.get_or_init(|| {
-        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/expression_tree/expr.proto");
-        let c = |pw| compile_files(&[p.clone()], &[], LayoutOptions { pointer_width: pw, header_words: false }).unwrap();
+        let p = common::repo_root().join("examples/expression_tree/expr.proto");
+        let c = |pw| compile_files(std::slice::from_ref(&p), &[], LayoutOptions { pointer_width: pw, header_words: false }).unwrap();
         [c(PointerWidth::P64), c(PointerWidth::P32)]
     })
 }
 
-fuzz_target!(|data: &[u8]| {
+/// The target's check of one input (also replayed by `cargo test`, see
+/// crates/cli/tests/fuzz_regressions.rs).
+pub fn check(data: &[u8]) {
     if data.is_empty() {
         return;
     }
@@ -43,4 +47,7 @@ fuzz_target!(|data: &[u8]| {
         encode(s, d2.tables(), &ImageMemory { bytes: &img2, base }, at2, root, &[], &mut wire2).expect("re-encode");
         assert_eq!(wire, wire2, "encoding is stable");
     }
-});
+}
+
+#[cfg(fuzzing)]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check(data));

@@ -1,12 +1,13 @@
 //! decode → encode → decode: whatever decodes must encode, and the re-encoding must
 //! decode to an image that encodes to the same bytes again.
-#![no_main]
-use libfuzzer_sys::fuzz_target;
+#![cfg_attr(fuzzing, no_main)]
 
 #[path = "common.rs"]
 mod common;
 
-fuzz_target!(|data: &[u8]| {
+/// The target's check of one input (also replayed by `cargo test`, see
+/// crates/cli/tests/fuzz_regressions.rs).
+pub fn check(data: &[u8]) {
     if data.is_empty() {
         return;
     }
@@ -27,4 +28,7 @@ fuzz_target!(|data: &[u8]| {
     let mut wire2 = Vec::new();
     heapwire_cpu::protobuf::encode::encode(s, *ty, &view2, 0, &mut wire2).expect("re-encode");
     assert_eq!(wire, wire2, "encoding is stable");
-});
+}
+
+#[cfg(fuzzing)]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check(data));

@@ -1,9 +1,10 @@
 //! Any text as a .proto file: compiled or rejected with an error, never a panic or a
 //! stack overflow; a compiled schema survives the table file round trip.
-#![no_main]
-use libfuzzer_sys::fuzz_target;
+#![cfg_attr(fuzzing, no_main)]
 
-fuzz_target!(|data: &[u8]| {
+/// The target's check of one input (also replayed by `cargo test`, see
+/// crates/cli/tests/fuzz_regressions.rs).
+pub fn check(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let dir = std::env::temp_dir().join(format!("heapwire-fuzz-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&dir);
@@ -14,4 +15,7 @@ fuzz_target!(|data: &[u8]| {
         let back = heapwire_schema::table_file::read(&bytes).expect("own table file reads back");
         assert_eq!(back, s);
     }
-});
+}
+
+#[cfg(fuzzing)]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check(data));

@@ -80,7 +80,11 @@ def test_oracle_semantics_probes():
     assert oracle.verdict(t, mutate.group(77, b"\x08\x01")).kind == oracle.ACCEPT       # unknown group skipped
     assert oracle.verdict(t, mutate.tag(77, 3)).kind == oracle.REJECT                   # unterminated group
     assert oracle.verdict("hw.p3.Inner", b"\x12\x01\xff").kind == oracle.REJECT          # proto3 bad UTF-8
-    assert oracle.verdict("hw.p2.Basic", b"\x82\x01\x01\xff").kind == oracle.UNDEFINED   # proto2 bad UTF-8
+    bad_str = oracle.verdict("hw.p2.Basic", b"\x82\x01\x01\xff")                     # proto2 bad UTF-8: printed
+    assert bad_str.kind == oracle.ACCEPT and "b'\\\\xff'" in bad_str.json, bad_str   # as the bytes' repr
+    bad_key = b"\xa2\x03\x05\x0a\x01\xff\x10\x01"                                  # ... but as a map key
+    assert oracle.verdict("hw.p2.Basic", bad_key).kind == oracle.UNPRINTABLE             # the printer refuses
+    assert oracle.verdict(t, b"\x12" + mutate.padded_varint(0, 6)).kind == oracle.REJECT  # 6-byte length (7.x)
     assert oracle.verdict("hw.p2.Basic", b"").kind == oracle.ACCEPT                      # required not checked
 
 

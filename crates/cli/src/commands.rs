@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use heapwire_engine::framing::{put_varint, Delimited};
 use heapwire_engine::{Engine, Error, Options, Rejection, Request, Wire};
+use heapwire_json::protobuf::ParseOptions;
 use heapwire_schema::CompiledSchema;
 
 use crate::Failure;
@@ -149,14 +150,39 @@ fn json_documents(text: &[u8], delimited: bool) -> Result<Vec<(usize, &str)>, Fa
 }
 
 /// `encode --from-json`: each JSON document to wire bytes.
-pub fn encode_json(s: &CompiledSchema, msg: usize, wire: Wire, delimited: bool, text: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
+pub fn encode_json(
+    s: &CompiledSchema,
+    msg: usize,
+    wire: Wire,
+    delimited: bool,
+    opts: &ParseOptions,
+    text: &[u8],
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
     heapwire_engine::check_request(s, msg, wire).map_err(Failure::Usage)?;
+    if opts.ignore_unknown_fields && wire != Wire::Protobuf {
+        return Err(Failure::Usage("--ignore-unknown-fields: only for the protobuf JSON mapping".into()));
+    }
     let (mut bytes, mut tables) = (Vec::new(), None);
     for (doc_start, doc) in json_documents(text, delimited)? {
-        heapwire_json::parse(s, &mut tables, wire, msg, doc, &mut bytes).map_err(|e| Failure::Input(e.describe(doc_start)))?;
+        heapwire_json::parse_with(s, &mut tables, wire, msg, doc, opts, &mut bytes).map_err(|e| Failure::Input(e.describe(doc_start)))?;
         write_message(out, &bytes, delimited)?;
     }
     Ok(())
+}
+
+/// `encode --from-image`: the heap image `image` (root struct at offset 0, pointers for
+/// `base`) back to wire bytes, unknown fields included. The image is untrusted: a bad
+/// pointer or length is a rejection naming the image offset.
+pub fn encode_image(s: &CompiledSchema, msg: usize, wire: Wire, base: u64, image: &[u8], out: &mut dyn Write) -> Result<(), Failure> {
+    heapwire_engine::check_request(s, msg, wire).map_err(Failure::Usage)?;
+    if wire != Wire::Protobuf {
+        return Err(Failure::Usage("--from-image: only for --wire protobuf".into()));
+    }
+    let view = heapwire_image::ImageView::for_schema(s, image, base);
+    let mut bytes = Vec::new();
+    heapwire_cpu::protobuf::encode::encode(s, msg, &view, 0, &mut bytes).map_err(|e| Failure::Input(format!("image: {e}")))?;
+    write_out(out, &bytes)
 }
 
 /// `bench`: decode throughput through the engine door, median of `reps` timed passes

@@ -50,14 +50,25 @@ enum Cmd {
         #[arg(default_value = "-")]
         input: String,
     },
-    /// Encode JSON into wire bytes.
+    /// Encode JSON, or a heap image, into wire bytes.
     Encode {
         #[command(flatten)]
         common: Common,
         /// The input is JSON (the proto3 JSON mapping, or the object-graph JSON form
-        /// with --wire objgraph). JSON is the only input format; the flag says so.
-        #[arg(long, required = true)]
+        /// with --wire objgraph).
+        #[arg(long, required_unless_present = "from_image", conflicts_with = "from_image")]
         from_json: bool,
+        /// The input is one heap image as `decode` writes it (same schema and layout
+        /// flags); unknown fields it kept are written back. Protobuf only.
+        #[arg(long, conflicts_with = "delimited")]
+        from_image: bool,
+        /// With --from-image: the address the image was decoded for (decode's --base).
+        #[arg(long, value_parser = parse_addr, default_value = "0")]
+        base: u64,
+        /// With --from-json: skip members that name no field and enum names the enum
+        /// does not have (the official parser's ignore_unknown_fields).
+        #[arg(long, conflicts_with = "from_image")]
+        ignore_unknown_fields: bool,
         #[arg(default_value = "-")]
         input: String,
     },
@@ -309,10 +320,15 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let job = commands::Job { schema: s, msg, wire: common.wire.into(), options: opts, delimited: common.delimited, json };
             commands::decode(&mut engine, &job, &mut *open_input(&input)?, &mut out, &mut commands::Tally::default())?;
         }
-        Cmd::Encode { common, from_json: _, input } => {
+        Cmd::Encode { common, from_json: _, from_image, base, ignore_unknown_fields, input } => {
             let s = load_schema(&common.schema, &common.include, layout(&common.layout))?;
             let msg = message_index(&s, &common.type_name)?;
-            commands::encode_json(&s, msg, common.wire.into(), common.delimited, &read_all(&input)?, &mut out)?;
+            if from_image {
+                commands::encode_image(&s, msg, common.wire.into(), base, &read_all(&input)?, &mut out)?;
+            } else {
+                let opts = heapwire_json::protobuf::ParseOptions { ignore_unknown_fields, ..Default::default() };
+                commands::encode_json(&s, msg, common.wire.into(), common.delimited, &opts, &read_all(&input)?, &mut out)?;
+            }
         }
         Cmd::Bench { schema, include, type_name, wire, delimited, reps, input } => {
             let s = Arc::new(load_schema(&schema, &include, LayoutOptions::default())?);

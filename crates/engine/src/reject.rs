@@ -9,7 +9,7 @@
 pub enum RejectKind {
     /// Input ends inside a tag, value, length-delimited field, count, type id or member.
     Truncated = 1,
-    /// A varint longer than 10 bytes (5 for tags), or a tag over 32 bits.
+    /// A varint longer than 10 bytes (5 for tags and length prefixes), or a tag over 32 bits.
     VarintTooLong = 2,
     FieldNumberZero = 3,
     /// Wire type 6 or 7.

@@ -98,10 +98,23 @@ impl Printer {
 /// on `wire`, replacing `out`. `tables` holds the object-graph class tables: made here on
 /// first need, kept by the caller for its next document.
 pub fn parse(schema: &CompiledSchema, tables: &mut Option<Tables>, wire: Wire, msg: usize, text: &str, out: &mut Vec<u8>) -> Result<(), Error> {
+    parse_with(schema, tables, wire, msg, text, &protobuf::ParseOptions::default(), out)
+}
+
+/// [`parse`] with the protobuf JSON parser's options (`opts`; object graphs have none).
+pub fn parse_with(
+    schema: &CompiledSchema,
+    tables: &mut Option<Tables>,
+    wire: Wire,
+    msg: usize,
+    text: &str,
+    opts: &protobuf::ParseOptions,
+    out: &mut Vec<u8>,
+) -> Result<(), Error> {
     match wire {
         Wire::Protobuf => {
             out.clear();
-            protobuf::from_json(schema, msg, text.as_bytes(), out).map_err(Error::Protobuf)
+            protobuf::from_json_with(schema, msg, text.as_bytes(), out, opts).map_err(Error::Protobuf)
         }
         Wire::Objgraph => {
             let t = tables.get_or_insert_with(|| Tables::new(schema));

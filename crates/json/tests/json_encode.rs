@@ -1,6 +1,6 @@
 //! Round trips through the decoder, the encoder and the JSON mapping, on random
-//! messages generated from the test schemas in `tests/data/`, and (where python3 with
-//! `protobuf` and protoc are installed) a check against the official library.
+//! messages generated from the test schemas in `tests/data/`, and checks against the
+//! official library (the project's pinned one in `.venv`; these fail without it).
 
 use heapwire_cpu::protobuf::decode::{DecodeOptions, Decoder};
 use heapwire_cpu::protobuf::encode::{encode, encode_with, EncodeError, EncodeOptions};
@@ -8,6 +8,7 @@ use heapwire_engine::RejectKind;
 use heapwire_json::protobuf::{self as json, JsonError, PrintOptions};
 use heapwire_image::ImageView;
 use heapwire_schema::{compile_files, wire_type, CompiledSchema, Field, Kind, LayoutOptions, PointerWidth};
+use heapwire_testkit::oracle;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -319,39 +320,12 @@ fn proto2_round_trips() {
 }
 
 // ---------------------------------------------------------------------------------
-// Against the official library (skipped when python3 + protobuf or protoc are absent).
+// Against the official library: the project's pinned one (heapwire_testkit::oracle); a
+// missing oracle fails these tests.
 
-fn descriptor_set(file: &str) -> Option<PathBuf> {
-    let out = std::env::temp_dir().join(format!("heapwire-jsontest-{}-{file}.pb", std::process::id()));
-    let st = Command::new("protoc")
-        .arg(format!("-I{}", data_dir().display()))
-        .arg("--include_imports")
-        .arg(format!("--descriptor_set_out={}", out.display()))
-        .arg(data_dir().join(file))
-        .status()
-        .ok()?;
-    st.success().then_some(out)
-}
-
-fn python_has_protobuf() -> bool {
-    Command::new("python3")
-        .args(["-c", "import google.protobuf.json_format"])
-        .stderr(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
-}
-
-fn run_check(file: &str, ty: &str, mode: &str, lines: &[String]) -> Option<Vec<String>> {
-    if !python_has_protobuf() {
-        eprintln!("skipping the official-library check: python3 with protobuf not found");
-        return None;
-    }
-    let Some(ds) = descriptor_set(file) else {
-        eprintln!("skipping the official-library check: protoc not found");
-        return None;
-    };
-    let mut child = Command::new("python3")
+fn run_check(file: &str, ty: &str, mode: &str, lines: &[String]) -> Vec<String> {
+    let ds = oracle::descriptor_set(&data_dir().join(file), &data_dir());
+    let mut child = Command::new(oracle::python())
         .arg(data_dir().join("jsoncheck.py"))
         .arg(&ds)
         .arg(ty)
@@ -369,7 +343,9 @@ fn run_check(file: &str, ty: &str, mode: &str, lines: &[String]) -> Option<Vec<S
     let out = child.wait_with_output().unwrap();
     let _ = std::fs::remove_file(ds);
     assert!(out.status.success(), "jsoncheck.py failed");
-    Some(String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect())
+    let res: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect();
+    assert_eq!(res.len(), lines.len(), "jsoncheck.py answered {} of {} lines", res.len(), lines.len());
+    res
 }
 
 fn json_str(s: &str) -> String {
@@ -398,7 +374,7 @@ fn official_print_check(file: &str, ty: &str, seed: u64) {
         .iter()
         .map(|c| format!("[\"{}\",{},\"{}\"]", hex(&c.wire), json_str(&c.json), hex(&c.enc)))
         .collect();
-    let Some(res) = run_check(file, ty, "print", &lines) else { return };
+    let res = run_check(file, ty, "print", &lines);
     let bad: Vec<_> = res.iter().zip(&cases).filter(|(r, _)| *r != "OK").map(|(r, c)| format!("{r}\n  wire {}", hex(&c.wire))).collect();
     assert!(bad.is_empty(), "{} of {} differ from the official library:\n{}", bad.len(), cases.len(), bad[..bad.len().min(8)].join("\n"));
 }
@@ -411,6 +387,76 @@ fn official_json_proto3() {
 #[test]
 fn official_json_proto2() {
     official_print_check("jt2.proto", "jt2.P2", 4242);
+}
+
+#[test]
+fn official_json_extensions() {
+    // Extensions print and parse as "[jt2.ext_i]", "[jt2.Scope.held]", ...
+    official_print_check("jt2.proto", "jt2.Ext", 99);
+}
+
+#[test]
+fn official_json_parse_extensions_and_unknown_names() {
+    let inputs = [
+        r#"{"a":1,"[jt2.ext_i]":5,"[jt2.ext_k]":["K_ONE",10],"[jt2.ext_node]":{"id":3},"[jt2.Scope.held]":["x","é"]}"#,
+        r#"{"[jt2.ext_i]":null,"[jt2.ext_k]":[]}"#,
+        r#"{"[jt2.ext_i]":"x"}"#,
+        r#"{"[jt2.nope]":1}"#,
+        r#"{"[jt2.P2.nope]":1}"#,
+        r#"{"[jt2.ext_i]":1,"[jt2.ext_i]":2}"#,
+        r#"{"jt2.ext_i":1}"#,
+        r#"{"[ jt2.ext_i]":1}"#,
+        r#"{"[jt2.Scope.held]":"x"}"#,
+        r#"{"a":1,"zz":2}"#,
+        r#"{"k":"K_NOPE","a":2}"#,
+        r#"{"k":"K_ONE","k":"K_NOPE"}"#,
+        r#"{"k":77}"#,
+        r#"{"k":"77"}"#,
+        r#"{"[jt2.ext_k]":["K_NOPE","K_TEN","7"]}"#,
+        r#"{"[jt2.ext_k]":["K_NOPE"]}"#,
+        r#"{"kinds":{"a":"K_NOPE","b":"K_ONE"}}"#,
+        r#"{"a":1,"[jt2.ext_node]":{"id":1,"zz":{"deep":[1,{"x":null}]}}}"#,
+        r#"{"a":{}}"#,
+    ];
+    official_parse_check("jt2.proto", "jt2.Ext", &inputs);
+    let ignoring = json::ParseOptions { ignore_unknown_fields: true, ..Default::default() };
+    official_parse_check_with("jt2.proto", "jt2.Ext", &inputs, &ignoring);
+    // A bracketed name in a message without extension ranges: refused even when ignoring.
+    let others = [r#"{"req":1,"[jt2.ext_i]":1}"#, r#"{"req":1,"[x]":1,"nope":2}"#, r#"{"req":1,"rk":["K_ONE","K_NOPE"],"oneof":1}"#];
+    official_parse_check_with("jt2.proto", "jt2.P2", &others, &ignoring);
+}
+
+#[test]
+fn proto2_map_key_not_utf8_is_refused() {
+    // The official printer refuses a message whose map<string,...> key is not UTF-8 (a
+    // JSON key cannot hold it); printing it with U+FFFD would change the user's bytes.
+    let s = schema("jt2.proto", LayoutOptions::default());
+    let mi = s.message_index("jt2.P2").unwrap();
+    let mut wire = vec![0x08, 0x01]; // req = 1
+    let entry = [0x0a, 0x02, b'a', 0xff, 0x12, 0x00]; // key "a\xff", value {}
+    len_field(&mut wire, 22, &entry);
+    let img = decode(&s, mi, &wire, 0);
+    let e = json::to_json(&s, mi, &ImageView::for_schema(&s, &img, 0), 0).unwrap_err();
+    assert!(matches!(&e, JsonError::InvalidUtf8 { field, .. } if field == "jt2.P2.nodes"), "{e}");
+    assert!(e.to_string().contains("jt2.P2.nodes") && e.to_string().contains("image offset"), "{e}");
+    // Elsewhere such strings print as the official library prints them (the bytes' repr).
+    let mut wire = vec![0x08, 0x01];
+    len_field(&mut wire, 7, b"a\xff");
+    let img = decode(&s, mi, &wire, 0);
+    assert_eq!(json_of(&s, mi, &img, 0), r#"{"req":1,"os":"b'a\\xff'"}"#);
+    let lines = [format!("[\"{}\",null,\"\"]", hex(&{
+        let mut w = vec![0x08, 0x01];
+        len_field(&mut w, 22, &entry);
+        w
+    }))];
+    let res = run_check("jt2.proto", "jt2.P2", "print", &lines);
+    assert_eq!(res, ["OK"], "the official printer must refuse it too");
+}
+
+fn len_field(out: &mut Vec<u8>, n: u32, body: &[u8]) {
+    tag(out, n, wire_type::LEN);
+    put_varint(out, body.len() as u64);
+    out.extend_from_slice(body);
 }
 
 #[test]
@@ -508,15 +554,22 @@ fn official_json_parse() {
 /// Parses each text with heapwire and with the official parser: both must reject, or
 /// both accept with the same message.
 fn official_parse_check(file: &str, ty: &str, inputs: &[&str]) {
+    official_parse_check_with(file, ty, inputs, &json::ParseOptions::default());
+}
+
+/// [`official_parse_check`] with parser options (`ignore_unknown_fields` is passed to the
+/// official parser too).
+fn official_parse_check_with(file: &str, ty: &str, inputs: &[&str], opts: &json::ParseOptions) {
+    let mode = if opts.ignore_unknown_fields { "parse-ignore" } else { "parse" };
     let s = schema(file, LayoutOptions::default());
     let mi = s.message_index(ty).unwrap();
     let mut lines = Vec::new();
     for t in inputs {
         let mut out = Vec::new();
-        let ours = json::from_json(&s, mi, t.as_bytes(), &mut out).ok().map(|_| format!("\"{}\"", hex(&out)));
+        let ours = json::from_json_with(&s, mi, t.as_bytes(), &mut out, opts).ok().map(|_| format!("\"{}\"", hex(&out)));
         lines.push(format!("[{},{}]", json_str(t), ours.unwrap_or("null".into())));
     }
-    let Some(res) = run_check(file, ty, "parse", &lines) else { return };
+    let res = run_check(file, ty, mode, &lines);
     let bad: Vec<_> = res.iter().zip(inputs).filter(|(r, _)| *r != "OK").map(|(r, t)| format!("{t}: {r}")).collect();
     assert!(bad.is_empty(), "{} of {} differ from the official parser:\n{}", bad.len(), inputs.len(), bad.join("\n"));
 }
@@ -770,7 +823,7 @@ fn official_json_well_known_types() {
         let enc = encode_of(&s, mi, &img, 0);
         lines.push(format!("[\"{}\",null,\"{}\"]", hex(&wire), hex(&enc)));
     }
-    let Some(res) = run_check("jwkt.proto", "jwkt.W", "print", &lines) else { return };
+    let res = run_check("jwkt.proto", "jwkt.W", "print", &lines);
     let bad: Vec<_> = res.iter().zip(&lines).filter(|(r, _)| *r != "OK").map(|(r, t)| format!("{t}: {r}")).collect();
     assert!(bad.is_empty(), "well-known types differ from the official library:\n{}", bad.join("\n"));
 }

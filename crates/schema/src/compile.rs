@@ -334,7 +334,8 @@ pub fn from_pool_editions(
             size: 0,
             align: 0,
             flags: if md.is_map_entry() { message_flags::MAP_ENTRY } else { 0 }
-                | if proto3 { message_flags::PROTO3 } else { 0 },
+                | if proto3 { message_flags::PROTO3 } else { 0 }
+                | if md.extension_ranges().next().is_some() { message_flags::EXTENDABLE } else { 0 },
             hasbits_offset: 0,
             hasbit_count: 0,
             unknown_offset: 0,

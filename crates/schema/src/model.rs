@@ -236,7 +236,10 @@ pub mod message_flags {
     pub const MAP_ENTRY: u32 = 1 << 0;
     /// Declared in a proto3 file.
     pub const PROTO3: u32 = 1 << 1;
-    pub const ALL: u32 = 0x3;
+    /// Declares extension ranges (JSON: a bracketed name it does not know is an unknown
+    /// extension, which `ignore_unknown_fields` skips, rather than an error).
+    pub const EXTENDABLE: u32 = 1 << 2;
+    pub const ALL: u32 = 0x7;
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -260,6 +263,9 @@ pub struct Message {
 impl Message {
     pub fn is_map_entry(&self) -> bool {
         self.flags & message_flags::MAP_ENTRY != 0
+    }
+    pub fn is_extendable(&self) -> bool {
+        self.flags & message_flags::EXTENDABLE != 0
     }
     pub fn is_proto3(&self) -> bool {
         self.flags & message_flags::PROTO3 != 0

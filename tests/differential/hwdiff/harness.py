@@ -201,17 +201,16 @@ def check_single(case, data, op, v=None):
         return Failure("crash", case, data, op, v, r, r.describe())
     if r.rc == 2:
         return Failure("usage-error", case, data, op, v, r, f"exit 2 (usage/schema error): {_first(r.stderr_text)}")
-    if v.kind == oracle.REJECT:
+    if v.kind in (oracle.REJECT, oracle.UNPRINTABLE):
         if r.rc != 1:
-            return Failure("accepted-invalid", case, data, op, v, r,
-                           f"official rejects ({v.detail}); heapwire {r.describe()}")
+            what = "rejects" if v.kind == oracle.REJECT else "refuses to print"
+            return Failure("accepted-invalid" if v.kind == oracle.REJECT else "printed-unprintable", case, data, op, v,
+                           r, f"official {what} ({v.detail}); heapwire {r.describe()}")
         lines = [l for l in r.stderr_text.splitlines() if l.strip()]
         if len(lines) != 1 or not re.search(r"\d", lines[0]):
             return Failure("error-line", case, data, op, v, r,
                            "rejection must print exactly one stderr line naming the kind and byte offset")
         return None
-    if v.kind == oracle.UNDEFINED:
-        return None if r.rc in (0, 1) else Failure("crash", case, data, op, v, r, r.describe())
     if r.rc != 0:
         return Failure("rejected-valid", case, data, op, v, r, f"official accepts; heapwire {r.describe()}: {_first(r.stderr_text)}")
     lines, why = _lines(r.out)

@@ -8,19 +8,21 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor as FD
 from google.protobuf.message import DecodeError
 
-from . import mutate, schemas
+from . import gen, mutate, schemas
 
-ACCEPT, REJECT, UNDEFINED = "accept", "reject", "undefined"
+ACCEPT, REJECT, UNPRINTABLE = "accept", "reject", "unprintable"
 
 
 class Verdict:
     """What the official library does with some bytes for a reader type.
 
-    kind: ACCEPT (json holds the compact MessageToJson text),
+    kind: ACCEPT (json holds the compact MessageToJson text; a proto2 string holding
+          invalid UTF-8 prints as the repr of its bytes, "b'...'", which heapwire
+          prints too),
           REJECT (DecodeError), or
-          UNDEFINED (accepted but the official JSON is not meaningful, e.g. a
-          proto2 string holding invalid UTF-8, which Python exposes as bytes
-          and prints as "b'...'"; heapwire may print or reject, never crash).
+          UNPRINTABLE (parsed, but the official JSON printer refuses the message, e.g. a
+          proto2 map key holding invalid UTF-8, or an Any whose type is unknown):
+          heapwire must refuse too, exit 1 with one stderr line naming kind and offset.
     """
 
     __slots__ = ("kind", "json", "detail")
@@ -35,35 +37,6 @@ class Verdict:
 def official_json(msg) -> str:
     """The official default proto3 JSON mapping, compact (one line)."""
     return json_format.MessageToJson(msg, indent=None)
-
-
-def _has_raw_string(msg) -> bool:
-    """True if some string field holds bytes (invalid UTF-8 accepted in proto2)."""
-    stack = [msg]
-    while stack:
-        m = stack.pop()
-        for fd, val in m.ListFields():
-            if fd.type in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
-                if fd.message_type.GetOptions().map_entry:
-                    kf = fd.message_type.fields_by_name["key"]
-                    vf = fd.message_type.fields_by_name["value"]
-                    for k in val:
-                        if kf.type == FD.TYPE_STRING and isinstance(k, bytes):
-                            return True
-                        v = val[k]
-                        if vf.type == FD.TYPE_MESSAGE:
-                            stack.append(v)
-                        elif vf.type == FD.TYPE_STRING and isinstance(v, bytes):
-                            return True
-                elif isinstance(val, (list,)) or hasattr(val, "add"):
-                    stack.extend(val)
-                else:
-                    stack.append(val)
-            elif fd.type == FD.TYPE_STRING:
-                vals = val if not isinstance(val, (str, bytes)) else [val]
-                if any(isinstance(v, bytes) for v in vals):
-                    return True
-    return False
 
 
 def _repeated_group_numbers(reader: str) -> set[int]:
@@ -109,12 +82,58 @@ def verdict(reader: str, data: bytes) -> Verdict:
         m.ParseFromString(data)
     except DecodeError as e:
         return Verdict(REJECT, detail=str(e))
-    if _has_raw_string(m):
-        return Verdict(UNDEFINED, detail="proto2 string with invalid UTF-8")
     try:
         return Verdict(ACCEPT, official_json(m))
-    except Exception as e:  # noqa: BLE001 - any printer failure makes the JSON undefined
-        return Verdict(UNDEFINED, detail=f"official JSON printer failed: {type(e).__name__}: {e}")
+    except Exception as e:  # noqa: BLE001 - any printer failure: the official library refuses to print
+        return Verdict(UNPRINTABLE, detail=f"official JSON printer refuses: {type(e).__name__}: {e}")
+
+
+def _walk(msg):
+    """Yields (field descriptor, value) of every set field of `msg` and its sub-messages."""
+    stack = [msg]
+    while stack:
+        m = stack.pop()
+        for fd, val in m.ListFields():
+            yield fd, val
+            if fd.type in (FD.TYPE_MESSAGE, FD.TYPE_GROUP):
+                if fd.message_type.GetOptions().map_entry:
+                    vf = fd.message_type.fields_by_name["value"]
+                    if vf.type == FD.TYPE_MESSAGE:
+                        stack.extend(val[k] for k in val)
+                elif gen.is_repeated(fd):
+                    stack.extend(val)
+                else:
+                    stack.append(val)
+
+
+def serialization_is_defined(msg) -> bool:
+    """True when the official deterministic serialization of `msg` is the one order an
+    encoder can be held to: no map entries (their order is the library's) and no
+    extensions (upb writes them in an order of its own)."""
+    return not any(fd.is_extension or (fd.type == FD.TYPE_MESSAGE and fd.message_type.GetOptions().map_entry)
+                   for fd, _ in _walk(msg))
+
+
+def official_bytes(reader: str, text: str) -> bytes | None:
+    """The official deterministic serialization of the JSON `text` as a `reader`
+    message, or None when that order is not defined (see serialization_is_defined)."""
+    m = schemas.message_class(reader)()
+    json_format.Parse(text, m, descriptor_pool=schemas.pool())
+    return m.SerializePartialToString(deterministic=True) if serialization_is_defined(m) else None
+
+
+def reaches(desc, pred) -> bool:
+    """True if a message of type `desc` can hold a field for which pred(field) holds, at
+    any depth."""
+    return any(pred(schemas.descriptor(m).fields_by_name[f]) for m, f in gen.all_fields(desc.full_name))
+
+
+def is_closed_enum(fd) -> bool:
+    return fd.type == FD.TYPE_ENUM and gen.is_closed_enum(fd)
+
+
+def is_map(fd) -> bool:
+    return fd.type == FD.TYPE_MESSAGE and fd.message_type.GetOptions().map_entry
 
 
 def official_parses(reader: str, text: str) -> bool:

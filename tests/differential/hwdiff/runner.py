@@ -66,6 +66,14 @@ def encode_json(case: schemas.Case, text: bytes, delimited: bool = True) -> Resu
     return run([heapwire_bin(), "encode", *_common(case, delimited), "--from-json", "-"], text)
 
 
+def decode_image(case: schemas.Case, data: bytes) -> Result:
+    return run([heapwire_bin(), "decode", *_common(case, False), "-"], data)
+
+
+def encode_image(case: schemas.Case, image: bytes) -> Result:
+    return run([heapwire_bin(), "encode", *_common(case, False), "--from-image", "-"], image)
+
+
 def shell_cmd(case: schemas.Case, hexfile: str = "input.bin") -> str:
     rel = os.path.relpath(case.schema_path, REPO)
     inc = os.path.relpath(schemas.SCHEMA_DIR, REPO)

@@ -110,16 +110,32 @@ def _descriptor_set(protoc: list[str], files: list[str]) -> descriptor_pb2.FileD
     return fds
 
 
-@functools.lru_cache(maxsize=None)
-def pool() -> descriptor_pool.DescriptorPool:
-    """One pool holding every test schema (and its imports)."""
-    p = descriptor_pool.DescriptorPool()
-    seen = set()
+def all_files() -> descriptor_pb2.FileDescriptorSet:
+    """Every test schema and its imports, compiled by the official compilers."""
+    out, seen = descriptor_pb2.FileDescriptorSet(), set()
     for protoc, files in ([_protoc()], SCHEMA_FILES), (editions_protoc(), EDITIONS_FILES):
         for fd in _descriptor_set(protoc, files).file:
             if fd.name not in seen:
                 seen.add(fd.name)
-                p.Add(fd)
+                out.file.append(fd)
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def pool() -> descriptor_pool.DescriptorPool:
+    """One pool holding every test schema (and its imports). HEAPWIRE_DIFF_DESCRIPTOR_SET
+    names a saved all_files() to load instead of compiling (the harness self-test's
+    stand-in CLI starts once per message)."""
+    saved = os.environ.get("HEAPWIRE_DIFF_DESCRIPTOR_SET")
+    fds = descriptor_pb2.FileDescriptorSet()
+    if saved:
+        with open(saved, "rb") as f:
+            fds.ParseFromString(f.read())
+    else:
+        fds = all_files()
+    p = descriptor_pool.DescriptorPool()
+    for fd in fds.file:
+        p.Add(fd)
     return p
 
 

@@ -259,11 +259,18 @@ fn malformed_inputs_name_kind_and_offset() {
         (&[0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], RejectKind::VarintTooLong, 1),
         (&[0x0c], RejectKind::GroupMismatch, 0),
         (&[0xda, 0x01, 0x03, 0x01, 0x02, 0x03], RejectKind::PackedLength, 3),
+        // Length prefixes: 5 bytes (non-minimal) are fine, 6 are not (protobuf 7.x), for a
+        // string, a packed run and an unknown field alike.
+        (&[0x72, 0x81, 0x80, 0x80, 0x80, 0x80, 0x00, b'a'], RejectKind::VarintTooLong, 1),
+        (&[0xda, 0x01, 0x81, 0x80, 0x80, 0x80, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00], RejectKind::VarintTooLong, 2),
+        (&[0x08, 0x01, 0xfa, 0x3e, 0x81, 0x80, 0x80, 0x80, 0x80, 0x00, b'x'], RejectKind::VarintTooLong, 4),
     ];
     for (input, kind, offset) in cases {
         let e = decode(&s, "unit.Node", input, 0).unwrap_err();
         assert_eq!((e.kind, e.offset), (*kind, *offset), "input {input:02x?}");
     }
+    let five = [0x72, 0x81, 0x80, 0x80, 0x80, 0x00, b'a'];
+    assert!(decode(&s, "unit.Node", &five, 0).is_ok(), "a 5-byte length prefix is valid");
 }
 
 #[test]

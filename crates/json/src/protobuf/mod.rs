@@ -50,6 +50,11 @@ pub enum JsonError {
     /// The image could not be read (printing).
     #[error("bad_image: {0}")]
     Image(#[from] ViewError),
+    /// A proto2 map key that is not UTF-8: a JSON object key cannot hold it, and
+    /// changing the bytes would lose data, so the message is not printed (as the official
+    /// library refuses). `offset`: the image offset of the key.
+    #[error("invalid_utf8: a map key of {field} is not valid UTF-8 (JSON cannot hold it) at image offset {offset}")]
+    InvalidUtf8 { field: String, offset: u64 },
     /// Messages nested deeper than the limit.
     #[error("too_deep: nesting deeper than {limit} at {at} {offset}")]
     TooDeep { limit: usize, at: &'static str, offset: u64 },
@@ -68,6 +73,7 @@ impl JsonError {
     pub fn kind(&self) -> &'static str {
         match self {
             JsonError::Image(_) => "bad_image",
+            JsonError::InvalidUtf8 { .. } => "invalid_utf8",
             JsonError::TooDeep { .. } => "too_deep",
             JsonError::BadType(_) => "bad_type",
             JsonError::Syntax { .. } => "json_syntax",
@@ -79,7 +85,7 @@ impl JsonError {
     pub fn offset(&self) -> u64 {
         match self {
             JsonError::Image(e) => e.offset,
-            JsonError::TooDeep { offset, .. } => *offset,
+            JsonError::TooDeep { offset, .. } | JsonError::InvalidUtf8 { offset, .. } => *offset,
             JsonError::BadType(_) => 0,
             JsonError::Syntax { offset, .. } | JsonError::Value { offset, .. } => *offset as u64,
         }

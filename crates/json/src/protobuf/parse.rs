@@ -1,7 +1,7 @@
 //! proto3 JSON → protobuf wire bytes, driven by the compiled schema
 //! (`encode --from-json`).
 //!
-//! Accepts what the official Python parser (`json_format.Parse`, protobuf 6.x) accepts
+//! Accepts what the official Python parser (`json_format.Parse`, protobuf 7.x) accepts
 //! by default: `json_name` or the original field name; integers as numbers (integral
 //! floats such as `1.0` or `1e2` too) or as strings; `"NaN"`, `"Infinity"`,
 //! `"-Infinity"` and numeric strings for floats; enum names or numbers; base64 in the
@@ -13,7 +13,8 @@
 //! a special form, `{"@type": url, "value": ...}` (the URL's last segment must name a
 //! message of the schema). An empty array or string is an empty (regular) message, as
 //! the official parser iterates over the keys of whatever it is given.
-//! Rejects: unknown field names, duplicate keys in an object, two members of one oneof,
+//! Rejects: unknown field names (skipped with [`ParseOptions::ignore_unknown_fields`], as
+//! are unknown enum names), duplicate keys in an object, two members of one oneof,
 //! out-of-range numbers (a `float` above FLT_MAX, though a JSON integer for a `float`
 //! only rounds), non-integral numbers for integers, `null` inside arrays and as a map
 //! value (except for Value), closed-enum values the enum does not have, wrong JSON types.
@@ -40,11 +41,15 @@ pub struct ParseOptions {
     pub max_depth: usize,
     /// Deepest nesting of JSON arrays and objects.
     pub max_json_nesting: usize,
+    /// Skip members that name no field and enum names the enum does not have, as the
+    /// official parser's `ignore_unknown_fields` (a bracketed name in a message without
+    /// extension ranges is still an error, as there).
+    pub ignore_unknown_fields: bool,
 }
 
 impl Default for ParseOptions {
     fn default() -> Self {
-        ParseOptions { max_depth: 100, max_json_nesting: 1000 }
+        ParseOptions { max_depth: 100, max_json_nesting: 1000, ignore_unknown_fields: false }
     }
 }
 
@@ -216,6 +221,34 @@ struct Conv<'a> {
     opts: &'a ParseOptions,
 }
 
+/// What became of one JSON member.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Outcome {
+    Present,
+    /// Absent (`null`, or a default value without presence): clears an earlier member
+    /// for the same field.
+    Absent,
+    /// Skipped as unknown (`ignore_unknown_fields`): changes nothing.
+    Ignored,
+}
+
+impl Outcome {
+    fn present(p: bool) -> Self {
+        if p {
+            Outcome::Present
+        } else {
+            Outcome::Absent
+        }
+    }
+}
+
+/// `[pkg.ext]`: how JSON names an extension (the official parser's pattern).
+fn is_extension_name(name: &str) -> bool {
+    name.strip_prefix('[')
+        .and_then(|n| n.strip_suffix(']'))
+        .is_some_and(|n| n.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'.' || c == b'_'))
+}
+
 /// One converted scalar.
 #[derive(Clone, Debug)]
 enum SVal {
@@ -307,12 +340,16 @@ impl Conv<'_> {
         chunks.resize_with(m.fields.len(), || None);
         let mut oneof_seen = vec![false; m.oneofs.len()];
         for (name, val) in members {
-            let fi = m
-                .fields
-                .iter()
-                .position(|f| f.json_name == *name)
-                .or_else(|| m.fields.iter().position(|f| f.name == *name))
-                .ok_or_else(|| verr(path, val.off, format!("message type {} has no field named {name:?}", m.full_name)))?;
+            let found = m.fields.iter().position(|f| f.json_name == *name).or_else(|| m.fields.iter().position(|f| f.name == *name));
+            let Some(fi) = found else {
+                if is_extension_name(name) && !m.is_extendable() {
+                    return Err(verr(path, val.off, format!("message type {} does not have extensions: {name:?}", m.full_name)));
+                }
+                if self.opts.ignore_unknown_fields {
+                    continue;
+                }
+                return Err(verr(path, val.off, format!("message type {} has no field named {name:?}", m.full_name)));
+            };
             let f = &m.fields[fi];
             let plen = path.len();
             path.push('.');
@@ -324,9 +361,12 @@ impl Conv<'_> {
             }
             let mut bytes = Vec::new();
             let merge_into = if f.kind.is_message() && !f.is_repeated() { chunks[fi].take() } else { None };
-            let present = self.field(m, f, val, path, depth, &mut bytes)?;
+            let outcome = self.field(m, f, val, path, depth, &mut bytes)?;
             path.truncate(plen);
-            chunks[fi] = if present {
+            if outcome == Outcome::Ignored {
+                continue;
+            }
+            chunks[fi] = if outcome == Outcome::Present {
                 // A second key for the same message field merges into the first, as
                 // the official parser does: two occurrences on the wire merge too.
                 let mut b = merge_into.map(|c| c.bytes).unwrap_or_default();
@@ -344,22 +384,22 @@ impl Conv<'_> {
         Ok(())
     }
 
-    /// Converts the value of field `f` into its wire bytes (tag included) in `out`;
-    /// false when the field ends up absent.
-    fn field(&self, m: &Message, f: &Field, val: &Node, path: &mut String, depth: usize, out: &mut Vec<u8>) -> Result<bool, JsonError> {
+    /// Converts the value of field `f` into its wire bytes (tag included) in `out`, and
+    /// says whether the field ends up present.
+    fn field(&self, m: &Message, f: &Field, val: &Node, path: &mut String, depth: usize, out: &mut Vec<u8>) -> Result<Outcome, JsonError> {
         if let JVal::Null = val.v {
             // null = absent, except for google.protobuf.NullValue (its 0).
             if f.kind == Kind::Enum && !f.is_repeated() && self.enum_name(f) == Some("google.protobuf.NullValue") {
                 put_tag(out, f.number, wire_type::VARINT);
                 out.push(0);
-                return Ok(!matches!(f.presence, Presence::Implicit));
+                return Ok(Outcome::present(!matches!(f.presence, Presence::Implicit)));
             }
             if !f.is_repeated() && self.is_value(f) {
                 put_tag(out, f.number, wire_type::LEN);
                 out.extend_from_slice(&[2, 0x08, 0x00]);
-                return Ok(true);
+                return Ok(Outcome::Present);
             }
-            return Ok(false);
+            return Ok(Outcome::Absent);
         }
         if f.is_map() {
             let JVal::Obj(entries) = &val.v else {
@@ -390,7 +430,10 @@ impl Conv<'_> {
                     put_varint(&mut entry, body.len() as u64);
                     entry.extend_from_slice(&body);
                 } else {
-                    let sv = self.scalar(vf, v, path)?;
+                    let Some(sv) = self.scalar_unless_ignored(vf, v, path)? else {
+                        path.truncate(plen);
+                        continue;
+                    };
                     put_tag(&mut entry, 2, vf.kind.wire_type());
                     put_value(&mut entry, vf.kind, &sv);
                 }
@@ -399,7 +442,7 @@ impl Conv<'_> {
                 put_varint(out, entry.len() as u64);
                 out.extend_from_slice(&entry);
             }
-            return Ok(!out.is_empty());
+            return Ok(Outcome::present(!out.is_empty()));
         }
         if f.is_repeated() {
             let JVal::Arr(items) = &val.v else {
@@ -415,7 +458,10 @@ impl Conv<'_> {
                 if f.kind.is_message() {
                     self.sub_message(f, item, path, depth, out)?;
                 } else {
-                    let sv = self.scalar(f, item, path)?;
+                    let Some(sv) = self.scalar_unless_ignored(f, item, path)? else {
+                        path.truncate(plen);
+                        continue;
+                    };
                     if f.is_packed() {
                         put_value(&mut packed, f.kind, &sv);
                     } else {
@@ -425,24 +471,40 @@ impl Conv<'_> {
                 }
                 path.truncate(plen);
             }
-            if f.is_packed() && !items.is_empty() {
+            if f.is_packed() && !packed.is_empty() {
                 put_tag(out, f.number, wire_type::LEN);
                 put_varint(out, packed.len() as u64);
                 out.extend_from_slice(&packed);
             }
-            return Ok(!out.is_empty());
+            return Ok(Outcome::present(!out.is_empty()));
         }
         if f.kind.is_message() {
             self.sub_message(f, val, path, depth, out)?;
-            return Ok(true);
+            return Ok(Outcome::Present);
         }
-        let sv = self.scalar(f, val, path)?;
+        let Some(sv) = self.scalar_unless_ignored(f, val, path)? else {
+            return Ok(Outcome::Ignored);
+        };
         if matches!(f.presence, Presence::Implicit) && !m.is_map_entry() && sv.is_default() {
-            return Ok(false);
+            return Ok(Outcome::Absent);
         }
         put_tag(out, f.number, f.kind.wire_type());
         put_value(out, f.kind, &sv);
-        Ok(true)
+        Ok(Outcome::Present)
+    }
+
+    /// [`Conv::scalar`], or `None` for an enum name the enum does not have when unknown
+    /// fields are ignored (the official parser then leaves the field, element or map
+    /// entry out).
+    fn scalar_unless_ignored(&self, f: &Field, node: &Node, path: &str) -> Result<Option<SVal>, JsonError> {
+        if self.opts.ignore_unknown_fields && f.kind == Kind::Enum {
+            if let (JVal::Str(s), Some(en)) = (&node.v, self.schema.enums.get(f.sub as usize)) {
+                if en.number_of(s).is_none() && py_int(s).is_none() {
+                    return Ok(None);
+                }
+            }
+        }
+        self.scalar(f, node, path).map(Some)
     }
 
     fn sub_message(&self, f: &Field, val: &Node, path: &mut String, depth: usize, out: &mut Vec<u8>) -> Result<(), JsonError> {

@@ -52,8 +52,8 @@ pub fn to_json(
 ) -> Result<String, JsonError> {
     let mut out = Vec::new();
     to_json_with(schema, msg_index, view, root_offset, &mut out, &PrintOptions::default())?;
-    // Everything written is valid UTF-8: names come from the schema, strings are
-    // written lossily (invalid sequences as U+FFFD).
+    // Everything written is valid UTF-8: names come from the schema, proto2 strings that
+    // are not UTF-8 are written as Python's bytes repr, such map keys are refused.
     Ok(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
@@ -455,6 +455,12 @@ impl Printer<'_, '_, '_> {
             if kf.kind.is_string_like() {
                 let s = self.view.string(kf, entry)?;
                 budget.charge(s.len() as u64, entry)?;
+                if kf.kind == Kind::String && std::str::from_utf8(s).is_err() {
+                    // The field's full name: the entry type's scope is the map's message.
+                    let scope = em.full_name.rsplit_once('.').map_or("", |(p, _)| p);
+                    let field = format!("{scope}.{}", f.name);
+                    return Err(JsonError::InvalidUtf8 { field, offset: self.view.slot(kf, entry)? as u64 });
+                }
             }
             let k = self.map_key(kf, entry)?;
             last.insert(k.clone(), i);
@@ -463,7 +469,8 @@ impl Printer<'_, '_, '_> {
         Ok(keys.iter().enumerate().filter(|(i, k)| last[*k] == *i).map(|(i, _)| i).collect())
     }
 
-    /// A map key as its JSON object key text (unescaped).
+    /// A map key as its JSON object key text (unescaped); string keys were checked for
+    /// UTF-8 by [`Printer::map_entries`].
     fn map_key(&self, kf: &Field, entry: usize) -> Result<String, JsonError> {
         let v = self.view;
         let slot = v.slot(kf, entry)?;

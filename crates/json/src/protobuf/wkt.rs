@@ -1,5 +1,5 @@
 //! The text forms of Timestamp, Duration and FieldMask in the proto3 JSON mapping, both
-//! directions, exactly as the official Python library (`json_format`, protobuf 6.x)
+//! directions, exactly as the official Python library (`json_format`, protobuf 7.x)
 //! prints and parses them — including what its parser accepts beyond RFC 3339:
 //!
 //! * Timestamp: the zone is found as the first `Z`, else the first `+`, else the last

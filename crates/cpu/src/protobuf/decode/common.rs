@@ -13,6 +13,9 @@ pub(super) fn err<T>(kind: RejectKind, offset: usize) -> Result<T, DecodeError> 
     Err(DecodeError { kind, offset })
 }
 
+/// The longest length prefix accepted (as the official parsers since protobuf 7.x).
+pub(crate) const MAX_LEN_BYTES: usize = 5;
+
 pub(super) fn rd(e: ReadErr, offset: usize) -> DecodeError {
     let kind = match e {
         ReadErr::Truncated => RejectKind::Truncated,
@@ -51,9 +54,14 @@ pub(super) fn lookup<'a>(info: &'a MsgInfo, msg: &Message, num: u32, wtype: u8) 
 }
 
 /// The bytes of a length-delimited value whose length is at `pos`: `(start, end)`.
+/// A length prefix is at most 5 bytes (protobuf 7.x rejects longer ones, non-minimal
+/// zero-padded ones included).
 #[inline(always)]
 pub(super) fn read_len(buf: &[u8], pos: usize, end: usize) -> Result<(usize, usize), DecodeError> {
     let (len, p) = read_varint(buf, pos, end).map_err(|e| rd(e, pos))?;
+    if p - pos > MAX_LEN_BYTES {
+        return err(RejectKind::VarintTooLong, pos);
+    }
     if len > (end - p) as u64 {
         return err(RejectKind::LengthPastEnd, pos);
     }
