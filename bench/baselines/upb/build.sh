@@ -19,7 +19,7 @@ command -v protoc >/dev/null || { echo "upb/build.sh: protoc not found (apt-get 
 lib="$("$here/fetch.sh" "$build/fetch")"
 fds="$build/bench_schemas.pb"
 protoc -I "$schemas" --include_imports --descriptor_set_out="$fds" \
-  social.proto google_message1.proto google_message2.proto
+  social.proto google_message1.proto google_message2.proto every_kind.proto
 
 clang_bin=""
 for c in clang clang-19 clang-18 clang-17 clang-16 clang-15 clang-14 clang-13; do
