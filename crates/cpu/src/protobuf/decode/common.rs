@@ -50,6 +50,15 @@ pub(super) fn lookup<'a>(info: &'a MsgInfo, msg: &Message, num: u32, wtype: u8) 
     (wtype == f.wire || (wtype == wt::LEN && f.rep_packable)).then_some((fi - 1, f))
 }
 
+/// The field index the one-byte tag `b` selects, if the message's tag table has it (a
+/// field of number 1-15 with a wire type it takes): what `read_field_tag` and `lookup`
+/// would give for that byte, in one load.
+#[inline(always)]
+pub(super) fn by_tag(info: &MsgInfo, b: u8) -> Option<usize> {
+    let e = info.by_tag[b as usize] as usize;
+    (e != 0).then(|| e - 1)
+}
+
 /// The bytes of a length-delimited value whose length is at `pos`: `(start, end)`.
 #[inline(always)]
 pub(super) fn read_len(buf: &[u8], pos: usize, end: usize) -> Result<(usize, usize), DecodeError> {
