@@ -200,7 +200,7 @@ for name, (typ, avg, count, proto) in info.items():
         else:
             eng[e] = {"mb_s": None, "msg_s": None, "status": got[0] if got else "not run"}
     hw = eng["heapwire"]["mb_s"]
-    ratio = lambda b: round(hw / b, 2) if hw and b else None
+    ratio = lambda b: round(hw / b, 4) if hw and b else None
     rows.append({"workload": name, "type": typ, "proto": proto, "avg_msg_bytes": avg,
                  "messages": count, "engines": eng,
                  **{"heapwire_vs_" + e: ratio(eng[e]["mb_s"]) for e in ENGINES[1:]}})
@@ -234,16 +234,20 @@ def cell(e, key, digits):
 def ratio(v):
     return "-" if v is None else f"{v:.2f}x"
 
+def pct(v):  # heapwire's speed as a share of memcpy's: how far from the limit
+    return "-" if v is None else f"{100 * v:.1f}%"
+
 LABEL = {"heapwire": "heapwire", "upb_fasttable": "upb fast", "upb": "upb", "cpp_arena": "C++ arena",
          "prost": "prost", "memcpy": "memcpy"}
 hdr = (["workload", "avg B", "heapwire msg/s"] + [LABEL[e] + " MB/s" for e in ENGINES]
-       + ["hw/" + LABEL[e] for e in ENGINES[1:]])
+       + ["hw/" + LABEL[e] for e in ENGINES[1:-1]] + ["hw % of memcpy"])
 table = []
 for r in rows:
     e = r["engines"]
     table.append([r["workload"], fmt(r["avg_msg_bytes"]), cell(e["heapwire"], "msg_s", 0)]
                  + [cell(e[x], "mb_s", 1) for x in ENGINES]
-                 + [ratio(r["heapwire_vs_" + x]) for x in ENGINES[1:]])
+                 + [ratio(r["heapwire_vs_" + x]) for x in ENGINES[1:-1]]
+                 + [pct(r["heapwire_vs_memcpy"])])
 
 w = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(hdr)]
 line = lambda cols: "  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(cols))
