@@ -59,6 +59,36 @@ pub(super) fn by_tag(info: &MsgInfo, b: u8) -> Option<usize> {
     (e != 0).then(|| e - 1)
 }
 
+/// What the tag at `pos` opens.
+pub(super) enum Next<'a> {
+    /// A known field with a wire type it takes.
+    Field { num: u32, wtype: u8, fidx: usize, f: &'a Op },
+    /// The end of group `num`.
+    EndGroup(u32),
+    /// An unknown field, or a known one with a wire type it cannot take.
+    Unknown { num: u32, wtype: u8 },
+}
+
+/// Reads the tag at `*pos` (`pos < end`) and moves past it: one-byte tags of known
+/// fields through the tag table, the rest through `read_field_tag` and `lookup`.
+#[inline(always)]
+pub(super) fn next_tag<'a>(info: &'a MsgInfo, msg: &Message, buf: &[u8], pos: &mut usize, end: usize) -> Result<Next<'a>, DecodeError> {
+    let b = buf[*pos];
+    if let Some(fidx) = by_tag(info, b) {
+        *pos += 1;
+        return Ok(Next::Field { num: (b >> 3) as u32, wtype: b & 7, fidx, f: &info.ops[fidx] });
+    }
+    let (num, wtype, p) = read_field_tag(buf, *pos, end)?;
+    *pos = p;
+    if wtype == wt::END_GROUP {
+        return Ok(Next::EndGroup(num));
+    }
+    Ok(match lookup(info, msg, num, wtype) {
+        Some((fidx, f)) => Next::Field { num, wtype, fidx, f },
+        None => Next::Unknown { num, wtype },
+    })
+}
+
 /// The bytes of a length-delimited value whose length is at `pos`: `(start, end)`.
 #[inline(always)]
 pub(super) fn read_len(buf: &[u8], pos: usize, end: usize) -> Result<(usize, usize), DecodeError> {

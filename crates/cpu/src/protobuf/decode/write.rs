@@ -8,8 +8,8 @@ use heapwire_engine::RejectKind;
 use heapwire_schema::{wire_type as wt, CompiledSchema, Kind, Presence, NONE};
 
 use super::common::{
-    append_enum_unknown, append_unknown, by_tag, convert, err, lookup, new_struct, next_element, outside, put_scalar, put_string, read_field_tag,
-    read_len, read_ptr, read_scalar, set_oneof_case, set_present, write_header, Place, Scalars,
+    append_enum_unknown, append_unknown, convert, err, new_struct, next_element, outside, put_scalar, put_string, next_tag,
+    read_len, read_ptr, read_scalar, set_oneof_case, set_present, write_header, Next, Place, Scalars,
 };
 use super::tables::{Frame, Tables, Undo};
 use super::{DecodeError, DecodeOptions, Scratch};
@@ -53,29 +53,22 @@ pub(super) fn write_pass(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, r
                 continue 'frames;
             }
             let tag_pos = pos;
-            let (num, wtype, fidx, f);
-            if let Some(i) = by_tag(info, buf[pos]) {
-                // A one-byte tag of a known field with a wire type it takes.
-                (num, wtype, fidx, f) = ((buf[pos] >> 3) as u32, buf[pos] & 7, i, &info.ops[i]);
-                pos += 1;
-            } else {
-                let (n, w, p) = read_field_tag(buf, pos, end)?;
-                pos = p;
-                if w == wt::END_GROUP {
-                    if group == n {
+            let (num, wtype, fidx, f) = match next_tag(info, msg, buf, &mut pos, end)? {
+                Next::Field { num, wtype, fidx, f } => (num, wtype, fidx, f),
+                Next::EndGroup(num) => {
+                    if group == num {
                         s.frames.pop();
                         continue 'frames;
                     }
                     return err(RejectKind::GroupMismatch, tag_pos);
                 }
-                let Some((i, field)) = lookup(info, msg, n, w) else {
-                    let vend = s.skip_value(buf, pos, end, n, w, max_depth)?;
+                Next::Unknown { num, wtype } => {
+                    let vend = s.skip_value(buf, pos, end, num, wtype, max_depth)?;
                     append_unknown(img, &mut top, pl, unknown_at, unknown_total, &buf[tag_pos..vend])?;
                     pos = vend;
                     continue;
-                };
-                (num, wtype, fidx, f) = (n, w, i, field);
-            }
+                }
+            };
             if f.simple && wtype != wt::LEN {
                 // The common case, tested before the dispatch on the kind: one value of a
                 // singular scalar (not a closed enum).
