@@ -63,25 +63,27 @@ pub(super) fn by_tag(info: &MsgInfo, b: u8) -> Option<usize> {
 pub(super) enum Next<'a> {
     /// A known field with a wire type it takes.
     Field { num: u32, wtype: u8, fidx: usize, f: &'a Op },
-    /// The end of group `num`.
-    EndGroup(u32),
+    /// The end of the open group (a group end that does not match it is an error).
+    EndGroup,
     /// An unknown field, or a known one with a wire type it cannot take.
     Unknown { num: u32, wtype: u8 },
 }
 
 /// Reads the tag at `*pos` (`pos < end`) and moves past it: one-byte tags of known
 /// fields through the tag table, the rest through `read_field_tag` and `lookup`.
+/// `group` is the open group's field number (0: none).
 #[inline(always)]
-pub(super) fn next_tag<'a>(info: &'a MsgInfo, msg: &Message, buf: &[u8], pos: &mut usize, end: usize) -> Result<Next<'a>, DecodeError> {
+pub(super) fn next_tag<'a>(info: &'a MsgInfo, msg: &Message, buf: &[u8], pos: &mut usize, end: usize, group: u32) -> Result<Next<'a>, DecodeError> {
     let b = buf[*pos];
     if let Some(fidx) = by_tag(info, b) {
         *pos += 1;
         return Ok(Next::Field { num: (b >> 3) as u32, wtype: b & 7, fidx, f: &info.ops[fidx] });
     }
-    let (num, wtype, p) = read_field_tag(buf, *pos, end)?;
+    let tag_pos = *pos;
+    let (num, wtype, p) = read_field_tag(buf, tag_pos, end)?;
     *pos = p;
     if wtype == wt::END_GROUP {
-        return Ok(Next::EndGroup(num));
+        return if group == num { Ok(Next::EndGroup) } else { err(RejectKind::GroupMismatch, tag_pos) };
     }
     Ok(match lookup(info, msg, num, wtype) {
         Some((fidx, f)) => Next::Field { num, wtype, fidx, f },

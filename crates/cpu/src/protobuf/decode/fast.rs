@@ -63,14 +63,11 @@ pub(super) fn fast_pass<I: Image + ?Sized>(schema: &CompiledSchema, t: &Tables, 
                 continue 'frames;
             }
             let tag_pos = pos;
-            let (num, wtype, fidx, f) = match next_tag(info, msg, buf, &mut pos, end)? {
+            let (num, wtype, fidx, f) = match next_tag(info, msg, buf, &mut pos, end, group)? {
                 Next::Field { num, wtype, fidx, f } => (num, wtype, fidx, f),
-                Next::EndGroup(num) => {
-                    if group == num {
-                        s.frames.pop();
-                        continue 'frames;
-                    }
-                    return err(RejectKind::GroupMismatch, tag_pos);
+                Next::EndGroup => {
+                    s.frames.pop();
+                    continue 'frames;
                 }
                 Next::Unknown { num, wtype } => {
                     let vend = s.skip_value(buf, pos, end, num, wtype, max_depth)?;
