@@ -5,8 +5,10 @@
 # callgrind; the difference over two passes is one pass's instructions, without the
 # start-up, the schema compilation and the validating warm-up pass.
 #
-#   bench/count_instructions.sh [--only NAME,...] [WORKLOAD_DIR] HEAPWIRE...
+#   bench/count_instructions.sh [--only NAME,...] [WORKLOAD_DIR] BUILD...
 #
+# A BUILD is a heapwire binary, or `upb:BINARY:DESCRIPTOR_SET` for a upb baseline
+# binary (bench/baselines/upb/build.sh prints both), counted the same way.
 # WORKLOAD_DIR defaults to bench/out/quick (bench/run.sh --quick, or gen_workloads.py
 # --mb 0.5). Prints instructions per payload byte per build and each build's ratio to
 # the first. Takes about 10 s per workload and build on 0.5 MB files.
@@ -25,19 +27,28 @@ import json, os, re, subprocess, sys, tempfile
 d, only, builds = sys.argv[1], set(filter(None, sys.argv[2].split(","))), sys.argv[3:]
 man = json.load(open(os.path.join(d, "manifest.json")))
 
+def command(build, f, reps):
+    if build.startswith("upb:"):
+        _, binary, fds = build.split(":", 2)
+        return [binary, "--descriptor-set", fds, "--type", f["type"], "--reps", str(reps), os.path.join(d, f["file"])]
+    return [build, "bench", "--schema", "bench/schemas/" + f["proto"], "-I", "bench/schemas", "--type", f["type"],
+            "--delimited", "--reps", str(reps), os.path.join(d, f["file"])]
+
 def instructions(binary, f, reps):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
-        r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, binary, "bench",
-                            "--schema", "bench/schemas/" + f["proto"], "-I", "bench/schemas", "--type", f["type"],
-                            "--delimited", "--reps", str(reps), os.path.join(d, f["file"])],
+        r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + command(binary, f, reps),
                            capture_output=True, text=True)
         if r.returncode != 0:
             sys.exit(f"count_instructions: {binary} failed on {f['file']}:\n{r.stderr[-2000:]}")
         m = re.search(r"^summary: (\d+)", open(out).read(), re.M)
         return int(m.group(1))
 
-head = f"{'workload':22}" + "".join(f" {os.path.basename(os.path.dirname(b)) + '/' + os.path.basename(b):>22}" for b in builds)
+def label(b):
+    path = b.split(":")[1] if b.startswith("upb:") else b
+    return os.path.basename(os.path.dirname(path)) + "/" + os.path.basename(path)
+
+head = f"{'workload':22}" + "".join(f" {label(b):>22}" for b in builds)
 print("instructions per payload byte (callgrind, one pass)")
 print(head + ("  ratio to the first" if len(builds) > 1 else ""))
 for f in man["files"]:
