@@ -520,7 +520,7 @@ pub(super) fn put_string<I: Image + ?Sized>(img: &mut I, top: &mut u64, pl: Plac
 
 /// Slot of the next element of the repeated field whose `{ptr,count}` is at `at`,
 /// allocating the array (of `total` elements) on the first one.
-#[inline]
+#[inline(always)]
 pub(super) fn next_element<I: Image + ?Sized>(img: &mut I, top: &mut u64, pl: Place, at: usize, total: u32, stride: usize) -> Result<usize, DecodeError> {
     let pw = pl.pw;
     let n = read_ptr(img.bytes(), at + pw, pw);
