@@ -289,6 +289,9 @@ fn scan_counts(schema: &CompiledSchema, t: &Tables, buf: &[u8], mut p: usize, en
             }
             let vend = q + len as usize;
             match f.wire {
+                // Not a closed enum: every varint ends in the one byte without a
+                // continuation bit, so count those (a malformed run makes the pass give up).
+                wt::VARINT if closed.is_none() => counts[slot] += buf[q..vend].iter().filter(|&&b| b < 0x80).count() as u32,
                 wt::VARINT => {
                     let mut r = q;
                     while r < vend {
