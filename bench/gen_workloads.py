@@ -12,6 +12,19 @@ as a varint, as protobuf's writeDelimitedTo does) plus a manifest.json:
   gm1.bin                   heapwire.bench.gm1.Record                  ~228 B
   gm2.bin                   heapwire.bench.gm2.Document                ~84 KB
 
+and, so that no decoder is flattered by one hand-written generator, the same
+types (plus a scalar-heavy message with every field kind, kinds.EveryKind)
+filled field by field from their descriptors with random values, the way the
+differential suite (tests/differential/hwdiff/gen.py) makes its corpus: every
+varint width and scalar kind, edge values, non-ASCII text, maps and repeated
+sub-messages. These `rand_*` files have no size target; their sizes are what
+the values make:
+
+  rand_compose_post.bin ... rand_login.bin   the five social requests
+  rand_every_kind.bin       heapwire.bench.kinds.EveryKind
+  rand_gm1.bin, rand_gm2.bin                 the gm1 / gm2 shapes (gm2 keeps
+                                             ~1000 entries a document)
+
 The social-network average sizes are the per-request averages reported for
 DeathStarBench's social network in the in-network (de)serialization paper; the
 generator does not reproduce them by accident: each message type has one
@@ -37,11 +50,14 @@ import sys
 import tempfile
 import time
 
+import struct
+
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.descriptor import FieldDescriptor as FD
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMA_DIR = os.path.join(HERE, "schemas")
-SCHEMA_FILES = ["social.proto", "google_message1.proto", "google_message2.proto"]
+SCHEMA_FILES = ["social.proto", "google_message1.proto", "google_message2.proto", "every_kind.proto"]
 TOLERANCE = 0.05
 
 
@@ -430,7 +446,143 @@ def build_gm2(cls, rng, knob):
     return m
 
 
-# name, proto file, full type, builder, target average size, knob range, default count
+# --------------------------------------------------------------------------
+# descriptor-driven random messages (the differential suite's way)
+
+# Edge values each integer kind favours, besides random values of every width.
+EDGE_I32 = [0, 1, -1, 127, 128, -128, 16383, 16384, 2**31 - 1, -2**31, 1 << 24, -(1 << 24)]
+EDGE_I64 = EDGE_I32 + [2**63 - 1, -2**63, 2**53, -(2**53), 2**32, -(2**32), 10**18]
+EDGE_U32 = [0, 1, 127, 128, 16383, 16384, 2**31, 2**32 - 1, 1 << 28]
+EDGE_U64 = EDGE_U32 + [2**64 - 1, 2**63, 2**53 + 1, 2**32, 10**19]
+EDGE_DBL = [0.0, -0.0, 1.0, -1.0, 0.5, 0.1, 1e21, 1e-7, float("inf"), float("-inf"), float("nan"),
+            5e-324, 1.7976931348623157e308, 123456789.125]
+RAND_STRINGS = ["", "a", "héllo wörld", "中文字符", "日本語テキスト", "😀", "👩‍👩‍👧‍👦", "\U0010FFFF",
+                "a\u0000b", "\"quoted\" \\back\\slash", "\u2028\u2029", "Ω≈ç√∫", "ĀāĂăĄą" * 8]
+
+
+class RandomFill:
+    """Fills official-library messages from their descriptors with random values.
+
+    Integers take an edge value or a random one of a random bit length (so
+    every varint width, 1 to 10 bytes, appears); floats random bit patterns or
+    edge values; strings mix 1- to 4-byte UTF-8 characters; open enums now and
+    then an unknown number. `counts` overrides the element count of named
+    repeated fields (gm2's ~1000 entries)."""
+
+    def __init__(self, rng, density=0.7, max_depth=3, counts=None):
+        self.rng = rng
+        self.density = density
+        self.max_depth = max_depth
+        self.counts = counts or {}
+
+    def int_of(self, edges, lo, hi):
+        r = self.rng
+        if r.random() < 0.3:
+            return r.choice(edges)
+        v = r.getrandbits(r.randint(1, max(1, (hi - lo).bit_length() - (1 if lo < 0 else 0))))
+        if lo < 0 and r.random() < 0.5:
+            v = -v
+        return max(lo, min(hi, v))
+
+    def text(self):
+        r = self.rng
+        if r.random() < 0.3:
+            return r.choice(RAND_STRINGS)
+        out = []
+        for _ in range(r.randint(0, 40)):
+            k = r.random()
+            if k < 0.6:
+                out.append(chr(r.randint(0x20, 0x7E)))
+            elif k < 0.75:
+                out.append(chr(r.randint(0x80, 0x7FF)))
+            elif k < 0.92:
+                c = r.randint(0x800, 0xFFFD)
+                out.append(chr(c) if not 0xD800 <= c <= 0xDFFF else "\ue000")
+            else:
+                out.append(chr(r.randint(0x10000, 0x10FFFF)))
+        return "".join(out)
+
+    def scalar(self, fd):
+        r, t = self.rng, fd.type
+        if t in (FD.TYPE_INT32, FD.TYPE_SINT32, FD.TYPE_SFIXED32):
+            return self.int_of(EDGE_I32, -2**31, 2**31 - 1)
+        if t in (FD.TYPE_INT64, FD.TYPE_SINT64, FD.TYPE_SFIXED64):
+            return self.int_of(EDGE_I64, -2**63, 2**63 - 1)
+        if t in (FD.TYPE_UINT32, FD.TYPE_FIXED32):
+            return self.int_of(EDGE_U32, 0, 2**32 - 1)
+        if t in (FD.TYPE_UINT64, FD.TYPE_FIXED64):
+            return self.int_of(EDGE_U64, 0, 2**64 - 1)
+        if t == FD.TYPE_DOUBLE:
+            if r.random() < 0.3:
+                return r.choice(EDGE_DBL)
+            return struct.unpack("<d", r.getrandbits(64).to_bytes(8, "little"))[0]
+        if t == FD.TYPE_FLOAT:
+            return struct.unpack("<f", r.getrandbits(32).to_bytes(4, "little"))[0]
+        if t == FD.TYPE_BOOL:
+            return r.random() < 0.5
+        if t == FD.TYPE_STRING:
+            return self.text()
+        if t == FD.TYPE_BYTES:
+            return r.randbytes(r.randint(0, 40))
+        if t == FD.TYPE_ENUM:
+            nums = [v.number for v in fd.enum_type.values]
+            if fd.enum_type.is_closed or r.random() < 0.85:
+                return r.choice(nums)
+            return r.choice([-1, 77, 1000, 2**31 - 1, -2**31])
+        raise AssertionError("not a scalar: " + fd.full_name)
+
+    def count(self, fd):
+        if fd.name in self.counts:
+            return self.rng.randint(*self.counts[fd.name])
+        r = self.rng.random()
+        return 0 if r < 0.1 else self.rng.randint(1, 4) if r < 0.7 else self.rng.randint(5, 16)
+
+    def fill(self, m, depth=1):
+        for fd in m.DESCRIPTOR.fields:
+            required = fd.is_required
+            if not required and fd.name not in self.counts and self.rng.random() > self.density:
+                continue
+            oneof = fd.containing_oneof
+            if oneof is not None and m.WhichOneof(oneof.name):  # one member of a oneof
+                continue
+            self.set_field(m, fd, depth)
+        return m
+
+    def set_field(self, m, fd, depth):
+        value = getattr(m, fd.name)
+        if fd.type == FD.TYPE_MESSAGE and fd.message_type.GetOptions().map_entry:
+            kf, vf = fd.message_type.fields_by_name["key"], fd.message_type.fields_by_name["value"]
+            for _ in range(self.count(fd)):
+                k = self.scalar(kf)
+                if vf.type == FD.TYPE_MESSAGE:
+                    if depth < self.max_depth:
+                        self.fill(value[k], depth + 2)
+                else:
+                    value[k] = self.scalar(vf)
+        elif fd.type == FD.TYPE_MESSAGE:
+            if depth >= self.max_depth:
+                return
+            if fd.is_repeated:
+                for _ in range(self.count(fd)):
+                    self.fill(value.add(), depth + 1)
+            else:
+                value.SetInParent()
+                self.fill(value, depth + 1)
+        elif fd.is_repeated:
+            value.extend(self.scalar(fd) for _ in range(self.count(fd)))
+        else:
+            setattr(m, fd.name, self.scalar(fd))
+
+
+def random_builder(**kw):
+    """A builder (cls, rng, knob) -> message that fills `cls` at random; no knob."""
+    def build(cls, rng, knob):
+        return RandomFill(rng, **kw).fill(cls())
+    return build
+
+
+# name, proto file, full type, builder, target average size (None: random, no
+# target), knob range
 WORKLOADS = [
     ("social_compose_post", "social.proto", "heapwire.bench.social.ComposePostRequest",
      build_compose_post, 252, (8, 1000)),
@@ -444,6 +596,21 @@ WORKLOADS = [
      build_login, 74, (1, 80)),
     ("gm1", "google_message1.proto", "heapwire.bench.gm1.Record", build_gm1, 228, (4, 400)),
     ("gm2", "google_message2.proto", "heapwire.bench.gm2.Document", build_gm2, 84_000, (50, 3000)),
+    ("rand_compose_post", "social.proto", "heapwire.bench.social.ComposePostRequest",
+     random_builder(), None, None),
+    ("rand_store_post", "social.proto", "heapwire.bench.social.StorePostRequest",
+     random_builder(), None, None),
+    ("rand_compose_media", "social.proto", "heapwire.bench.social.ComposeMediaRequest",
+     random_builder(), None, None),
+    ("rand_register_user", "social.proto", "heapwire.bench.social.RegisterUserRequest",
+     random_builder(), None, None),
+    ("rand_login", "social.proto", "heapwire.bench.social.LoginRequest", random_builder(), None, None),
+    ("rand_every_kind", "every_kind.proto", "heapwire.bench.kinds.EveryKind",
+     random_builder(density=0.8), None, None),
+    ("rand_gm1", "google_message1.proto", "heapwire.bench.gm1.Record",
+     random_builder(density=0.5), None, None),
+    ("rand_gm2", "google_message2.proto", "heapwire.bench.gm2.Document",
+     random_builder(counts={"entries": (800, 1400)}), None, None),
 ]
 
 
@@ -503,9 +670,17 @@ def main():
             continue
         t0 = time.time()
         cls = message_class(pool, full)
-        count = args.count or max(1, int(round(args.mb * 1e6 / target)))
-        pilot = max(8, min(2000, int(400_000 / target)))
-        knob = calibrate(cls, builder, target, knob_range, args.seed, name, pilot)
+        if target is None:  # random: no knob; the count from a pilot sample's average size
+            knob = None
+            if args.count is None:
+                rng = random.Random("%s/%s/pilot" % (args.seed, name))
+                pilot = generate(cls, builder, rng, knob, 20)
+                avg_pilot = sum(map(len, pilot)) / len(pilot)
+        else:
+            pilot = max(8, min(2000, int(400_000 / target)))
+            knob = calibrate(cls, builder, target, knob_range, args.seed, name, pilot)
+            avg_pilot = target
+        count = args.count or max(1, int(round(args.mb * 1e6 / avg_pilot)))
         rng = random.Random("%s/%s" % (args.seed, name))
         msgs = generate(cls, builder, rng, knob, count)
         payload = sum(map(len, msgs))
@@ -515,7 +690,7 @@ def main():
             for b in msgs:
                 f.write(encode_varint(len(b)))
                 f.write(b)
-        dev = (avg - target) / target
+        dev = (avg - target) / target if target else 0.0
         ok = abs(dev) <= TOLERANCE
         if not ok and count >= 100:  # tiny samples (--count) may stray; only warn then
             failed.append(name)
@@ -531,10 +706,12 @@ def main():
             "target_avg_size": target,
             "min_size": min(map(len, msgs)),
             "max_size": max(map(len, msgs)),
-            "knob": round(knob, 4),
+            "knob": None if knob is None else round(knob, 4),
         })
-        print("%-22s %-42s n=%-6d avg %9.1f B (target %6d, %+5.1f%%)%s  [%.1fs]" % (
-            name, full, count, avg, target, dev * 100, "" if ok else "  OUT OF TOLERANCE",
+        print("%-22s %-42s n=%-6d avg %9.1f B (%s)%s  [%.1fs]" % (
+            name, full, count, avg,
+            "random, no target" if target is None else "target %6d, %+5.1f%%" % (target, dev * 100),
+            "" if ok else "  OUT OF TOLERANCE",
             time.time() - t0), flush=True)
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2)

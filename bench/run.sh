@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# heapwire decode benchmark: heapwire's CPU engine against protobuf C++ 3.21
-# (arena) and prost, same machine, same run, same corpus.
+# heapwire decode benchmark: heapwire's CPU engine against upb (default and
+# fasttable builds), protobuf C++ 3.21 (arena) and prost, with memcpy of the same
+# bytes as the limit; same machine, same run, same corpus.
 #
 #   bench/run.sh [--quick] [--reps K] [--rounds R] [--only NAME[,NAME...]] [--regen]
 #
@@ -12,10 +13,12 @@
 #   --only    run only these workloads (names as in manifest.json, e.g. social_login,gm1)
 #   --regen   regenerate the workloads even if they are present and current
 #
-# Steps: build the C++ arena baseline (bench/baselines/cpp/build.sh), prost
-# (cargo -p heapwire-bench-prost) and heapwire (cargo -p heapwire-cli); generate
+# Steps: build the upb baselines (bench/baselines/upb/build.sh: upb's sources
+# through cargo fetch, gcc and clang), the C++ arena baseline
+# (bench/baselines/cpp/build.sh), prost (cargo -p heapwire-bench-prost) and
+# heapwire (cargo -p heapwire-cli); generate
 # the workloads with bench/gen_workloads.py into bench/out/{quick,full}/ unless
-# they are there already; then, for each workload, run the three engines one
+# they are there already; then, for each workload, run the engines one
 # after another, each single-threaded, reading the whole file first, one
 # warm-up pass, then K timed passes, reporting the median (repeated for R
 # interleaved rounds, the best round kept); throughput counts
@@ -34,7 +37,7 @@ while (($#)); do
     --rounds) rounds="$2"; shift ;;
     --only) only="$2"; shift ;;
     --regen) regen=1 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -48,6 +51,15 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 mkdir -p "$out"
 
 # ---- build ------------------------------------------------------------------
+say "building upb baselines (default: gcc; fasttable: clang)"
+upb_bin=""; upb_fast_bin=""; upb_fds=""
+if mapfile -t upb_out < <(bench/baselines/upb/build.sh "$out/build/upb") && ((${#upb_out[@]} == 3)); then
+  upb_bin="${upb_out[0]}"; upb_fds="${upb_out[2]}"
+  [ "${upb_out[1]}" != none ] && upb_fast_bin="${upb_out[1]}"
+else
+  say "upb: build failed"
+fi
+
 say "building protobuf C++ arena baseline"
 cpp_bin="$(bench/baselines/cpp/build.sh "$out/build/cpp")"
 
@@ -130,6 +142,17 @@ for ((r = 1; r <= rounds; r++)); do
       ((r > 1)) || say "$name: heapwire: not built"
       printf '%s\t%s\t%s\t%s\t%s\t%s\theapwire\tnot built\t\n' "${meta[@]}" >> "$tsv"
     fi
+    if [ -n "$upb_bin" ]; then
+      run_engine "${meta[@]}" upb -- "$upb_bin" --descriptor-set "$upb_fds" --type "$type" --reps "$reps" "$input"
+      run_engine "${meta[@]}" memcpy -- "$upb_bin" --memcpy --descriptor-set "$upb_fds" --type "$type" --reps "$reps" "$input"
+    else
+      printf '%s\t%s\t%s\t%s\t%s\t%s\tupb\tnot built\t\n' "${meta[@]}" >> "$tsv"
+    fi
+    if [ -n "$upb_fast_bin" ]; then
+      run_engine "${meta[@]}" upb_fasttable -- "$upb_fast_bin" --descriptor-set "$upb_fds" --type "$type" --reps "$reps" "$input"
+    else
+      printf '%s\t%s\t%s\t%s\t%s\t%s\tupb_fasttable\tnot built\t\n' "${meta[@]}" >> "$tsv"
+    fi
     run_engine "${meta[@]}" cpp_arena -- "$cpp_bin" --type "$type" --reps "$reps" "$input"
     if [ -n "$prost_bin" ]; then
       run_engine "${meta[@]}" prost -- "$prost_bin" --type "$type" --reps "$reps" "$input"
@@ -156,7 +179,7 @@ def sh(*cmd):
     except OSError:
         return ""
 
-ENGINES = ("heapwire", "cpp_arena", "prost")
+ENGINES = ("heapwire", "upb_fasttable", "upb", "cpp_arena", "prost", "memcpy")
 runs = {}    # (name, engine) -> list of (mb_s, msg_s) or status strings
 info = {}    # name -> (type, avg, count, proto), in manifest order
 for line in open(tsv):
@@ -177,11 +200,10 @@ for name, (typ, avg, count, proto) in info.items():
         else:
             eng[e] = {"mb_s": None, "msg_s": None, "status": got[0] if got else "not run"}
     hw = eng["heapwire"]["mb_s"]
-    ratio = lambda b: round(hw / b, 2) if hw and b else None
+    ratio = lambda b: round(hw / b, 4) if hw and b else None
     rows.append({"workload": name, "type": typ, "proto": proto, "avg_msg_bytes": avg,
                  "messages": count, "engines": eng,
-                 "heapwire_vs_cpp_arena": ratio(eng["cpp_arena"]["mb_s"]),
-                 "heapwire_vs_prost": ratio(eng["prost"]["mb_s"])})
+                 **{"heapwire_vs_" + e: ratio(eng[e]["mb_s"]) for e in ENGINES[1:]}})
 
 cpu = ""
 try:
@@ -196,6 +218,8 @@ meta = {
     "cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
     "libprotobuf": sh("pkg-config", "--modversion", "protobuf"),
     "cxx": sh("g++", "-dumpfullversion"), "rustc": sh("rustc", "--version"),
+    "clang": sh("clang", "--version").split("\n")[0],
+    "upb": "the protobuf crate 4.31.1-release's amalgamation; MiniTables from a def pool",
 }
 with open(os.path.join(out, "results.json"), "w") as fh:
     json.dump({"meta": meta, "results": rows}, fh, indent=2)
@@ -210,16 +234,20 @@ def cell(e, key, digits):
 def ratio(v):
     return "-" if v is None else f"{v:.2f}x"
 
-hdr = ["workload", "avg B", "heapwire MB/s", "heapwire msg/s", "C++ arena MB/s", "C++ arena msg/s",
-       "prost MB/s", "prost msg/s", "hw/C++", "hw/prost"]
+def pct(v):  # heapwire's speed as a share of memcpy's: how far from the limit
+    return "-" if v is None else f"{100 * v:.1f}%"
+
+LABEL = {"heapwire": "heapwire", "upb_fasttable": "upb fast", "upb": "upb", "cpp_arena": "C++ arena",
+         "prost": "prost", "memcpy": "memcpy"}
+hdr = (["workload", "avg B", "heapwire msg/s"] + [LABEL[e] + " MB/s" for e in ENGINES]
+       + ["hw/" + LABEL[e] for e in ENGINES[1:-1]] + ["hw % of memcpy"])
 table = []
 for r in rows:
     e = r["engines"]
-    table.append([r["workload"], fmt(r["avg_msg_bytes"]),
-                  cell(e["heapwire"], "mb_s", 1), cell(e["heapwire"], "msg_s", 0),
-                  cell(e["cpp_arena"], "mb_s", 1), cell(e["cpp_arena"], "msg_s", 0),
-                  cell(e["prost"], "mb_s", 1), cell(e["prost"], "msg_s", 0),
-                  ratio(r["heapwire_vs_cpp_arena"]), ratio(r["heapwire_vs_prost"])])
+    table.append([r["workload"], fmt(r["avg_msg_bytes"]), cell(e["heapwire"], "msg_s", 0)]
+                 + [cell(e[x], "mb_s", 1) for x in ENGINES]
+                 + [ratio(r["heapwire_vs_" + x]) for x in ENGINES[1:-1]]
+                 + [pct(r["heapwire_vs_memcpy"])])
 
 w = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(hdr)]
 line = lambda cols: "  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(cols))
@@ -232,7 +260,9 @@ print(f"({mode}: best of {rounds} rounds of median-of-{reps}; payload MB/s, MB =
 with open(os.path.join(out, "results.md"), "w") as fh:
     fh.write(f"Decode throughput, {meta['date']} ({mode} run: best of {rounds} interleaved rounds, each the median of {reps} reps after a warm-up; "
              f"single thread, payload bytes, MB = 10^6 B). CPU: {cpu}; {meta['cores']} cores; "
-             f"libprotobuf {meta['libprotobuf']} (g++ {meta['cxx']} -O2, arena); {meta['rustc']}; prost 0.14.\n\n")
+             f"upb from the protobuf crate 4.31.1-release (default: g++ {meta['cxx']} -O2; fasttable: {meta['clang']} -O2); "
+             f"libprotobuf {meta['libprotobuf']} (g++ {meta['cxx']} -O2, arena); {meta['rustc']}; prost 0.14; "
+             f"memcpy: the same bytes copied message by message.\n\n")
     fh.write("| " + " | ".join(hdr) + " |\n")
     fh.write("|" + "|".join("---" if i == 0 else "---:" for i in range(len(hdr))) + "|\n")
     for t in table:

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Installs everything heapwire needs on a fresh Debian machine of the project's kind:
-# system packages (HDL simulators and synthesis, protobuf C++ for the baseline),
+# system packages (HDL simulators and synthesis, protobuf C++ and clang for the baselines),
 # Python packages (oracle, cocotb, plots; pinned, in the virtual environment .venv that
 # scripts/env.sh puts first on PATH) and builds the Rust workspace.
 # Idempotent: re-running only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# clang: the fasttable build of the upb baseline (bench/baselines/upb).
 # nginx: the gRPC load balancer of the scale-out test (bench/load/tests/scaleout_nginx.rs runs its own
 # instance from a temporary prefix; the system service is not used).
-APT_PKGS=(iverilog yosys verilator nextpnr-ice40 fpga-icestorm protobuf-compiler libprotobuf-dev pkg-config hyperfine nginx)
+APT_PKGS=(iverilog yosys verilator nextpnr-ice40 fpga-icestorm protobuf-compiler libprotobuf-dev pkg-config hyperfine nginx clang)
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -45,7 +45,9 @@ def test_sizes_within_tolerance(generated):
     _, manifest = generated
     names = {f["workload"] for f in manifest["files"]}
     assert names == {w[0] for w in gen_workloads.WORKLOADS}
-    for f in manifest["files"]:
+    tuned = [f for f in manifest["files"] if f["target_avg_size"] is not None]
+    assert {f["workload"] for f in tuned} == {w[0] for w in gen_workloads.WORKLOADS if w[4] is not None}
+    for f in tuned:
         assert abs(f["avg_size"] - f["target_avg_size"]) <= 0.05 * f["target_avg_size"], f
 
 
@@ -75,3 +77,72 @@ def test_deterministic_and_seed_sensitive(generated, tmp_path):
 def test_count_flag(tmp_path):
     m = run_gen(tmp_path, "--count", "5", "--only", "gm2,social_store_post")
     assert [f["count"] for f in m["files"]] == [5, 5]
+
+
+def messages_of(out, manifest, workload):
+    f = next(f for f in manifest["files"] if f["workload"] == workload)
+    cls = gen_workloads.message_class(gen_workloads.load_pool(), f["type"])
+    return [cls.FromString(b) for b in split(open(os.path.join(out, f["file"]), "rb").read())]
+
+
+def varint_widths(data):
+    """The lengths of the varints that open every field's value in `data`, by walking its tags."""
+    widths, pos = set(), 0
+
+    def varint(pos):
+        start = pos
+        while data[pos] & 0x80:
+            pos += 1
+        return int.from_bytes(data[start:pos + 1], "little"), pos + 1 - start
+
+    while pos < len(data):
+        tag, n = varint(pos)
+        pos += n
+        wire = tag & 7
+        if wire == 0:
+            _, n = varint(pos)
+            widths.add(n)
+            pos += n
+        elif wire == 1:
+            pos += 8
+        elif wire == 5:
+            pos += 4
+        else:
+            length = 0
+            length, n = varint(pos)
+            pos += n + length
+    return widths
+
+
+def test_random_every_kind_covers_every_field_and_width(generated):
+    out, manifest = generated
+    msgs = messages_of(out, manifest, "rand_every_kind")
+    desc = msgs[0].DESCRIPTOR
+    seen = set()
+    for m in msgs:
+        for fd, _ in m.ListFields():
+            seen.add(fd.name)
+    assert seen == {fd.name for fd in desc.fields}
+    widths = set()
+    for m in msgs[:200]:
+        widths |= varint_widths(m.SerializeToString(deterministic=True))
+    assert widths == set(range(1, 11)), widths  # every varint width, 1 to 10 bytes
+    assert any(m.level not in (0, 1, 2, 3) for m in msgs)  # unknown values of the open enum
+    assert any(any(ord(c) > 0xFFFF for c in m.name) for m in msgs)  # 4-byte UTF-8
+
+
+def test_random_social_requests_have_maps_repeats_and_non_ascii(generated):
+    out, manifest = generated
+    for name in ("rand_compose_post", "rand_store_post", "rand_compose_media",
+                 "rand_register_user", "rand_login"):
+        msgs = messages_of(out, manifest, name)
+        assert sum(len(m.carrier) > 1 for m in msgs) > len(msgs) // 2, name
+        assert any(any(ord(c) > 0x7F for c in k + v) for m in msgs for k, v in m.carrier.items()), name
+    posts = [m.post for m in messages_of(out, manifest, "rand_store_post")]
+    assert sum(len(p.user_mentions) > 1 and len(p.urls) > 1 for p in posts) > len(posts) // 10
+
+
+def test_random_gm2_keeps_its_shape(generated):
+    out, manifest = generated
+    for m in messages_of(out, manifest, "rand_gm2"):
+        assert 800 <= len(m.entries) <= 1400

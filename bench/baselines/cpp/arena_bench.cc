@@ -28,6 +28,7 @@
 #include <google/protobuf/arena.h>
 
 #include "google_message1.pb.h"
+#include "every_kind.pb.h"
 #include "google_message2.pb.h"
 #include "social.pb.h"
 
@@ -83,6 +84,7 @@ const std::map<std::string, PassFn>& Registry() {
       {"heapwire.bench.social.Post", &Pass<s::Post>},
       {"heapwire.bench.gm1.Record", &Pass<heapwire::bench::gm1::Record>},
       {"heapwire.bench.gm2.Document", &Pass<heapwire::bench::gm2::Document>},
+      {"heapwire.bench.kinds.EveryKind", &Pass<heapwire::bench::kinds::EveryKind>},
   };
   return r;
 }

@@ -23,11 +23,11 @@ want="$(cat "$here/arena_bench.cc" "$0" "$schemas"/*.proto | sha256sum | cut -c1
 if [ -x "$bin" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   echo "$bin"; exit 0
 fi
-protoc -I "$schemas" --cpp_out="$build/gen" social.proto google_message1.proto google_message2.proto
+protoc -I "$schemas" --cpp_out="$build/gen" social.proto google_message1.proto google_message2.proto every_kind.proto
 # shellcheck disable=SC2046
 g++ -O2 -std=c++17 -DNDEBUG -I "$build/gen" \
   "$here/arena_bench.cc" "$build/gen/social.pb.cc" "$build/gen/google_message1.pb.cc" \
-  "$build/gen/google_message2.pb.cc" \
+  "$build/gen/google_message2.pb.cc" "$build/gen/every_kind.pb.cc" \
   -o "$bin" $(pkg-config --cflags --libs protobuf) -lpthread
 echo "$want" > "$stamp"
 echo "$bin"

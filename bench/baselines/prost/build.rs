@@ -3,7 +3,12 @@
 //! protoc is needed; prost-build turns the descriptor set into Rust.
 use std::path::PathBuf;
 
-const SCHEMAS: &[&str] = &["social.proto", "google_message1.proto", "google_message2.proto"];
+const SCHEMAS: &[&str] = &[
+    "social.proto",
+    "google_message1.proto",
+    "google_message2.proto",
+    "every_kind.proto",
+];
 
 fn main() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../schemas");

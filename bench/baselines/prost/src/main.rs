@@ -23,6 +23,9 @@ pub mod gm1 {
 pub mod gm2 {
     include!(concat!(env!("OUT_DIR"), "/heapwire.bench.gm2.rs"));
 }
+pub mod kinds {
+    include!(concat!(env!("OUT_DIR"), "/heapwire.bench.kinds.rs"));
+}
 
 type PassFn = fn(&[&[u8]]) -> Option<f64>;
 
@@ -45,6 +48,7 @@ const TYPES: &[(&str, PassFn)] = &[
     ("heapwire.bench.social.Post", pass::<social::Post>),
     ("heapwire.bench.gm1.Record", pass::<gm1::Record>),
     ("heapwire.bench.gm2.Document", pass::<gm2::Document>),
+    ("heapwire.bench.kinds.EveryKind", pass::<kinds::EveryKind>),
 ];
 
 fn usage(msg: &str) -> ExitCode {

@@ -303,6 +303,55 @@ fn bound(s: &CompiledSchema, root: usize, n: usize) -> usize {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
+    /// Map entries of every flat shape (filled in place by the fast pass) and one that is
+    /// not (a message value), built from random parts: mostly keys and values of the
+    /// right wire type (repeated, missing, in either order), sometimes an unknown field,
+    /// a wrong wire type, field number 0, text that is not UTF-8, a cut at the end. Fast
+    /// path and reference must agree.
+    #[test]
+    fn map_entries_fast_path_matches_reference(entries in proptest::collection::vec((1u32..8, proptest::collection::vec((0u8..14, any::<u64>()), 0..4)), 0..10), cut in 0usize..3) {
+        let s = schema("maps.proto", LayoutOptions::default());
+        // Wire types of key and value per map field (maps.proto).
+        const WIRES: [(u8, u8); 7] = [(2, 2), (0, 2), (0, 1), (0, 5), (0, 0), (2, 2), (0, 0)];
+        let mut m = Vec::new();
+        for (field, parts) in entries {
+            let mut e = Vec::new();
+            for (k, v) in parts {
+                let (num, wire) = match k {
+                    0..=4 => (1, WIRES[field as usize - 1].0),
+                    5..=10 => (2, WIRES[field as usize - 1].1),
+                    11 => (3, 0),
+                    12 => (1 + (v % 2) as u32, [0u8, 1, 2, 5][(v % 4) as usize]),
+                    _ => (0, 0),
+                };
+                tag(&mut e, num, wire);
+                match wire {
+                    0 => put_varint(&mut e, if v % 2 == 0 { v % 300 } else { v }),
+                    1 => e.extend_from_slice(&v.to_le_bytes()),
+                    5 => e.extend_from_slice(&v.to_le_bytes()[..4]),
+                    _ => {
+                        let body: Vec<u8> = match v % 5 {
+                            0 => "héllo wörld".into(),
+                            1 => vec![0xff, b'a'],
+                            2 => { let mut b = Vec::new(); tag(&mut b, 1, 0); put_varint(&mut b, v >> 8); b }
+                            _ => (0..(v % 9) as u8).map(|i| b'a' + i).collect(),
+                        };
+                        put_varint(&mut e, body.len() as u64);
+                        e.extend_from_slice(&body);
+                    }
+                }
+            }
+            if field == 7 {
+                tag(&mut m, 7, 0);
+                put_varint(&mut m, e.len() as u64);
+            } else {
+                len_field(&mut m, field, &e);
+            }
+        }
+        m.truncate(m.len().saturating_sub(cut));
+        let _ = decode(&s, "maps.Maps", &m, 0);
+    }
+
     #[test]
     fn random_bytes_never_panic_and_respect_the_bound(input in proptest::collection::vec(any::<u8>(), 0..300)) {
         for (file, ty) in [("unit.proto", "unit.Node"), ("unit2.proto", "unit2.Req")] {

@@ -53,6 +53,47 @@ pub(super) fn lookup<'a>(info: &'a MsgInfo, msg: &Message, num: u32, wtype: u8) 
     (wtype == f.wire || (wtype == wt::LEN && f.rep_packable)).then_some((fi - 1, f))
 }
 
+/// The field index the one-byte tag `b` selects, if the message's tag table has it (a
+/// field of number 1-15 with a wire type it takes): what `read_field_tag` and `lookup`
+/// would give for that byte, in one load.
+#[inline(always)]
+pub(super) fn by_tag(info: &MsgInfo, b: u8) -> Option<usize> {
+    let e = info.by_tag[b as usize] as usize;
+    (e != 0).then(|| e - 1)
+}
+
+/// What the tag at `pos` opens.
+pub(super) enum Next<'a> {
+    /// A known field with a wire type it takes.
+    Field { num: u32, wtype: u8, fidx: usize, f: &'a Op },
+    /// The end of the open group (a group end that does not match it is an error).
+    EndGroup,
+    /// An unknown field, or a known one with a wire type it cannot take.
+    Unknown { num: u32, wtype: u8 },
+}
+
+/// Reads the tag at `*pos` (`pos < end`) and moves past it: one-byte tags of known
+/// fields through the tag table, the rest through `read_field_tag` and `lookup`.
+/// `group` is the open group's field number (0: none).
+#[inline(always)]
+pub(super) fn next_tag<'a>(info: &'a MsgInfo, msg: &Message, buf: &[u8], pos: &mut usize, end: usize, group: u32) -> Result<Next<'a>, DecodeError> {
+    let b = buf[*pos];
+    if let Some(fidx) = by_tag(info, b) {
+        *pos += 1;
+        return Ok(Next::Field { num: (b >> 3) as u32, wtype: b & 7, fidx, f: &info.ops[fidx] });
+    }
+    let tag_pos = *pos;
+    let (num, wtype, p) = read_field_tag(buf, tag_pos, end)?;
+    *pos = p;
+    if wtype == wt::END_GROUP {
+        return if group == num { Ok(Next::EndGroup) } else { err(RejectKind::GroupMismatch, tag_pos) };
+    }
+    Ok(match lookup(info, msg, num, wtype) {
+        Some((fidx, f)) => Next::Field { num, wtype, fidx, f },
+        None => Next::Unknown { num, wtype },
+    })
+}
+
 /// The bytes of a length-delimited value whose length is at `pos`: `(start, end)`.
 /// A length prefix is at most 5 bytes (protobuf 7.x rejects longer ones, non-minimal
 /// zero-padded ones included).
@@ -206,7 +247,9 @@ pub(super) fn check_utf8(f: &Op, data: &[u8], at: usize) -> Result<(), DecodeErr
 }
 
 /// UTF-8 validation: a word-at-a-time ASCII check first (most protobuf strings are short
-/// and ASCII), the SIMD validator otherwise.
+/// and ASCII); short non-ASCII strings through the shift DFA (the SIMD validator hands
+/// inputs under 64 bytes to the standard library's, which branches on every character
+/// and mispredicts on mixed text); longer ones through the SIMD validator.
 #[inline(always)]
 fn valid_utf8(b: &[u8]) -> bool {
     let mut chunks = b.chunks_exact(8);
@@ -217,7 +260,75 @@ fn valid_utf8(b: &[u8]) -> bool {
     for &x in chunks.remainder() {
         high |= x as u64;
     }
-    high & 0x8080_8080_8080_8080 == 0 || simdutf8::basic::from_utf8(b).is_ok()
+    high & 0x8080_8080_8080_8080 == 0 || if b.len() < 64 { utf8_dfa(b) } else { simdutf8::basic::from_utf8(b).is_ok() }
+}
+
+/// The UTF-8 automaton as a shift DFA: a state is a multiple of 6, and `UTF8_NEXT[byte]`
+/// holds, at bit `state`, the next state. One load (independent of the state) and one
+/// shift per byte, no branch. States: 0 accept, 1 reject (absorbing), 2/3/4 one/two/three
+/// continuation bytes to go, 5 after E0 (A0-BF next), 6 after ED (80-9F next: no
+/// surrogates), 7 after F0 (90-BF next), 8 after F4 (80-8F next: nothing past U+10FFFF).
+static UTF8_NEXT: [u64; 256] = utf8_table();
+
+const fn utf8_table() -> [u64; 256] {
+    const fn put(row: u64, from: u64, to: u64) -> u64 {
+        (row & !(63 << (6 * from))) | (6 * to) << (6 * from)
+    }
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        // Every transition rejects unless set below.
+        let mut row = 0u64;
+        let mut s = 0;
+        while s < 9 {
+            row = put(row, s, 1);
+            s += 1;
+        }
+        let (cont_80_8f, cont_90_9f, cont_a0_bf) = (b >= 0x80 && b <= 0x8f, b >= 0x90 && b <= 0x9f, b >= 0xa0 && b <= 0xbf);
+        if b < 0x80 {
+            row = put(row, 0, 0);
+        } else if cont_80_8f || cont_90_9f || cont_a0_bf {
+            row = put(row, 2, 0);
+            row = put(row, 3, 2);
+            row = put(row, 4, 3);
+            if cont_a0_bf {
+                row = put(row, 5, 2);
+            } else {
+                row = put(row, 6, 2);
+            }
+            if !cont_80_8f {
+                row = put(row, 7, 3);
+            } else {
+                row = put(row, 8, 3);
+            }
+        } else if b >= 0xc2 && b <= 0xdf {
+            row = put(row, 0, 2);
+        } else if b == 0xe0 {
+            row = put(row, 0, 5);
+        } else if b == 0xed {
+            row = put(row, 0, 6);
+        } else if b >= 0xe1 && b <= 0xef {
+            row = put(row, 0, 3);
+        } else if b == 0xf0 {
+            row = put(row, 0, 7);
+        } else if b >= 0xf1 && b <= 0xf3 {
+            row = put(row, 0, 4);
+        } else if b == 0xf4 {
+            row = put(row, 0, 8);
+        }
+        t[b] = row;
+        b += 1;
+    }
+    t
+}
+
+#[inline(always)]
+fn utf8_dfa(b: &[u8]) -> bool {
+    let mut state = 0u64;
+    for &x in b {
+        state = (UTF8_NEXT[x as usize] >> state) & 63;
+    }
+    state == 0
 }
 
 #[inline(always)]
@@ -417,7 +528,7 @@ pub(super) fn put_string<I: Image + ?Sized>(img: &mut I, top: &mut u64, pl: Plac
 
 /// Slot of the next element of the repeated field whose `{ptr,count}` is at `at`,
 /// allocating the array (of `total` elements) on the first one.
-#[inline]
+#[inline(always)]
 pub(super) fn next_element<I: Image + ?Sized>(img: &mut I, top: &mut u64, pl: Place, at: usize, total: u32, stride: usize) -> Result<usize, DecodeError> {
     let pw = pl.pw;
     let n = read_ptr(img.bytes(), at + pw, pw);
@@ -468,4 +579,64 @@ pub(super) fn append_enum_unknown<I: Image + ?Sized>(img: &mut I, top: &mut u64,
     let mut tmp = [0u8; 10];
     let k = encode_enum_unknown(&mut tmp, num, raw as u32);
     append_unknown(img, top, pl, at, total, &tmp[..k])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{utf8_dfa, valid_utf8};
+
+    fn agree(b: &[u8]) {
+        let want = std::str::from_utf8(b).is_ok();
+        assert_eq!(utf8_dfa(b), want, "{b:02x?}");
+        assert_eq!(valid_utf8(b), want, "{b:02x?}");
+    }
+
+    #[test]
+    fn utf8_dfa_agrees_with_std_on_every_sequence_up_to_three_bytes() {
+        agree(&[]);
+        for a in 0..=255u8 {
+            agree(&[a]);
+            for b in 0..=255u8 {
+                agree(&[a, b]);
+                for c in 0..=255u8 {
+                    let s = [a, b, c];
+                    assert_eq!(utf8_dfa(&s), std::str::from_utf8(&s).is_ok(), "{s:02x?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn utf8_dfa_agrees_with_std_on_four_byte_sequences() {
+        // Every lead byte with every second byte, and third and fourth bytes at the edges
+        // of the continuation range and just outside it.
+        let edges = [0x00u8, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xff];
+        for a in 0..=255u8 {
+            for b in 0..=255u8 {
+                for c in edges {
+                    for d in edges {
+                        agree(&[a, b, c, d]);
+                    }
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn utf8_validation_agrees_with_std(text in ".{0,40}", cut in 0usize..200, junk in proptest::prelude::any::<u8>(), at in 0usize..200) {
+            // Valid text (any length, through every path), then cut or corrupted.
+            let mut b = text.into_bytes();
+            agree(&b);
+            if !b.is_empty() {
+                let i = at % b.len();
+                b[i] = junk;
+                agree(&b);
+                b.truncate(cut % (b.len() + 1));
+                agree(&b);
+            }
+            let long: Vec<u8> = b.iter().copied().cycle().take(b.len() * 9).collect();
+            agree(&long);
+        }
+    }
 }

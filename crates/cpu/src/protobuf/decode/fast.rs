@@ -11,8 +11,8 @@ use heapwire_schema::{wire_type as wt, CompiledSchema, Kind, Presence, NONE};
 
 use super::super::wire::{read_tag, read_varint};
 use super::common::{
-    append_enum_unknown, append_unknown, check_utf8, convert, enum_unknown_len, err, lookup, new_struct, next_element, outside, put_scalar,
-    put_string, read_field_tag, read_len, read_scalar, set_oneof_case, set_present, write_header, Image, Place, Scalars,
+    append_enum_unknown, append_unknown, by_tag, check_utf8, convert, enum_unknown_len, err, lookup, new_struct, next_element, outside, put_scalar,
+    put_string, next_tag, read_len, read_scalar, set_oneof_case, set_present, write_header, Image, Next, Place, Scalars,
 };
 use super::tables::{Frame, Tables, Undo};
 use super::{DecodeError, DecodeOptions, Scratch};
@@ -63,23 +63,21 @@ pub(super) fn fast_pass<I: Image + ?Sized>(schema: &CompiledSchema, t: &Tables, 
                 continue 'frames;
             }
             let tag_pos = pos;
-            let (num, wtype, p) = read_field_tag(buf, pos, end)?;
-            pos = p;
-            if wtype == wt::END_GROUP {
-                if group == num {
+            let (num, wtype, fidx, f) = match next_tag(info, msg, buf, &mut pos, end, group)? {
+                Next::Field { num, wtype, fidx, f } => (num, wtype, fidx, f),
+                Next::EndGroup => {
                     s.frames.pop();
                     continue 'frames;
                 }
-                return err(RejectKind::GroupMismatch, tag_pos);
-            }
-            let Some((fidx, f)) = lookup(info, msg, num, wtype) else {
-                let vend = s.skip_value(buf, pos, end, num, wtype, max_depth)?;
-                if cbase == UNSCANNED {
-                    cbase = s.scan_instance(schema, t, buf, tag_pos, end, mi, inst);
+                Next::Unknown { num, wtype } => {
+                    let vend = s.skip_value(buf, pos, end, num, wtype, max_depth)?;
+                    if cbase == UNSCANNED {
+                        cbase = s.scan_instance(schema, t, buf, tag_pos, end, mi, inst);
+                    }
+                    append_unknown(img, &mut top, pl, unknown_at, s.counts[cbase + uslot], &buf[tag_pos..vend])?;
+                    pos = vend;
+                    continue;
                 }
-                append_unknown(img, &mut top, pl, unknown_at, s.counts[cbase + uslot], &buf[tag_pos..vend])?;
-                pos = vend;
-                continue;
             };
             if f.simple && wtype != wt::LEN {
                 // The common case, tested before the dispatch on the kind: one value of a
@@ -113,6 +111,11 @@ pub(super) fn fast_pass<I: Image + ?Sized>(schema: &CompiledSchema, t: &Tables, 
                         }
                         coff = next_element(img, &mut top, pl, soff + f.offset as usize, s.counts[cbase + fslot], schema.messages[sub as usize].size as usize)?;
                         write_header(schema, opts, img.bytes(), coff, sub);
+                        if t.info[sub as usize].flat_entry {
+                            flat_entry(schema, t, img, &mut top, pl, buf, pos, cend, coff, sub as usize)?;
+                            pos = cend;
+                            continue;
+                        }
                         child = s.uncounted_instance(t, sub);
                     } else {
                         let sslot = sbase + fslot;
@@ -194,6 +197,39 @@ pub(super) fn fast_pass<I: Image + ?Sized>(schema: &CompiledSchema, t: &Tables, 
     Ok(top)
 }
 
+/// Fills a flat map entry (`MsgInfo::flat_entry`) whose struct is at `soff` from its
+/// bytes `buf[pos..end]`, field by field as the main loop would (same stores in the same
+/// order: a repeated key or value overwrites, its string copied anew), but without a
+/// frame or an instance: a map entry is the most common sub-message of real requests.
+/// Anything else in the entry (an unknown field, a wire type its field does not take)
+/// gives up, as the main loop does for map entries with unknown fields.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn flat_entry<I: Image + ?Sized>(schema: &CompiledSchema, t: &Tables, img: &mut I, top: &mut u64, pl: Place, buf: &[u8], mut pos: usize, end: usize, soff: usize, mi: usize) -> Result<(), DecodeError> {
+    let (msg, info) = (&schema.messages[mi], &t.info[mi]);
+    while pos < end {
+        let tag_pos = pos;
+        let Some(i) = by_tag(info, buf[pos]) else { return err(RejectKind::Truncated, tag_pos) };
+        let (f, num, wtype) = (&info.ops[i], (buf[pos] >> 3) as u32, buf[pos] & 7);
+        pos += 1;
+        if f.simple && wtype != wt::LEN {
+            let (raw, q) = read_scalar(buf, pos, end, wtype)?;
+            pos = q;
+            let b = img.bytes();
+            set_present(b, soff, msg, f, num, &mut [], 0);
+            put_scalar(b, soff + f.offset as usize, f.size as usize, convert(f.kind, raw));
+        } else {
+            let (p, vend) = read_len(buf, pos, end)?;
+            pos = vend;
+            let data = &buf[p..vend];
+            check_utf8(f, data, p)?;
+            set_present(img.bytes(), soff, msg, f, num, &mut [], 0);
+            put_string(img, top, pl, soff + f.offset as usize, data, tag_pos)?;
+        }
+    }
+    Ok(())
+}
+
 impl Scratch {
     /// A new instance of message `msg` whose counts are made only when needed; returns
     /// its id.
@@ -253,6 +289,9 @@ fn scan_counts(schema: &CompiledSchema, t: &Tables, buf: &[u8], mut p: usize, en
             }
             let vend = q + len as usize;
             match f.wire {
+                // Not a closed enum: every varint ends in the one byte without a
+                // continuation bit, so count those (a malformed run makes the pass give up).
+                wt::VARINT if closed.is_none() => counts[slot] += buf[q..vend].iter().filter(|&&b| b < 0x80).count() as u32,
                 wt::VARINT => {
                     let mut r = q;
                     while r < vend {

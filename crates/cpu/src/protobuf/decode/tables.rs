@@ -1,7 +1,7 @@
 //! What the decoder derives from the compiled schema once (`Tables`), and the scratch
 //! the passes share between calls (`Scratch`).
 
-use heapwire_schema::{field_flags, CompiledSchema, Field, Kind, Message, Presence, NONE};
+use heapwire_schema::{field_flags, wire_type, CompiledSchema, Field, Kind, Message, Presence, NONE};
 
 use super::common::align8;
 
@@ -82,6 +82,13 @@ pub(super) struct MsgInfo {
     pub count_elem: Vec<u32>,
     /// field number → field index + 1, for small numbers.
     pub dense: Vec<u16>,
+    /// A one-byte tag → field index + 1, for the tags `lookup` maps to a field (fields
+    /// 1-15 with their own wire type, or LEN for packable repeated ones); 0 for every
+    /// other byte. One load replaces the tag read, its checks and the lookup.
+    pub by_tag: Box<[u16; 256]>,
+    /// A map entry whose key and value are both singular scalars (not closed enums),
+    /// strings or bytes: the fast pass fills it in place, without a frame or an instance.
+    pub flat_entry: bool,
 }
 
 impl MsgInfo {
@@ -123,13 +130,23 @@ impl Tables {
                 count_elem.push(1);
                 let max_dense = m.fields.iter().map(|f| f.number).filter(|&n| n < DENSE_LIMIT).max().unwrap_or(0);
                 let mut dense = vec![0u16; max_dense as usize + 1];
+                let mut by_tag = Box::new([0u16; 256]);
                 for (i, f) in m.fields.iter().enumerate() {
                     if f.number < DENSE_LIMIT {
                         dense[f.number as usize] = (i + 1) as u16;
                     }
+                    if f.number < 16 {
+                        by_tag[(f.number << 3 | f.kind.wire_type() as u32) as usize] = (i + 1) as u16;
+                        if f.is_repeated() && f.kind.is_packable() {
+                            by_tag[(f.number << 3 | wire_type::LEN as u32) as usize] = (i + 1) as u16;
+                        }
+                    }
                 }
+                let ops: Vec<Op> = m.fields.iter().map(|f| Op::from_field(m, f)).collect();
+                let flat_entry = m.is_map_entry()
+                    && ops.iter().all(|o| !o.is_repeated() && !matches!(o.presence, Presence::Oneof(_)) && (o.simple || matches!(o.kind, Kind::String | Kind::Bytes)));
                 MsgInfo {
-                    ops: m.fields.iter().map(|f| Op::from_field(m, f)).collect(),
+                    ops,
                     size8: align8(m.size),
                     slot,
                     n_counts: nc + 1,
@@ -137,6 +154,8 @@ impl Tables {
                     oneof_state: ns,
                     count_elem,
                     dense,
+                    by_tag,
+                    flat_entry,
                 }
             })
             .collect::<Vec<_>>();

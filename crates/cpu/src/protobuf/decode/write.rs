@@ -8,8 +8,8 @@ use heapwire_engine::RejectKind;
 use heapwire_schema::{wire_type as wt, CompiledSchema, Kind, Presence, NONE};
 
 use super::common::{
-    append_enum_unknown, append_unknown, convert, err, lookup, new_struct, next_element, outside, put_scalar, put_string, read_field_tag,
-    read_len, read_ptr, read_scalar, set_oneof_case, set_present, write_header, Place, Scalars,
+    append_enum_unknown, append_unknown, convert, err, new_struct, next_element, outside, put_scalar, put_string, next_tag,
+    read_len, read_ptr, read_scalar, set_oneof_case, set_present, write_header, Next, Place, Scalars,
 };
 use super::tables::{Frame, Tables, Undo};
 use super::{DecodeError, DecodeOptions, Scratch};
@@ -53,20 +53,18 @@ pub(super) fn write_pass(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, r
                 continue 'frames;
             }
             let tag_pos = pos;
-            let (num, wtype, p) = read_field_tag(buf, pos, end)?;
-            pos = p;
-            if wtype == wt::END_GROUP {
-                if group == num {
+            let (num, wtype, fidx, f) = match next_tag(info, msg, buf, &mut pos, end, group)? {
+                Next::Field { num, wtype, fidx, f } => (num, wtype, fidx, f),
+                Next::EndGroup => {
                     s.frames.pop();
                     continue 'frames;
                 }
-                return err(RejectKind::GroupMismatch, tag_pos);
-            }
-            let Some((fidx, f)) = lookup(info, msg, num, wtype) else {
-                let vend = s.skip_value(buf, pos, end, num, wtype, max_depth)?;
-                append_unknown(img, &mut top, pl, unknown_at, unknown_total, &buf[tag_pos..vend])?;
-                pos = vend;
-                continue;
+                Next::Unknown { num, wtype } => {
+                    let vend = s.skip_value(buf, pos, end, num, wtype, max_depth)?;
+                    append_unknown(img, &mut top, pl, unknown_at, unknown_total, &buf[tag_pos..vend])?;
+                    pos = vend;
+                    continue;
+                }
             };
             if f.simple && wtype != wt::LEN {
                 // The common case, tested before the dispatch on the kind: one value of a
