@@ -169,7 +169,8 @@ localparam [6:0]
     S_MSG = 7'd5, S_MSG2 = 7'd6, S_MSG3 = 7'd7, S_MSG4 = 7'd8, S_MSG5 = 7'd9,
     S_NI = 7'd10, S_NI_INIT = 7'd11, S_ENTER = 7'd12,
     S_STR = 7'd13, S_STR2 = 7'd14, S_STR3 = 7'd15, S_STR4 = 7'd16, S_STR5 = 7'd17,
-    S_SCAL = 7'd19, S_ELEM = 7'd20, S_EVAL = 7'd21, S_EVAL2 = 7'd22, S_EMIT_END = 7'd24,
+    S_STR_UW = 7'd18, S_SCAL = 7'd19, S_ELEM = 7'd20, S_EVAL = 7'd21, S_EVAL2 = 7'd22, S_ERRW = 7'd23,
+    S_EMIT_END = 7'd24,
     S_UNK = 7'd25, S_UNK2 = 7'd26, S_SKV = 7'd27, S_GRP = 7'd28, S_UNK_END = 7'd29,
     S_NE0 = 7'd30, S_NE1 = 7'd31,
     S_UA0 = 7'd33, S_UA1 = 7'd34,
@@ -265,6 +266,10 @@ reg        strict_reg = 1'b0, strict_next;
 // first invalid string's offset (reported at the end of the pass, or instead of a capacity
 // error found later)
 reg        u8pend_reg = 1'b0, u8pend_next;
+// ... and a cycle later, when the checker's verdict is there (its inputs are registered);
+// the string's offset then
+reg        u8pend2_reg = 1'b0, u8pend2_next;
+reg [31:0] s_p_q = 32'd0;
 reg        cu8_reg = 1'b0, cu8_next;                // the string being copied is checked
 // lazy zeroing of one allocation [rz_lo, rz_hi) (write pass: the root struct in one pass,
 // new arrays and structs): bit i of rz_need = output word rz_base + i still holds bytes
@@ -582,14 +587,14 @@ wire [63:0] rd_lane = out_rd_data[64 * rd_lane_idx +: 64];
 reg         u8_clear, u8_valid, u8_whole;
 reg  [4:0]  u8_count;
 wire        u8_bad, u8_mid;
-hw_utf8_check #(.LANES(16)) u8 (.clk(clk), .rst(rst), .clear(u8_clear), .in_valid(u8_valid),
+hw_utf8_check #(.LANES(16), .IN_REG(1)) u8 (.clk(clk), .rst(rst), .clear(u8_clear), .in_valid(u8_valid),
     .in_data(u8_whole ? s_win : win), .in_count(u8_count), .bad(u8_bad), .mid(u8_mid));
 
 // write pass: the string whose copy ended last cycle is invalid; some string was invalid
 // (the first one's offset)
-wire        u8_bad_now = u8pend_reg && (u8_bad || u8_mid);
+wire        u8_bad_now = u8pend2_reg && (u8_bad || u8_mid);
 wire        u8f_any = u8f_reg || u8_bad_now;
-wire [31:0] u8f_at = u8f_reg ? u8f_off_reg : s_p_reg;
+wire [31:0] u8f_at = u8f_reg ? u8f_off_reg : s_p_q;
 
 // a new instance of message mb gets its count and fill slots cleared at S_NI/S_NI_INIT:
 // in the pre-pass, and in one pass when its scan will not (more than 16 slots)
@@ -769,8 +774,10 @@ task pass_end;
     input [15:0] root;      // root_reg
     input [31:0] len;       // in_len_reg
     begin
-        if (pass_reg && rz_need_reg != {RZW{1'b0}}) begin
-            state_next = S_PASS_END;     // (the root words still to be zeroed, first)
+        if (pass_reg && (rz_need_reg != {RZW{1'b0}} || u8pend_reg)) begin
+            // (the root words still to be zeroed, first; a string's UTF-8 verdict still
+            // on its way: next cycle)
+            state_next = S_PASS_END;
         end else if (pass_reg && u8f_any) begin
             fail(E_INVALID_UTF8, u8f_at);
         end else if (!pass_reg) begin
@@ -976,12 +983,12 @@ always @* begin
     ebuf_next = ebuf_reg; ni_k_next = ni_k_reg; req_id_next = req_id_reg; req_w_next = req_w_reg;
     err_code_next = err_code_reg; err_off_next = err_off_reg;
     u8skip_next = u8skip_reg; strict_next = strict_reg;
-    u8pend_next = 1'b0; u8f_next = u8f_reg; u8f_off_next = u8f_off_reg;
+    u8pend_next = 1'b0; u8pend2_next = u8pend_reg; u8f_next = u8f_reg; u8f_off_next = u8f_off_reg;
     cu8_next = cu8_reg; rs8_next = rs8_reg; bz_a_next = bz_a_reg;
     rz_need_next = rz_need_reg; rz_lo_next = rz_lo_reg; rz_hi_next = rz_hi_reg;
     if (u8_bad_now && !u8f_reg) begin
         u8f_next = 1'b1;
-        u8f_off_next = s_p_reg;
+        u8f_off_next = s_p_q;
     end
     fr_start_next = fr_start_reg; fr_pslot_next = fr_pslot_reg;
     fr_scan_next = fr_scan_reg; fast_next = fast_reg; scan_pos_next = scan_pos_reg; scme_msg_next = scme_msg_reg;
@@ -1296,7 +1303,7 @@ always @* begin
         if (!pass_reg) begin
             if (f_utf8 && s_len_reg != 32'd0) begin
                 u8_clear = 1'b1;
-                cons(C_UTF8, s_len_reg, S_STR_U);
+                cons(C_UTF8, s_len_reg, S_STR_UW);
             end else begin
                 cons(C_SKIP, s_len_reg, S_STR3);
             end
@@ -1310,6 +1317,7 @@ always @* begin
             state_next = S_SP0;
         end
     end
+    S_STR_UW: state_next = S_STR_U;    // (the checker's verdict comes two cycles after the bytes)
     S_STR_U: begin
         if (u8_bad || u8_mid) fail(E_INVALID_UTF8, s_p_reg);
         else state_next = S_STR3;
@@ -1825,6 +1833,7 @@ always @* begin
     S_BAIL: begin
         // one pass given up: the two passes from the start
         fast_next = 1'b0;
+        u8pend2_next = 1'b0;
         pass_next = 1'b0;
         err_code_next = 8'd0; err_off_next = 32'd0;
         u8f_next = 1'b0; rs8_next = 32'd0; bz_a_next = 40'd0; drop_lim_next = 32'd0;
@@ -1838,6 +1847,7 @@ always @* begin
         state_next = S_START;
     end
     S_DONE: ;
+    S_ERRW: state_next = S_ERR;     // (a string's UTF-8 verdict arrives: see below)
     S_ERR: ;
     default: state_next = S_IDLE;
     endcase
@@ -1884,6 +1894,11 @@ always @* begin
     if (state_next == S_ERR && state_reg != S_ERR && fast_reg) begin
         state_next = S_BAIL;
     end
+    // write pass: an error while a string's UTF-8 verdict is on its way waits a cycle for
+    // it (S_ERRW), so that an invalid string before the error still comes first
+    if (state_next == S_ERR && state_reg != S_ERR && state_reg != S_ERRW && pass_reg && u8pend_reg) begin
+        state_next = S_ERRW;
+    end
 
     if (start) begin
         pass_next = ONE_PASS != 0;
@@ -1891,6 +1906,7 @@ always @* begin
         drop_lim_next = 32'd0;
         u8skip_next = 1'b0;
         strict_next = 1'b0;
+        u8pend2_next = 1'b0;
         u8f_next = 1'b0;
         rs8_next = 32'd0;
         bz_a_next = 40'd0;
@@ -1971,6 +1987,7 @@ always @(posedge clk) begin
         strict_reg <= 1'b0;
         fast_reg <= 1'b0;
         u8pend_reg <= 1'b0;
+        u8pend2_reg <= 1'b0;
         u8f_reg <= 1'b0;
         cycles_reg <= 64'd0;
         o_we_reg <= 1'b0;
@@ -1987,6 +2004,7 @@ always @(posedge clk) begin
         strict_reg <= strict_next;
         fast_reg <= fast_next;
         u8pend_reg <= u8pend_next;
+        u8pend2_reg <= u8pend2_next;
         u8f_reg <= u8f_next;
         if (start) cycles_reg <= 64'd0;
         else if (state_reg != S_IDLE && state_reg != S_DONE && state_reg != S_ERR) cycles_reg <= cycles_reg + 64'd1;
@@ -2008,7 +2026,7 @@ always @(posedge clk) begin
     cmode_reg <= cmode_next; crem_reg <= crem_next; cdst_reg <= cdst_next; cret_reg <= cret_next;
     sret_reg <= sret_next; zret_reg <= zret_next; za_reg <= za_next; ze_reg <= ze_next;
     ne_a_reg <= ne_a_next; ne_stride_reg <= ne_stride_next; ne_n_reg <= ne_n_next; ne_arr_reg <= ne_arr_next;
-    ne_at_reg <= ne_at_next; elem_reg <= elem_next; s_len_reg <= s_len_next; s_p_reg <= s_p_next;
+    ne_at_reg <= ne_at_next; elem_reg <= elem_next; s_len_reg <= s_len_next; s_p_reg <= s_p_next; s_p_q <= s_p_reg;
     s_dst_reg <= s_dst_next; u_start_reg <= u_start_next; c_msg_reg <= c_msg_next; c_off_reg <= c_off_next;
     c_end_reg <= c_end_next; c_grp_reg <= c_grp_next; c_id_reg <= c_id_next; c_new_reg <= c_new_next;
     c_root_reg <= c_root_next; sw_reg <= sw_next; gdepth_reg <= gdepth_next; sk_wt_reg <= sk_wt_next;

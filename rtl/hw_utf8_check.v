@@ -10,7 +10,9 @@
  *   in_valid   feed in_count (1..LANES) bytes, byte 0 = in_data[7:0]
  *   bad        sticky since clear: an invalid byte was seen
  *   mid        the bytes so far end inside a multi-byte sequence
- * The verdict for a string is `!bad && !mid`, valid the cycle after its last bytes.
+ * The verdict for a string is `!bad && !mid`, valid the cycle after its last bytes
+ * (IN_REG=0), or two cycles after (IN_REG=1: clear, in_valid, in_data and in_count are
+ * registered first, so no path runs from the feeder's logic through the byte chain).
  * The per-byte step is unrolled LANES times (a chain of small state transitions).
  */
 
@@ -20,7 +22,9 @@
 
 module hw_utf8_check #(
     // Bytes accepted per cycle (1..16).
-    parameter LANES = 8
+    parameter LANES = 8,
+    // 1 = register the inputs (the verdict a cycle later); 0 = the chain reads them directly
+    parameter IN_REG = 0
 ) (
     input  wire                  clk,
     input  wire                  rst,
@@ -37,7 +41,31 @@ initial begin
         $error("Error: LANES must be in 1..16 (instance %m)");
         $finish;
     end
+    if (IN_REG != 0 && IN_REG != 1) begin
+        $error("Error: IN_REG must be 0 or 1 (instance %m)");
+        $finish;
+    end
 end
+
+// the inputs the chain sees: as given, or registered (IN_REG)
+reg              clear_q = 1'b0, valid_q = 1'b0;
+reg [LANES*8-1:0] data_q = {(LANES*8){1'b0}};
+reg [4:0]        count_q = 5'd0;
+always @(posedge clk) begin
+    if (rst) begin
+        clear_q <= 1'b0;
+        valid_q <= 1'b0;
+    end else begin
+        clear_q <= clear;
+        valid_q <= in_valid;
+    end
+    data_q <= in_data;
+    count_q <= in_count;
+end
+wire              c_clear = (IN_REG != 0) ? clear_q : clear;
+wire              c_valid = (IN_REG != 0) ? valid_q : in_valid;
+wire [LANES*8-1:0] c_data = (IN_REG != 0) ? data_q : in_data;
+wire [4:0]        c_count = (IN_REG != 0) ? count_q : in_count;
 
 // state: rem = continuation bytes still expected (0..3);
 // lim = constraint on the NEXT byte: 0 80..BF, 1 A0..BF, 2 80..9F, 3 90..BF, 4 80..8F
@@ -90,12 +118,12 @@ reg       e [0:LANES];
 reg [5:0] s;
 integer i;
 always @* begin
-    r[0] = clear ? 2'd0 : rem_reg;
-    l[0] = clear ? 3'd0 : lim_reg;
+    r[0] = c_clear ? 2'd0 : rem_reg;
+    l[0] = c_clear ? 3'd0 : lim_reg;
     e[0] = 1'b0;
     for (i = 0; i < LANES; i = i + 1) begin
-        s = step(r[i], l[i], in_data[8*i +: 8]);
-        if ({27'd0, in_count} > i) begin
+        s = step(r[i], l[i], c_data[8*i +: 8]);
+        if ({27'd0, c_count} > i) begin
             r[i+1] = s[4:3];
             l[i+1] = s[2:0];
             e[i+1] = e[i] | s[5];
@@ -108,14 +136,14 @@ always @* begin
 end
 
 always @(posedge clk) begin
-    if (rst || (clear && !in_valid)) begin
+    if (rst || (c_clear && !c_valid)) begin
         rem_reg <= 2'd0;
         lim_reg <= 3'd0;
         bad_reg <= 1'b0;
-    end else if (in_valid) begin
+    end else if (c_valid) begin
         rem_reg <= r[LANES];
         lim_reg <= l[LANES];
-        bad_reg <= (bad_reg && !clear) | e[LANES];
+        bad_reg <= (bad_reg && !c_clear) | e[LANES];
     end
 end
 

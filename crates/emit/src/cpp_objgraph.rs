@@ -19,7 +19,27 @@ use std::fmt::Write;
 
 use heapwire_schema::{CompiledSchema, NONE};
 
-use super::{c_scalar, c_type_name as ident};
+use super::{c_ident, c_scalar, c_type_name as ident};
+
+/// C++ keywords that are not C's (`C_KEYWORDS` has those and some of these): a member of a
+/// mirror struct named like one gets a trailing underscore, as C keywords do.
+const CPP_KEYWORDS: &[&str] = &[
+    "alignas", "alignof", "and", "and_eq", "asm", "bitand", "bitor", "catch", "char8_t", "char16_t", "char32_t",
+    "compl", "concept", "consteval", "constexpr", "constinit", "const_cast", "co_await", "co_return", "co_yield",
+    "decltype", "dynamic_cast", "explicit", "export", "friend", "mutable", "noexcept", "not", "not_eq", "nullptr",
+    "or", "or_eq", "reinterpret_cast", "requires", "static_assert", "static_cast", "thread_local", "throw", "try",
+    "typeid", "typename", "using", "wchar_t", "xor", "xor_eq",
+];
+
+/// A mirror struct's member name, usable in C and C++.
+fn member_ident(name: &str) -> String {
+    let n = c_ident(name);
+    if CPP_KEYWORDS.contains(&n.as_str()) {
+        format!("{n}_")
+    } else {
+        n
+    }
+}
 
 /// Header text for `s`'s classes; `stem` names the guard and the macros.
 pub fn cpp_header(s: &CompiledSchema, stem: &str) -> String {
@@ -51,8 +71,9 @@ pub fn cpp_header(s: &CompiledSchema, stem: &str) -> String {
             let f = s.member_field(m);
             let ty = if f.kind.is_message() { word } else { c_scalar(f.kind).unwrap_or("uint8_t") };
             let note = if m.wire_width == 0 { " /* not on the wire */".to_string() } else if m.wire_width != m.size { format!(" /* {} byte(s) on the wire */", m.wire_width) } else { String::new() };
-            let _ = writeln!(h, "  {ty} {};{note}", f.name);
-            let _ = writeln!(asserts, "HW_STATIC_ASSERT(offsetof({n}, {}) == {}, \"{n}.{}\");", f.name, m.offset, f.name);
+            let name = member_ident(&f.name);
+            let _ = writeln!(h, "  {ty} {name};{note}");
+            let _ = writeln!(asserts, "HW_STATIC_ASSERT(offsetof({n}, {name}) == {}, \"{n}.{name}\");", m.offset);
         }
         let _ = writeln!(h, "}} {n};");
         h.push_str(&asserts);
@@ -89,6 +110,40 @@ mod tests {
     fn expr(pointer_width: PointerWidth) -> heapwire_schema::CompiledSchema {
         let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/expression_tree/expr.proto");
         compile_files(&[p], &[], LayoutOptions { pointer_width, header_words: false }).expect("compiles")
+    }
+
+    fn zoo(pointer_width: PointerWidth) -> heapwire_schema::CompiledSchema {
+        let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../rtl/tb/hw_og_core/zoo.proto");
+        compile_files(&[p], &[], LayoutOptions { pointer_width, header_words: false }).expect("compiles")
+    }
+
+    /// The compilers check the mirror structs' static_asserts: the expression tree and the
+    /// objgraph testbench's richer zoo (narrow wire widths, omitted base members, tail-padding
+    /// reuse, a member named like a C++ keyword), both layouts, as C11 and as C++17.
+    #[test]
+    fn static_asserts_hold_in_gcc_and_gxx() {
+        let dir = std::env::temp_dir().join(format!("heapwire_cpp_objgraph_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (stem, s) in [
+            ("expr", expr(PointerWidth::P64)),
+            ("expr", expr(PointerWidth::P32)),
+            ("zoo", zoo(PointerWidth::P64)),
+            ("zoo", zoo(PointerWidth::P32)),
+        ] {
+            let h = dir.join(format!("{stem}_{}_objgraph.gen.h", s.ptr() * 8));
+            std::fs::write(&h, super::cpp_header(&s, stem)).unwrap();
+            for (cc, std, ext) in [("gcc", "-std=c11", "c"), ("g++", "-std=c++17", "cpp")] {
+                let src = dir.join(format!("t.{ext}"));
+                std::fs::write(&src, format!("#include \"{}\"\nint main(void) {{ return 0; }}\n", h.display())).unwrap();
+                let out = std::process::Command::new(cc)
+                    .args([std, "-Wall", "-Wextra", "-Werror", "-fsyntax-only"])
+                    .arg(&src)
+                    .output()
+                    .unwrap_or_else(|e| panic!("{cc}: {e} (apt-get install g++)"));
+                assert!(out.status.success(), "{cc} on {}:\n{}", h.display(), String::from_utf8_lossy(&out.stderr));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

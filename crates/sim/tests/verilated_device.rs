@@ -13,8 +13,9 @@ mod common;
 mod protobuf;
 use common::{env_num, root, Rng};
 use heapwire_testkit::protobuf_gen::{message as gen_message, mutate};
-use protobuf::{read_delimited, schema};
+use protobuf::{generate_social_workloads, read_delimited, schema};
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use heapwire_cpu::CpuEngine;
@@ -93,13 +94,14 @@ const BASES: [u64; 5] = [0, 8, 0x1000, 0x7fff_fff8, 0x1234_5678_9abc_def0];
 
 fn social(header_words: bool) -> Arc<CompiledSchema> {
     let layout = LayoutOptions { pointer_width: PointerWidth::P64, header_words };
-    Arc::new(schema("bench/schemas/social.proto", &["bench/schemas"], layout).expect("social.proto compiles"))
+    Arc::new(schema("bench/schemas/social.proto", &["bench/schemas"], layout))
 }
 
 /// Random messages of every type of `s` and their mutations, the social workloads'
-/// first messages, at the bases in turn; with `words`, per-type header words that
+/// first messages (from `bench`), at the bases in turn; with `words`, per-type header words that
 /// change every few requests. Returns the number of requests.
-fn corpus(dev: &mut VerilatedEngine, s: &Arc<CompiledSchema>, name: &str, seed: u64, cases: u64, words: bool, t: &mut Tally) -> usize {
+#[allow(clippy::too_many_arguments)]
+fn corpus(dev: &mut VerilatedEngine, s: &Arc<CompiledSchema>, name: &str, seed: u64, cases: u64, words: bool, bench: &Path, t: &mut Tally) -> usize {
     let mut cpu = CpuEngine::new(s.clone());
     let mut r = Rng(seed | 1);
     let roots: Vec<usize> = (0..s.messages.len()).filter(|&i| !s.messages[i].is_map_entry()).collect();
@@ -113,11 +115,10 @@ fn corpus(dev: &mut VerilatedEngine, s: &Arc<CompiledSchema>, name: &str, seed: 
         inputs.push((mi, msg));
         inputs.push((mi, m));
     }
-    let quick = root().join(workloads::QUICK_DIR);
     for (file, ty) in workloads::SOCIAL {
-        if let (Ok(data), Some(mi)) = (std::fs::read(quick.join(file)), s.message_index(ty)) {
-            inputs.extend(read_delimited(&data, 20).into_iter().map(|m| (mi, m)));
-        }
+        let data = std::fs::read(bench.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let mi = s.message_index(ty).unwrap_or_else(|| panic!("{ty} not in social.proto"));
+        inputs.extend(read_delimited(&data, 20).into_iter().map(|m| (mi, m)));
     }
     let mut opts = Options::default();
     for (k, (mi, input)) in inputs.iter().enumerate() {
@@ -141,6 +142,9 @@ fn protobuf_device_matches_cpu_engine_through_one_process() {
     let cases = env_num("HEAPWIRE_VSIM_CASES", 150);
     let mut t = Tally::default();
     let mut n = 0;
+    // the social workloads' first messages, generated here by bench/gen_workloads.py
+    let bench = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("verilated_device_bench_{}", std::process::id()));
+    generate_social_workloads(&bench, 20);
     for (i, hw) in [false, true].into_iter().enumerate() {
         let s = social(hw);
         let Some(mut dev) = device(&s) else { return };
@@ -149,12 +153,13 @@ fn protobuf_device_matches_cpu_engine_through_one_process() {
         let name = if hw { "social.proto (header words)" } else { "social.proto" };
         // the corpus several times over: thousands of requests through the one process
         for round in 0..if hw { 3 } else { 5 } {
-            n += corpus(&mut dev, &s, name, seed + 31 * round + 1000 * i as u64, cases, hw, &mut t);
+            n += corpus(&mut dev, &s, name, seed + 31 * round + 1000 * i as u64, cases, hw, &bench, &mut t);
         }
         assert_eq!(dev.spawns(Wire::Protobuf), 1, "{name}: the device's process was started more than once");
         assert_eq!(dev.pid(Wire::Protobuf), pid, "{name}: another process answered");
         assert!(dev.crashes(Wire::Protobuf).is_empty());
     }
+    let _ = std::fs::remove_dir_all(&bench);
     eprintln!("{n} requests");
     t.check("protobuf device vs cpu");
     assert!(n >= 2000 && t.images > 500 && t.rejections > 100, "too few cases exercised");

@@ -1,7 +1,9 @@
 """cocotb testbench for rtl/hw_utf8_check.v (cocotb 2.x): streaming UTF-8 validation
 against Python's strict UTF-8 decoder (same acceptance as Rust's std::str::from_utf8:
-no overlongs, no surrogates, nothing above U+10FFFF), fed in random chunk sizes."""
+no overlongs, no surrogates, nothing above U+10FFFF), fed in random chunk sizes; with IN_REG=1 (registered inputs) the verdict is read a cycle
+later."""
 
+import os
 import random
 import sys
 from pathlib import Path
@@ -15,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, 
 from tbutil import run_cocotb, seed_for
 
 RTL_DIR = Path(__file__).resolve().parents[2]
+IN_REG = int(os.environ.get("HW_U8_IN_REG", "0"))  # the build's IN_REG (the verdict's extra cycle)
 TB_DIR = Path(__file__).resolve().parent
 
 
@@ -76,19 +79,22 @@ async def test_utf8(dut):
             i += n
         dut.in_valid.value = 0
         dut.clear.value = 0
+        if IN_REG:  # the verdict a cycle later
+            await RisingEdge(dut.clk)
         await ReadOnly()
         verdict = not (int(dut.bad.value) or int(dut.mid.value))
         assert verdict == ref_valid(s), s.hex()
         await RisingEdge(dut.clk)
 
 
-def _build_and_test(lanes):
-    run_cocotb(TB_DIR, "hw_utf8_check", [RTL_DIR / "hw_utf8_check.v"], f"l{lanes}", {"LANES": lanes})
+def _build_and_test(lanes, in_reg=0):
+    run_cocotb(TB_DIR, "hw_utf8_check", [RTL_DIR / "hw_utf8_check.v"], f"l{lanes}r{in_reg}",
+               {"LANES": lanes, "IN_REG": in_reg}, extra_env={"HW_U8_IN_REG": str(in_reg)})
 
 
-@pytest.mark.parametrize("lanes", [1, 8, 16])
-def test_hw_utf8_check(lanes):
-    _build_and_test(lanes)
+@pytest.mark.parametrize("lanes,in_reg", [(1, 0), (8, 0), (16, 0), (16, 1)])
+def test_hw_utf8_check(lanes, in_reg):
+    _build_and_test(lanes, in_reg)
 
 
 if __name__ == "__main__":
