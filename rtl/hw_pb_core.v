@@ -461,7 +461,9 @@ localparam [4:0] K_SINT32 = 5'd17, K_SINT64 = 5'd18, K_BOOL = 5'd8, K_STRING = 5
 // singular without presence bit or oneof). Anything else takes the general states.
 wire        is_str_kind = f_kind == K_STRING || f_kind == K_BYTES;
 wire        is_scal_kind = !is_str_kind && f_kind != K_MESSAGE && f_kind != K_GROUP;
-wire        v2_fits = v2_val <= {32'd0, brem - hdr2};
+// a length prefix of more than 5 bytes is refused (protobuf 7.x; the CPU engine's
+// read_len): the fast paths leave it to the general states, which fail it
+wire        v2_fits = v2_val <= {32'd0, brem - hdr2} && v2_len <= 4'd5;
 wire        fp_str = is_str_kind && tag_wt == 3'd2 && v2_ok && v2_fits
                      && (pass_reg || !f_utf8 || !strict_reg);
 wire [31:0] fp_slen = (tag_wt == 3'd0) ? v2_len32 : (tag_wt == 3'd5) ? 32'd4 : 32'd8;
@@ -1216,7 +1218,7 @@ always @* begin
             state_next = S_MSG2;
         end else if (decisive) begin
             if (vd_inc) fail(E_TRUNCATED, pos);
-            else if (vd_over) fail(E_VARINT_TOO_LONG, pos);
+            else if (vd_over || vd_len > 4'd5) fail(E_VARINT_TOO_LONG, pos);
             else if (vd_val > after_len) fail(E_LENGTH_PAST_END, pos);
             else begin
                 sk_en = 1'b1; sk_len = vd_len32;
@@ -1289,7 +1291,7 @@ always @* begin
     S_STR: begin
         if (decisive) begin
             if (vd_inc) fail(E_TRUNCATED, pos);
-            else if (vd_over) fail(E_VARINT_TOO_LONG, pos);
+            else if (vd_over || vd_len > 4'd5) fail(E_VARINT_TOO_LONG, pos);
             else if (vd_val > after_len) fail(E_LENGTH_PAST_END, pos);
             else begin
                 sk_en = 1'b1; sk_len = vd_len32;
@@ -1347,7 +1349,7 @@ always @* begin
         if (t_wt_reg == 3'd2) begin
             if (decisive) begin
                 if (vd_inc) fail(E_TRUNCATED, pos);
-                else if (vd_over) fail(E_VARINT_TOO_LONG, pos);
+                else if (vd_over || vd_len > 4'd5) fail(E_VARINT_TOO_LONG, pos);
                 else if (vd_val > after_len) fail(E_LENGTH_PAST_END, pos);
                 else begin
                     sk_en = 1'b1; sk_len = vd_len32;
@@ -1467,7 +1469,7 @@ always @* begin
               else cons(pass_reg ? C_COPYU : C_SKIP, 32'd4, (gdepth_reg != 32'd0) ? S_GRP : S_UNK_END);
         3'd2: if (decisive) begin
                 if (vd_inc) fail(E_TRUNCATED, pos);
-                else if (vd_over) fail(E_VARINT_TOO_LONG, pos);
+                else if (vd_over || vd_len > 4'd5) fail(E_VARINT_TOO_LONG, pos);
                 else if (vd_val > after_len) fail(E_LENGTH_PAST_END, pos);
                 else cons(pass_reg ? C_COPYU : C_SKIP, vd_len32 + vd_val[31:0], (gdepth_reg != 32'd0) ? S_GRP : S_UNK_END);
             end
