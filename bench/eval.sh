@@ -17,8 +17,10 @@
 # trial, every request is answered OK within the timeout and p99 latency from the
 # scheduled send time stays under the bound); latency CDFs at 50% and 90% of each
 # mode's capacity; application-core CPU time per request (the service's --stats-out:
-# per-thread CPU clocks) at one common rate; and, for the pool against inline, latency
-# and application CPU against StorePost size (the MSR paper's Fig. 19-20 shape).
+# per-thread CPU clocks) at one common rate; and, for the pool and the device
+# (`--mode device`, inproc:cpu) against inline, latency and application CPU against
+# StorePost size (the MSR paper's Fig. 19-20 shape). --modes heapwire-device adds the
+# device to the other parts too.
 # Writes bench/out/eval/results.{md,json} and docs/figures/service_*.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -13,7 +13,8 @@ Measurements:
   cpu       application-side CPU time per request (tokio threads + the pool's completion
             dispatcher; pool workers counted apart), every mode at one common rate.
   sizes     StorePost of growing size at a low rate: median latency inline vs pool and
-            the speed-up (MSR Fig. 19-20 shape), plus application CPU per request.
+            vs device (inproc:cpu), the speed-ups (MSR Fig. 19-20 shape), plus
+            application CPU per request.
 """
 
 import argparse
@@ -36,10 +37,18 @@ MODES = {
     # both cores unpinned (tells the cost of the hand-off from the cost of the split).
     "heapwire-pool-shared": ["--codec", "heapwire", "--mode", "pool", "--pool-cores", "0", "--workers", "1"],
     "prost": ["--codec", "prost", "--mode", "inline"],
+    # Decoding on a device (the device runtime's in-process CPU device, one thread owning
+    # the handle): in the size sweep beside the pool; in the other parts only when asked
+    # for with --modes.
+    "heapwire-device": ["--codec", "heapwire", "--mode", "device"],
 }
+DEFAULT_MODES = [m for m in MODES if m != "heapwire-device"]
+# the size sweep: each of these against inline
+SWEEP = (("heapwire-inline", "inline"), ("heapwire-pool", "pool"), ("heapwire-device", "device"))
 LABEL = {"heapwire-inline": "heapwire inline", "heapwire-inline-1t": "heapwire inline, 1 thread",
          "heapwire-pool": "heapwire pool",
-         "heapwire-pool-shared": "heapwire pool, unpinned", "prost": "tonic+prost"}
+         "heapwire-pool-shared": "heapwire pool, unpinned", "prost": "tonic+prost",
+         "heapwire-device": "heapwire device (inproc:cpu)"}
 
 
 def log(*a):
@@ -154,7 +163,8 @@ def plots(res, figdir):
     os.makedirs(figdir, exist_ok=True)
     modes = [m for m in res["modes"] if m in res["capacity"]]
     colors = {"heapwire-inline": "tab:blue", "heapwire-inline-1t": "tab:cyan", "heapwire-pool": "tab:orange",
-              "heapwire-pool-shared": "tab:green", "prost": "tab:gray"}
+              "heapwire-pool-shared": "tab:green", "prost": "tab:gray",
+              "heapwire-device": "tab:red"}
     made = []
 
     if modes:
@@ -212,7 +222,9 @@ def plots(res, figdir):
         rows = res["sizes"]
         xs = [r["avg_bytes"] for r in rows]
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.4))
-        for m, key in (("heapwire-inline", "inline"), ("heapwire-pool", "pool")):
+        for m, key in SWEEP:
+            if key not in rows[0]:
+                continue
             p50 = [r[key]["p50_ms"] for r in rows]
             p10 = [r[key]["p10_ms"] for r in rows]
             p90 = [r[key]["p90_ms"] for r in rows]
@@ -226,13 +238,16 @@ def plots(res, figdir):
         ax1.grid(True, which="both", alpha=0.3)
         ax2.plot(xs, [r["latency_speedup"] for r in rows], marker="o", label="median latency inline / pool")
         ax2.plot(xs, [r["app_cpu_ratio"] for r in rows], marker="s", label="app CPU per request inline / pool")
+        if "device" in rows[0]:
+            ax2.plot(xs, [r["device_latency_speedup"] for r in rows], marker="^", color="tab:red",
+                     label="median latency inline / device")
         ax2.axhline(1.0, color="k", lw=0.8)
         ax2.set_xscale("log", base=2)
         ax2.set_xlabel("StorePost request size (B)")
-        ax2.set_ylabel("pool speed-up (x)")
+        ax2.set_ylabel("speed-up over inline (x)")
         ax2.legend(fontsize=7)
         ax2.grid(True, which="both", alpha=0.3)
-        fig.suptitle("Offload pool vs inline against message size, %g req/s" % res["params"]["sweep_rate"], fontsize=9)
+        fig.suptitle("Offload pool and device vs inline against message size, %g req/s" % res["params"]["sweep_rate"], fontsize=9)
         fig.tight_layout()
         fig.savefig(os.path.join(figdir, "service_speedup_vs_size.png"), dpi=120)
         plt.close(fig)
@@ -292,6 +307,15 @@ def markdown(res):
                 r["avg_bytes"], r["inline"]["p50_ms"], r["pool"]["p50_ms"], r["latency_speedup"],
                 r["inline"]["app_us"], r["pool"]["app_us"], r["pool"]["offload_us"], r["app_cpu_ratio"]))
         out.append("")
+        if "device" in res["sizes"][0]:
+            out += ["The same sweep decoding on the device (`--mode device`, `inproc:cpu`):", "",
+                    "| avg B | inline p50 ms | device p50 ms | latency speed-up | device app µs/req (+ device thread) | app CPU inline/device |",
+                    "|---:|---:|---:|---:|---:|---:|"]
+            for r in res["sizes"]:
+                out.append("| %.0f | %.3f | %.3f | %.2fx | %.1f (+%.1f) | %.2fx |" % (
+                    r["avg_bytes"], r["inline"]["p50_ms"], r["device"]["p50_ms"], r["device_latency_speedup"],
+                    r["device"]["app_us"], r["device"]["offload_us"], r["device_app_cpu_ratio"]))
+            out.append("")
     return "\n".join(out) + "\n"
 
 
@@ -303,7 +327,7 @@ def main():
     ap.add_argument("--sizes-dir", help="gen_sizes.py output (the size sweep runs when given)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--figures", required=True)
-    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--modes", default=",".join(DEFAULT_MODES))
     ap.add_argument("--only", default="capacity,cdf,cpu,sizes",
                     help="which measurements; 'report' alone re-renders the last run's tables and plots")
     ap.add_argument("--trial", type=float, default=5.0, help="seconds per bisection trial (NetThreads: 5)")
@@ -376,7 +400,7 @@ def main():
         sizes = json.load(open(os.path.join(a.sizes_dir, "sizes.json")))["sizes"]
         for s in sizes:
             row = {"target": s["target"], "avg_bytes": s["avg_size"]}
-            for m, key in (("heapwire-inline", "inline"), ("heapwire-pool", "pool")):
+            for m, key in SWEEP:
                 log("== size %d B: %s" % (s["target"], m))
                 t = run.trial(m, a.sweep_rate, a.sweep_duration, s["dir"], "store_post=1", "size")
                 cdf = t["load"]["cdf"]
@@ -384,6 +408,8 @@ def main():
                             "ok": t["ok"], "scheduled": t["scheduled"], **cpu_per_request(t["stats"])}
             row["latency_speedup"] = row["inline"]["p50_ms"] / max(1e-9, row["pool"]["p50_ms"])
             row["app_cpu_ratio"] = row["inline"]["app_us"] / max(1e-9, row["pool"]["app_us"])
+            row["device_latency_speedup"] = row["inline"]["p50_ms"] / max(1e-9, row["device"]["p50_ms"])
+            row["device_app_cpu_ratio"] = row["inline"]["app_us"] / max(1e-9, row["device"]["app_us"])
             res["sizes"].append(row)
 
     res["trials"] = run.trials
