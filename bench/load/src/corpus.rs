@@ -37,15 +37,10 @@ impl Rpc {
         }
     }
 
-    /// The gRPC method path.
+    /// The gRPC method path, as the service names it (the two enums list the rpcs in the
+    /// same order).
     pub fn path(self) -> &'static str {
-        match self {
-            Rpc::ComposePost => "/heapwire.social.v1.Social/ComposePost",
-            Rpc::StorePost => "/heapwire.social.v1.Social/StorePost",
-            Rpc::ComposeMedia => "/heapwire.social.v1.Social/ComposeMedia",
-            Rpc::RegisterUser => "/heapwire.social.v1.Social/RegisterUser",
-            Rpc::Login => "/heapwire.social.v1.Social/Login",
-        }
+        heapwire_social_service::schema::Rpc::ALL[self.index()].path()
     }
 
     /// The request stream `gen_workloads.py` writes for this rpc.

@@ -1,16 +1,15 @@
 //! heapwire's open-loop load generator for the social service (`social_load`).
 //!
 //! Requests are pre-encoded bytes (see [`corpus`]), sent through a raw-bytes tonic
-//! codec ([`codec`]) on a fixed schedule ([`run`]); outcomes and latencies are
+//! codec (`RawCodec`, shared with the service's own test client) on a fixed schedule ([`run`]); outcomes and latencies are
 //! accounted in [`record`] and summarised in [`report`].
 
-pub mod codec;
 pub mod corpus;
 pub mod record;
 pub mod report;
 pub mod run;
 
-pub use codec::RawCodec;
+pub use heapwire_social_service::client::RawCodec;
 pub use corpus::{Corpus, Mix, Rpc};
 pub use record::Outcome;
 pub use report::Report;

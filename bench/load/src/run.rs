@@ -11,7 +11,7 @@ use tonic::codegen::http::uri::PathAndQuery;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Request, Status};
 
-use crate::codec::RawCodec;
+use crate::RawCodec;
 use crate::corpus::{Corpus, Mix, Rpc};
 use crate::record::{Outcome, Record};
 use crate::report::{ms, Report};

@@ -2,46 +2,53 @@
 //! back: for corpora of pre-encoded requests, and for malformed ones no typed client
 //! can produce.
 
-use bytes::{Buf, BufMut};
+use bytes::{Buf, BufMut, Bytes};
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::transport::Channel;
 use tonic::Status;
 
 use crate::schema::Rpc;
 
-/// Bytes in, bytes out.
-#[derive(Clone, Copy, Debug, Default)]
+/// Encodes `Bytes` verbatim as the gRPC message and decodes a reply into its bytes; the
+/// load generator (`bench/load`) sends its pre-encoded corpora through it too.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct RawCodec;
 
+/// The encoding half of [`RawCodec`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RawEncoder;
+
+/// The decoding half of [`RawCodec`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RawDecoder;
+
 impl Codec for RawCodec {
-    type Encode = Vec<u8>;
-    type Decode = Vec<u8>;
-    type Encoder = RawCodec;
-    type Decoder = RawCodec;
-    fn encoder(&mut self) -> RawCodec {
-        RawCodec
+    type Encode = Bytes;
+    type Decode = Bytes;
+    type Encoder = RawEncoder;
+    type Decoder = RawDecoder;
+    fn encoder(&mut self) -> RawEncoder {
+        RawEncoder
     }
-    fn decoder(&mut self) -> RawCodec {
-        RawCodec
+    fn decoder(&mut self) -> RawDecoder {
+        RawDecoder
     }
 }
 
-impl Encoder for RawCodec {
-    type Item = Vec<u8>;
+impl Encoder for RawEncoder {
+    type Item = Bytes;
     type Error = Status;
-    fn encode(&mut self, item: Vec<u8>, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        dst.put_slice(&item);
+    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        dst.put(item);
         Ok(())
     }
 }
 
-impl Decoder for RawCodec {
-    type Item = Vec<u8>;
+impl Decoder for RawDecoder {
+    type Item = Bytes;
     type Error = Status;
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Vec<u8>>, Status> {
-        let mut v = vec![0; src.remaining()];
-        src.copy_to_slice(&mut v);
-        Ok(Some(v))
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
+        Ok(Some(src.copy_to_bytes(src.remaining())))
     }
 }
 
@@ -58,9 +65,9 @@ impl RawClient {
     }
 
     /// Calls `rpc` with `request` (protobuf bytes, sent unchecked); the reply's bytes.
-    pub async fn call(&mut self, rpc: Rpc, request: Vec<u8>) -> Result<Vec<u8>, Status> {
+    pub async fn call(&mut self, rpc: Rpc, request: impl Into<Bytes>) -> Result<Bytes, Status> {
         self.grpc.ready().await.map_err(|e| Status::unavailable(format!("channel not ready: {e}")))?;
         let path = tonic::codegen::http::uri::PathAndQuery::from_static(rpc.path());
-        self.grpc.unary(tonic::Request::new(request), path, RawCodec).await.map(|r| r.into_inner())
+        self.grpc.unary(tonic::Request::new(request.into()), path, RawCodec).await.map(|r| r.into_inner())
     }
 }

@@ -189,7 +189,7 @@ pub fn start(config: Config) -> Running {
 impl Running {
     pub fn call(&mut self, rpc: Rpc, bytes: Vec<u8>) -> Result<Vec<u8>, tonic::Status> {
         let c = &mut self.client;
-        self.rt.block_on(async { tokio::time::timeout(Duration::from_secs(20), c.call(rpc, bytes)).await }).expect("answered within 20 s")
+        self.rt.block_on(async { tokio::time::timeout(Duration::from_secs(20), c.call(rpc, bytes)).await }).expect("answered within 20 s").map(|r| r.to_vec())
     }
 
     pub fn server(&self) -> &Server {
