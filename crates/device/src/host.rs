@@ -13,7 +13,7 @@ use heapwire_engine::{Rejection, RejectKind, Wire};
 use heapwire_schema::{table_file, CompiledSchema};
 
 use crate::link::ClientConfig;
-use crate::model::{factory, Config, Device, DeviceError, Go, Outcome};
+use crate::model::{device_error_meaning, factory, Config, Device, DeviceError, Go, Outcome};
 use crate::proto::{Op, Reply};
 use crate::regs::{self, Header};
 use crate::serve::DeviceService;
@@ -422,7 +422,8 @@ impl DeviceHandle {
             needed: wide(regs::C_NEEDED),
             image_len: at(regs::C_IMAGE_LEN),
             time: wide(regs::C_TIME),
-            text: String::new(),
+            // a rejection's text is made from its kind and offset; a device error has only its code here
+            text: device_error_meaning(at(regs::C_ERR_KIND)).to_string(),
         };
         if o.err != 0 {
             return Ok(job_result(o, Vec::new()));
@@ -642,7 +643,7 @@ impl DeviceHandle {
             max_image: 0,
             checksum: key,
         };
-        self.conn.submit(Op::WriteGo { go, input: job.input.clone() }.encode())?;
+        self.conn.submit(Op::encode_write_go(&go, &job.input))?;
         let generation = self.slots[slot].generation;
         self.pending.push_back(Pending::Job { ticket, slot, generation, job, tries });
         Ok(true)

@@ -152,6 +152,30 @@ impl DeviceError {
     }
 }
 
+/// What a device error code means, for paths that carry only the code (the register
+/// path has no text register).
+pub fn device_error_meaning(code: u32) -> &'static str {
+    match code {
+        64 => "no such register",
+        65 => "register is read-only",
+        66 => "no such slot",
+        67 => "slot holds no schema",
+        68 => "message index out of range for the slot's schema",
+        69 => "unknown wire format",
+        70 => "input does not fit the input memory",
+        71 => "memory access out of range",
+        72 => "table file too large for a slot",
+        73 => "table chunk out of order",
+        74 => "table file checksum mismatch",
+        75 => "table file invalid",
+        76 => "schema has more types than a slot has type registers",
+        77 => "engine failed",
+        78 => "protocol error",
+        79 => "slot holds another schema",
+        _ => "unknown device error",
+    }
+}
+
 impl std::fmt::Display for DeviceError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -523,13 +547,15 @@ impl Device {
             base: go.base,
             max_depth: go.max_depth,
             max_image_bytes: max_image as u64,
-            type_words: s.type_words.clone(),
+            // lent to the request and given back below: no allocation per request
+            type_words: std::mem::take(&mut s.type_words),
         };
         let input = &self.input[..in_len as usize];
         let req = Request { msg: go.msg as usize, wire, input, options: &options };
         let t0 = Instant::now();
         let r = engine.decode_into(&req, &mut self.output[..max_image as usize]);
         let nanos = t0.elapsed().as_nanos() as u64;
+        s.type_words = options.type_words;
         let time = if self.factory.kind() == EngineKind::Cpu { nanos } else { engine.last_cycles().unwrap_or(0) };
         self.counters.0[C_REQUESTS] += 1;
         self.counters.0[C_BYTES_IN] += in_len;
@@ -617,5 +643,40 @@ impl Device {
         self.counters.0[C_RELOADS] += 1;
         self.counters.0[C_RELOAD_BYTES] += total as u64;
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_device_error_code_has_a_meaning() {
+        let all = [
+            DeviceError::NoRegister(0),
+            DeviceError::ReadOnly(0),
+            DeviceError::NoSlot { slot: 0, slots: 0 },
+            DeviceError::SlotEmpty(0),
+            DeviceError::NoMessage { msg: 0, types: 0 },
+            DeviceError::BadWire(0),
+            DeviceError::InputTooLarge { len: 0, max: 0 },
+            DeviceError::OutOfRange { what: "", offset: 0, len: 0, size: 0 },
+            DeviceError::TableTooLarge { len: 0, max: 0 },
+            DeviceError::LoadOrder { slot: 0, offset: 0, have: 0 },
+            DeviceError::TableChecksum { slot: 0, got: 0, expected: 0 },
+            DeviceError::BadTable(String::new()),
+            DeviceError::TooManyTypes { types: 0, max: 0 },
+            DeviceError::Engine(String::new()),
+            DeviceError::Protocol(String::new()),
+            DeviceError::SlotHoldsOther { slot: 0, holds: 0, wanted: 0 },
+        ];
+        let mut meanings = std::collections::HashSet::new();
+        for e in &all {
+            let m = device_error_meaning(e.code());
+            assert_ne!(m, "unknown device error", "{e:?}");
+            assert!(meanings.insert(m), "two codes share the meaning {m:?}");
+        }
+        assert_eq!(device_error_meaning(63), "unknown device error");
+        assert_eq!(device_error_meaning(80), "unknown device error");
     }
 }

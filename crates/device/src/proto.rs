@@ -146,20 +146,27 @@ impl Op {
             }
             Op::WriteInput { offset, bytes } => w.u8(OP_WRITE_INPUT).u32(*offset).bytes(bytes),
             Op::ReadOutput { offset, len } => w.u8(OP_READ_OUTPUT).u32(*offset).u32(*len),
-            Op::WriteGo { go, input } => w
-                .u8(OP_WRITE_GO)
-                .u32(go.slot)
-                .u32(go.msg)
-                .u32(go.wire)
-                .u64(go.base)
-                .u32(go.max_depth)
-                .u32(go.max_image)
-                .u32(go.checksum)
-                .bytes(input),
+            Op::WriteGo { go, input } => return Op::encode_write_go(go, input),
             Op::Install { slot, name, total, checksum, offset, bytes } => {
                 w.u8(OP_INSTALL).u32(*slot).str(name).u32(*total).u32(*checksum).u32(*offset).bytes(bytes)
             }
         };
+        w.0
+    }
+
+    /// `Op::WriteGo { go, input }.encode()` from a borrowed input: the host keeps each
+    /// request's bytes for a resend, so sending must not copy them twice.
+    pub fn encode_write_go(go: &Go, input: &[u8]) -> Vec<u8> {
+        let mut w = W(Vec::with_capacity(1 + 4 * 3 + 8 + 4 * 3 + 4 + input.len()));
+        w.u8(OP_WRITE_GO)
+            .u32(go.slot)
+            .u32(go.msg)
+            .u32(go.wire)
+            .u64(go.base)
+            .u32(go.max_depth)
+            .u32(go.max_image)
+            .u32(go.checksum)
+            .bytes(input);
         w.0
     }
 

@@ -208,11 +208,11 @@ fn bad_requests_get_clear_errors() {
     // a message index the schema does not have
     dev.install(0, &u).unwrap();
     let r = dev.run_by_registers(0, 999, Wire::Protobuf, 0, &m).unwrap();
-    assert!(matches!(r, Err(JobError::Device { code: 68, .. })), "{r:?}");
+    assert!(matches!(r, Err(JobError::Device { code: 68, ref text }) if text.contains("message index out of range")), "{r:?}");
     // an empty slot, a missing slot
     let mut dev2 = DeviceHandle::open("inproc:cpu?slots=2", &OpenOptions::default()).unwrap();
     let r = dev2.run_by_registers(1, 0, Wire::Protobuf, 0, &m).unwrap();
-    assert!(matches!(r, Err(JobError::Device { code: 67, .. })), "{r:?}");
+    assert!(matches!(r, Err(JobError::Device { code: 67, ref text }) if text == "slot holds no schema"), "{r:?}");
     let e = dev2.install(7, &u).unwrap_err().to_string();
     assert!(e.contains("slot 7 does not exist"), "{e}");
     // a misaligned base is the engine's rejection, as in local decode
