@@ -150,6 +150,10 @@ fn parse_int(s: &str, signed: bool, at: usize) -> Result<u64, JsonError> {
     }
 }
 
+/// A member of an object as read before its class is known: key, value offset, value
+/// token, and for a reference object `{"@ref": n}` its number token and offset.
+type RawMember = (String, usize, Tok, Option<(Tok, usize)>);
+
 /// Parses a JSON graph and writes its objgraph wire bytes into `out`. Object 0 must
 /// be of message `root_msg` (a class) or a subclass; ids are the list positions.
 pub fn parse_json(schema: &CompiledSchema, t: &Tables, root_msg: usize, text: &str, out: &mut Vec<u8>) -> Result<(), JsonError> {
@@ -182,7 +186,7 @@ pub fn parse_json(schema: &CompiledSchema, t: &Tables, root_msg: usize, text: &s
         // so members are kept as raw tokens until the object ends.
         let mut class: Option<u32> = None;
         let mut id_seen: Option<(u64, usize)> = None;
-        let mut raw: Vec<(String, usize, Tok, Option<(Tok, usize)>)> = Vec::new();
+        let mut raw: Vec<RawMember> = Vec::new();
         let mut first_key = true;
         loop {
             let (tok, at) = lx.next()?;
