@@ -86,6 +86,15 @@ pub(super) struct MsgInfo {
     /// 1-15 with their own wire type, or LEN for packable repeated ones); 0 for every
     /// other byte. One load replaces the tag read, its checks and the lookup.
     pub by_tag: Box<[u16; 256]>,
+    /// The same for two-byte tags, by the tag's value, up to the highest field number
+    /// below `TAG_TABLE_FIELDS` (at least 128 entries): larger tags take the general way.
+    pub by_tag_long: Box<[u16]>,
+    /// A one-byte tag → what the count scan does with its field (`scan_step`); 0 for
+    /// every byte `by_tag` leaves out and for fields the scan reads the general way
+    /// (closed enums, groups).
+    pub scan_by_tag: Box<[u32; 256]>,
+    /// The same for two-byte tags, by value, as long as `by_tag_long`.
+    pub scan_by_tag_long: Box<[u32]>,
     /// A map entry whose key and value are both singular scalars (not closed enums),
     /// strings or bytes: the fast pass fills it in place, without a frame or an instance.
     pub flat_entry: bool,
@@ -100,6 +109,10 @@ impl MsgInfo {
 }
 
 const DENSE_LIMIT: u32 = 1024;
+
+/// Fields below this number get entries in the tag tables (at most 4096 entries of a
+/// message's tables: 24 KiB).
+const TAG_TABLE_FIELDS: u32 = 512;
 
 /// What the decoder derives from the compiled schema once.
 pub(super) struct Tables {
@@ -130,19 +143,29 @@ impl Tables {
                 count_elem.push(1);
                 let max_dense = m.fields.iter().map(|f| f.number).filter(|&n| n < DENSE_LIMIT).max().unwrap_or(0);
                 let mut dense = vec![0u16; max_dense as usize + 1];
-                let mut by_tag = Box::new([0u16; 256]);
+                let max_tabled = m.fields.iter().map(|f| f.number).filter(|&n| n < TAG_TABLE_FIELDS).max().unwrap_or(0);
+                let mut by_tag_long = vec![0u16; ((max_tabled as usize + 1) << 3).max(128)].into_boxed_slice();
                 for (i, f) in m.fields.iter().enumerate() {
                     if f.number < DENSE_LIMIT {
                         dense[f.number as usize] = (i + 1) as u16;
                     }
-                    if f.number < 16 {
-                        by_tag[(f.number << 3 | f.kind.wire_type() as u32) as usize] = (i + 1) as u16;
+                    if f.number < TAG_TABLE_FIELDS {
+                        by_tag_long[(f.number << 3 | f.kind.wire_type() as u32) as usize] = (i + 1) as u16;
                         if f.is_repeated() && f.kind.is_packable() {
-                            by_tag[(f.number << 3 | wire_type::LEN as u32) as usize] = (i + 1) as u16;
+                            by_tag_long[(f.number << 3 | wire_type::LEN as u32) as usize] = (i + 1) as u16;
                         }
                     }
                 }
+                let mut by_tag = Box::new([0u16; 256]);
+                by_tag[..128].copy_from_slice(&by_tag_long[..128]);
                 let ops: Vec<Op> = m.fields.iter().map(|f| Op::from_field(m, f)).collect();
+                let scan_by_tag_long: Box<[u32]> = by_tag_long
+                    .iter()
+                    .enumerate()
+                    .map(|(tag, &e)| if e == 0 { 0 } else { scan_step(&ops[e as usize - 1], (tag & 7) as u8, slot[e as usize - 1]) })
+                    .collect();
+                let mut scan_by_tag = Box::new([0u32; 256]);
+                scan_by_tag[..128].copy_from_slice(&scan_by_tag_long[..128]);
                 let flat_entry = m.is_map_entry()
                     && ops.iter().all(|o| !o.is_repeated() && !matches!(o.presence, Presence::Oneof(_)) && (o.simple || matches!(o.kind, Kind::String | Kind::Bytes)));
                 MsgInfo {
@@ -155,6 +178,9 @@ impl Tables {
                     count_elem,
                     dense,
                     by_tag,
+                    by_tag_long,
+                    scan_by_tag,
+                    scan_by_tag_long,
                     flat_entry,
                 }
             })
@@ -181,6 +207,45 @@ impl Tables {
         } else {
             None
         }
+    }
+}
+
+/// What the count scan does with one value of a field, packed in a `u32`: the value's
+/// shape in bits 0-1 (`SCAN_VARINT`, `SCAN_FIXED64`, `SCAN_LEN`, `SCAN_FIXED32`; for a
+/// packed run, the shape of its elements), the action in bits 2-3 (`SCAN_SKIP`,
+/// `SCAN_COUNT_ONE`, `SCAN_COUNT_PACKED`; 0: read the general way) and the field's
+/// count slot from bit 4.
+pub(super) const SCAN_VARINT: u32 = 0;
+pub(super) const SCAN_FIXED64: u32 = 1;
+pub(super) const SCAN_LEN: u32 = 2;
+pub(super) const SCAN_FIXED32: u32 = 3;
+pub(super) const SCAN_SKIP: u32 = 1 << 2;
+pub(super) const SCAN_COUNT_ONE: u32 = 2 << 2;
+pub(super) const SCAN_COUNT_PACKED: u32 = 3 << 2;
+
+/// The count scan's step for a value of wire type `wtype` of field `f` (count slot
+/// `slot` if repeated): as the general reading in `scan_counts` classifies it.
+fn scan_step(f: &Op, wtype: u8, slot: u32) -> u32 {
+    let shape = |w: u8| match w {
+        wire_type::VARINT => Some(SCAN_VARINT),
+        wire_type::FIXED64 => Some(SCAN_FIXED64),
+        wire_type::LEN => Some(SCAN_LEN),
+        wire_type::FIXED32 => Some(SCAN_FIXED32),
+        _ => None,
+    };
+    if f.is_closed_enum() {
+        return 0; // a value outside the enum counts as unknown bytes
+    }
+    let step = if wtype == wire_type::LEN && f.rep_packable {
+        shape(f.wire).map(|s| s | SCAN_COUNT_PACKED)
+    } else if f.is_repeated() {
+        shape(wtype).map(|s| s | SCAN_COUNT_ONE)
+    } else {
+        shape(wtype).map(|s| s | SCAN_SKIP)
+    };
+    match step {
+        Some(st) if slot <= u32::MAX >> 4 || !f.is_repeated() => st | if f.is_repeated() { slot << 4 } else { 0 },
+        _ => 0,
     }
 }
 
