@@ -6,7 +6,7 @@ use heapwire_engine::RejectKind;
 use heapwire_schema::{wire_type as wt, CompiledSchema, Kind, Message, Oneof, Presence};
 
 use super::super::wire::{read_tag, read_varint, varint_len, zigzag32, zigzag64, ReadErr};
-use super::tables::{MsgInfo, Op, Scratch};
+use super::tables::{MsgInfo, Op, Scratch, Store};
 use super::{DecodeError, DecodeOptions};
 
 pub(super) fn err<T>(kind: RejectKind, offset: usize) -> Result<T, DecodeError> {
@@ -423,6 +423,56 @@ impl Image for [u8] {
     #[inline(always)]
     fn grow(&mut self, _: u64, _: u64, _: usize) -> Result<(), DecodeError> {
         Ok(())
+    }
+}
+
+/// Reads one value of a field whose store is `st` at `pos` and stores it at `at`;
+/// returns where the value ends. The same bytes as `read_scalar`, `convert` and
+/// `put_scalar` give (`General` is never passed: it shares the 8-byte arm).
+#[inline(always)]
+pub(super) fn store_scalar(st: Store, buf: &[u8], pos: usize, end: usize, img: &mut [u8], at: usize) -> Result<usize, DecodeError> {
+    let varint = || read_varint(buf, pos, end).map_err(|e| rd(e, pos));
+    // One dispatch: every arm reads and stores its own way.
+    match st {
+        Store::Varint64 => {
+            let (raw, q) = varint()?;
+            img[at..at + 8].copy_from_slice(&raw.to_le_bytes());
+            Ok(q)
+        }
+        Store::Varint32 => {
+            let (raw, q) = varint()?;
+            img[at..at + 4].copy_from_slice(&(raw as u32).to_le_bytes());
+            Ok(q)
+        }
+        Store::Bool => {
+            let (raw, q) = varint()?;
+            img[at] = (raw != 0) as u8;
+            Ok(q)
+        }
+        Store::ZigZag32 => {
+            let (raw, q) = varint()?;
+            img[at..at + 4].copy_from_slice(&zigzag32(raw as u32).to_le_bytes());
+            Ok(q)
+        }
+        Store::ZigZag64 => {
+            let (raw, q) = varint()?;
+            img[at..at + 8].copy_from_slice(&zigzag64(raw).to_le_bytes());
+            Ok(q)
+        }
+        Store::Fixed32 => {
+            if end - pos < 4 {
+                return err(RejectKind::Truncated, pos);
+            }
+            img[at..at + 4].copy_from_slice(&buf[pos..pos + 4]);
+            Ok(pos + 4)
+        }
+        Store::Fixed64 | Store::General => {
+            if end - pos < 8 {
+                return err(RejectKind::Truncated, pos);
+            }
+            img[at..at + 8].copy_from_slice(&buf[pos..pos + 8]);
+            Ok(pos + 8)
+        }
     }
 }
 

@@ -11,10 +11,10 @@ use heapwire_schema::{wire_type as wt, CompiledSchema, Kind, Presence, NONE};
 
 use super::super::wire::{read_tag, read_varint};
 use super::common::{
-    append_enum_unknown, append_unknown, by_tag, check_utf8, convert, enum_unknown_len, err, lookup, new_struct, next_element, outside, put_scalar, two_byte_tag,
+    append_enum_unknown, append_unknown, by_tag, check_utf8, convert, enum_unknown_len, err, lookup, new_struct, next_element, outside, put_scalar, store_scalar, two_byte_tag,
     put_string, next_tag, read_len, read_scalar, set_oneof_case, set_present, write_header, Image, Next, Place, Scalars,
 };
-use super::tables::{Frame, Tables, Undo, SCAN_COUNT_ONE, SCAN_COUNT_PACKED, SCAN_FIXED32, SCAN_FIXED64, SCAN_VARINT};
+use super::tables::{Frame, Store, Tables, Undo, SCAN_COUNT_ONE, SCAN_COUNT_PACKED, SCAN_FIXED32, SCAN_FIXED64, SCAN_VARINT};
 use super::{DecodeError, DecodeOptions, Scratch};
 
 /// `inst_counts` of an instance whose counts have not been scanned yet.
@@ -79,9 +79,19 @@ pub(super) fn fast_pass<I: Image + ?Sized>(schema: &CompiledSchema, t: &Tables, 
                     continue;
                 }
             };
-            if f.simple && wtype != wt::LEN {
+            if f.store != Store::General {
                 // The common case, tested before the dispatch on the kind: one value of a
-                // singular scalar (not a closed enum).
+                // singular scalar (not a closed enum, not in a oneof), read and stored by
+                // its kind and width.
+                let b = img.bytes();
+                if f.hb_mask != 0 {
+                    b[soff + f.hb_byte as usize] |= f.hb_mask;
+                }
+                pos = store_scalar(f.store, buf, pos, end, b, soff + f.offset as usize)?;
+                continue;
+            }
+            if f.simple && wtype != wt::LEN {
+                // A singular scalar in a oneof.
                 let (raw, q) = read_scalar(buf, pos, end, wtype)?;
                 pos = q;
                 let b = img.bytes();
@@ -210,14 +220,16 @@ fn flat_entry<I: Image + ?Sized>(schema: &CompiledSchema, t: &Tables, img: &mut 
     while pos < end {
         let tag_pos = pos;
         let Some(i) = by_tag(info, buf[pos]) else { return err(RejectKind::Truncated, tag_pos) };
-        let (f, num, wtype) = (&info.ops[i], (buf[pos] >> 3) as u32, buf[pos] & 7);
+        let (f, num) = (&info.ops[i], (buf[pos] >> 3) as u32);
         pos += 1;
-        if f.simple && wtype != wt::LEN {
-            let (raw, q) = read_scalar(buf, pos, end, wtype)?;
-            pos = q;
+        if f.store != Store::General {
+            // A scalar key or value (a flat entry has no oneof, so every scalar has a
+            // store); a presence bit only in a proto2 entry.
             let b = img.bytes();
-            set_present(b, soff, msg, f, num, &mut [], 0);
-            put_scalar(b, soff + f.offset as usize, f.size as usize, convert(f.kind, raw));
+            if f.hb_mask != 0 {
+                b[soff + f.hb_byte as usize] |= f.hb_mask;
+            }
+            pos = store_scalar(f.store, buf, pos, end, b, soff + f.offset as usize)?;
         } else {
             let (p, vend) = read_len(buf, pos, end)?;
             pos = vend;
