@@ -353,8 +353,11 @@ impl Scratch {
     #[inline]
     pub fn push_state(&mut self, info: &MsgInfo) {
         self.inst_state.push(self.state.len() as u32);
-        self.state.extend(std::iter::repeat_n(NONE, info.oneof_state as usize));
-        self.state.extend(std::iter::repeat_n(0, (info.n_state - info.oneof_state) as usize));
+        // Most sub-messages have no singular message field and no oneof.
+        if info.n_state != 0 {
+            self.state.extend(std::iter::repeat_n(NONE, info.oneof_state as usize));
+            self.state.extend(std::iter::repeat_n(0, (info.n_state - info.oneof_state) as usize));
+        }
     }
 
     /// Resets instance `id`'s state slots (the write pass reuses the pre-pass's).
