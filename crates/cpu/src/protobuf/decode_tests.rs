@@ -367,7 +367,7 @@ proptest! {
     /// Structured random messages (merges, oneof switches, repeats, unknowns, closed
     /// enums, map entries with stray fields) so both paths of `decode` are exercised.
     #[test]
-    fn fast_path_matches_reference(parts in proptest::collection::vec((0u8..12, any::<u16>()), 0..24)) {
+    fn fast_path_matches_reference(parts in proptest::collection::vec((0u8..13, any::<u16>()), 0..24)) {
         let s = schema("unit.proto", LayoutOptions::default());
         let s2 = schema("unit2.proto", LayoutOptions::default());
         let mut m = Vec::new();
@@ -385,6 +385,19 @@ proptest! {
                 7 => { let mut l = Vec::new(); tag(&mut l, 1, 0); put_varint(&mut l, v); len_field(&mut m, 25, &l); }
                 8 => { tag(&mut m, 900 + (v % 3) as u32, 0); put_varint(&mut m, v); }
                 9 => { tag(&mut m, 27, 1); m.extend_from_slice(&v.to_le_bytes()); }
+                11 => {
+                    // A singular scalar of every kind and width (the fast pass's stores by
+                    // kind), proto3 plain and proto3 optional; values of every varint width.
+                    const SCALARS: [(u32, u8); 15] = [(1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (6, 0), (7, 5), (8, 1), (9, 5), (10, 1), (11, 5), (12, 1), (13, 0), (16, 0), (17, 0)];
+                    let (num, w) = SCALARS[v as usize % SCALARS.len()];
+                    let x = v.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (v % 64);
+                    tag(&mut m, num, w);
+                    match w {
+                        0 => put_varint(&mut m, x),
+                        5 => m.extend_from_slice(&(x as u32).to_le_bytes()),
+                        _ => m.extend_from_slice(&x.to_le_bytes()),
+                    }
+                }
                 10 => { tag(&mut p2, 2, 0); put_varint(&mut p2, v % 4); let mut pk = Vec::new(); put_varint(&mut pk, v % 5); len_field(&mut p2, 3, &pk); }
                 _ => { let mut inner = Vec::new(); tag(&mut inner, 1, 0); put_varint(&mut inner, v); len_field(&mut m, 26, &inner); }
             }

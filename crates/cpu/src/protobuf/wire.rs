@@ -16,8 +16,14 @@ pub(crate) fn read_varint(buf: &[u8], pos: usize, end: usize) -> Result<(u64, us
         if b < 0x80 {
             return Ok((b as u64, pos + 1));
         }
-        if end - pos >= 10 {
-            return read_varint_word(buf, pos);
+        // Ten bytes of the buffer past `pos`, though maybe not before `end` (the last
+        // values of a message or a packed run): read the word, then check its end.
+        if buf.len() - pos >= 10 {
+            return match read_varint_word(buf, pos) {
+                Ok((v, q)) if q <= end => Ok((v, q)),
+                Err(ReadErr::TooLong) if end - pos >= 10 => Err(ReadErr::TooLong),
+                _ => Err(ReadErr::Truncated),
+            };
         }
     }
     read_varint_slow(buf, pos, end)

@@ -6,7 +6,7 @@ use heapwire_engine::RejectKind;
 use heapwire_schema::{wire_type as wt, CompiledSchema, Kind, Message, Oneof, Presence};
 
 use super::super::wire::{read_tag, read_varint, varint_len, zigzag32, zigzag64, ReadErr};
-use super::tables::{MsgInfo, Op, Scratch};
+use super::tables::{MsgInfo, Op, Scratch, Store};
 use super::{DecodeError, DecodeOptions};
 
 pub(super) fn err<T>(kind: RejectKind, offset: usize) -> Result<T, DecodeError> {
@@ -62,6 +62,17 @@ pub(super) fn by_tag(info: &MsgInfo, b: u8) -> Option<usize> {
     (e != 0).then(|| e - 1)
 }
 
+/// The value of the two-byte tag at `pos` (`pos < end`), if it is one and `long_table`
+/// (a message's table by two-byte tag values) is long enough to have an entry for it.
+#[inline(always)]
+pub(super) fn two_byte_tag<T>(long_table: &[T], buf: &[u8], pos: usize, end: usize) -> Option<usize> {
+    if buf[pos] < 0x80 || pos + 1 >= end || buf[pos + 1] >= 0x80 {
+        return None;
+    }
+    let v = (buf[pos] & 0x7f) as usize | (buf[pos + 1] as usize) << 7;
+    (v < long_table.len()).then_some(v)
+}
+
 /// What the tag at `pos` opens.
 pub(super) enum Next<'a> {
     /// A known field with a wire type it takes.
@@ -81,6 +92,13 @@ pub(super) fn next_tag<'a>(info: &'a MsgInfo, msg: &Message, buf: &[u8], pos: &m
     if let Some(fidx) = by_tag(info, b) {
         *pos += 1;
         return Ok(Next::Field { num: (b >> 3) as u32, wtype: b & 7, fidx, f: &info.ops[fidx] });
+    }
+    if let Some(v) = two_byte_tag(&info.by_tag_long, buf, *pos, end) {
+        let e = info.by_tag_long[v] as usize;
+        if e != 0 {
+            *pos += 2;
+            return Ok(Next::Field { num: (v >> 3) as u32, wtype: (v & 7) as u8, fidx: e - 1, f: &info.ops[e - 1] });
+        }
     }
     let tag_pos = *pos;
     let (num, wtype, p) = read_field_tag(buf, tag_pos, end)?;
@@ -408,6 +426,56 @@ impl Image for [u8] {
     }
 }
 
+/// Reads one value of a field whose store is `st` at `pos` and stores it at `at`;
+/// returns where the value ends. The same bytes as `read_scalar`, `convert` and
+/// `put_scalar` give (`General` is never passed: it shares the 8-byte arm).
+#[inline(always)]
+pub(super) fn store_scalar(st: Store, buf: &[u8], pos: usize, end: usize, img: &mut [u8], at: usize) -> Result<usize, DecodeError> {
+    let varint = || read_varint(buf, pos, end).map_err(|e| rd(e, pos));
+    // One dispatch: every arm reads and stores its own way.
+    match st {
+        Store::Varint64 => {
+            let (raw, q) = varint()?;
+            img[at..at + 8].copy_from_slice(&raw.to_le_bytes());
+            Ok(q)
+        }
+        Store::Varint32 => {
+            let (raw, q) = varint()?;
+            img[at..at + 4].copy_from_slice(&(raw as u32).to_le_bytes());
+            Ok(q)
+        }
+        Store::Bool => {
+            let (raw, q) = varint()?;
+            img[at] = (raw != 0) as u8;
+            Ok(q)
+        }
+        Store::ZigZag32 => {
+            let (raw, q) = varint()?;
+            img[at..at + 4].copy_from_slice(&zigzag32(raw as u32).to_le_bytes());
+            Ok(q)
+        }
+        Store::ZigZag64 => {
+            let (raw, q) = varint()?;
+            img[at..at + 8].copy_from_slice(&zigzag64(raw).to_le_bytes());
+            Ok(q)
+        }
+        Store::Fixed32 => {
+            if end - pos < 4 {
+                return err(RejectKind::Truncated, pos);
+            }
+            img[at..at + 4].copy_from_slice(&buf[pos..pos + 4]);
+            Ok(pos + 4)
+        }
+        Store::Fixed64 | Store::General => {
+            if end - pos < 8 {
+                return err(RejectKind::Truncated, pos);
+            }
+            img[at..at + 8].copy_from_slice(&buf[pos..pos + 8]);
+            Ok(pos + 8)
+        }
+    }
+}
+
 /// Stores a scalar of 1, 4 or 8 bytes (fixed-size stores, no memcpy call).
 #[inline(always)]
 pub(super) fn put_scalar(img: &mut [u8], at: usize, size: usize, v: u64) {
@@ -583,7 +651,45 @@ pub(super) fn append_enum_unknown<I: Image + ?Sized>(img: &mut I, top: &mut u64,
 
 #[cfg(test)]
 mod tests {
-    use super::{utf8_dfa, valid_utf8};
+    use super::{lookup, next_tag, read_field_tag, utf8_dfa, valid_utf8, Next};
+    use crate::protobuf::decode::tables::Tables;
+    use heapwire_schema::{compile_files, wire_type as wt, LayoutOptions};
+
+    #[test]
+    fn tag_tables_agree_with_the_general_reading_on_every_two_byte_prefix() {
+        // unit.Node has fields 1-27 (one- and two-byte tags, packable repeated ones);
+        // every first two bytes, with the end after one byte, two, and further.
+        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let schema = compile_files(&[dir.join("unit.proto")], &[dir], LayoutOptions::default()).unwrap();
+        let t = Tables::new(&schema);
+        for (mi, msg) in schema.messages.iter().enumerate() {
+            let info = &t.info[mi];
+            for b0 in 0..=255u8 {
+                for b1 in 0..=255u8 {
+                    let buf = [b0, b1, 0x01, 0x01, 0x01];
+                    for end in [1, 2, buf.len()] {
+                        let mut pos = 0;
+                        let got = match next_tag(info, msg, &buf, &mut pos, end, 5) {
+                            Ok(Next::Field { num, wtype, fidx, .. }) => Ok((0, num, wtype, fidx, pos)),
+                            Ok(Next::EndGroup) => Ok((1, 0, 0, 0, pos)),
+                            Ok(Next::Unknown { num, wtype }) => Ok((2, num, wtype, 0, pos)),
+                            Err(e) => Err(e),
+                        };
+                        let want = read_field_tag(&buf, 0, end).and_then(|(num, wtype, p)| {
+                            if wtype == wt::END_GROUP {
+                                return if num == 5 { Ok((1, 0, 0, 0, p)) } else { super::err(heapwire_engine::RejectKind::GroupMismatch, 0) };
+                            }
+                            Ok(match lookup(info, msg, num, wtype) {
+                                Some((fidx, _)) => (0, num, wtype, fidx, p),
+                                None => (2, num, wtype, 0, p),
+                            })
+                        });
+                        assert_eq!(got, want, "{} tag {b0:02x} {b1:02x} end {end}", msg.full_name);
+                    }
+                }
+            }
+        }
+    }
 
     fn agree(b: &[u8]) {
         let want = std::str::from_utf8(b).is_ok();

@@ -11,10 +11,10 @@ use heapwire_schema::{wire_type as wt, CompiledSchema, Kind, Presence, NONE};
 
 use super::super::wire::{read_tag, read_varint};
 use super::common::{
-    append_enum_unknown, append_unknown, by_tag, check_utf8, convert, enum_unknown_len, err, lookup, new_struct, next_element, outside, put_scalar,
+    append_enum_unknown, append_unknown, by_tag, check_utf8, convert, enum_unknown_len, err, lookup, new_struct, next_element, outside, put_scalar, store_scalar, two_byte_tag,
     put_string, next_tag, read_len, read_scalar, set_oneof_case, set_present, write_header, Image, Next, Place, Scalars,
 };
-use super::tables::{Frame, Tables, Undo};
+use super::tables::{Frame, Store, Tables, Undo, SCAN_COUNT_ONE, SCAN_COUNT_PACKED, SCAN_FIXED32, SCAN_FIXED64, SCAN_VARINT};
 use super::{DecodeError, DecodeOptions, Scratch};
 
 /// `inst_counts` of an instance whose counts have not been scanned yet.
@@ -79,9 +79,19 @@ pub(super) fn fast_pass<I: Image + ?Sized>(schema: &CompiledSchema, t: &Tables, 
                     continue;
                 }
             };
-            if f.simple && wtype != wt::LEN {
+            if f.store != Store::General {
                 // The common case, tested before the dispatch on the kind: one value of a
-                // singular scalar (not a closed enum).
+                // singular scalar (not a closed enum, not in a oneof), read and stored by
+                // its kind and width.
+                let b = img.bytes();
+                if f.hb_mask != 0 {
+                    b[soff + f.hb_byte as usize] |= f.hb_mask;
+                }
+                pos = store_scalar(f.store, buf, pos, end, b, soff + f.offset as usize)?;
+                continue;
+            }
+            if f.simple && wtype != wt::LEN {
+                // A singular scalar in a oneof.
                 let (raw, q) = read_scalar(buf, pos, end, wtype)?;
                 pos = q;
                 let b = img.bytes();
@@ -210,14 +220,16 @@ fn flat_entry<I: Image + ?Sized>(schema: &CompiledSchema, t: &Tables, img: &mut 
     while pos < end {
         let tag_pos = pos;
         let Some(i) = by_tag(info, buf[pos]) else { return err(RejectKind::Truncated, tag_pos) };
-        let (f, num, wtype) = (&info.ops[i], (buf[pos] >> 3) as u32, buf[pos] & 7);
+        let (f, num) = (&info.ops[i], (buf[pos] >> 3) as u32);
         pos += 1;
-        if f.simple && wtype != wt::LEN {
-            let (raw, q) = read_scalar(buf, pos, end, wtype)?;
-            pos = q;
+        if f.store != Store::General {
+            // A scalar key or value (a flat entry has no oneof, so every scalar has a
+            // store); a presence bit only in a proto2 entry.
             let b = img.bytes();
-            set_present(b, soff, msg, f, num, &mut [], 0);
-            put_scalar(b, soff + f.offset as usize, f.size as usize, convert(f.kind, raw));
+            if f.hb_mask != 0 {
+                b[soff + f.hb_byte as usize] |= f.hb_mask;
+            }
+            pos = store_scalar(f.store, buf, pos, end, b, soff + f.offset as usize)?;
         } else {
             let (p, vend) = read_len(buf, pos, end)?;
             pos = vend;
@@ -258,12 +270,57 @@ impl Scratch {
 /// arrays and unknown buffer will hold, classifying every field exactly as the passes
 /// do. Stops quietly at malformed bytes (the pass reports them); an undercount only makes
 /// the fast pass give up, never write out of place.
-#[cold]
+#[inline(never)]
 fn scan_counts(schema: &CompiledSchema, t: &Tables, buf: &[u8], mut p: usize, end: usize, mi: usize, counts: &mut [u32]) {
     let msg = &schema.messages[mi];
     let info = &t.info[mi];
     let uslot = info.unknown_slot();
     while p < end {
+        // Short tags of fields the scan table covers: one load gives what to do.
+        let (mut e, mut q) = (info.scan_by_tag[buf[p] as usize], p + 1);
+        if e == 0 {
+            if let Some(v) = two_byte_tag(&info.scan_by_tag_long, buf, p, end) {
+                (e, q) = (info.scan_by_tag_long[v], p + 2);
+            }
+        }
+        if e != 0 {
+            let vend = match e & 3 {
+                SCAN_VARINT if e & 12 != SCAN_COUNT_PACKED => match read_varint(buf, q, end) {
+                    Ok((_, r)) => r,
+                    Err(_) => return,
+                },
+                SCAN_FIXED64 if e & 12 != SCAN_COUNT_PACKED => q + 8,
+                SCAN_FIXED32 if e & 12 != SCAN_COUNT_PACKED => q + 4,
+                shape => {
+                    // Length-delimited: a string, message or packed run.
+                    let Ok((len, r)) = read_varint(buf, q, end) else { return };
+                    if len > (end - r) as u64 {
+                        return;
+                    }
+                    let vend = r + len as usize;
+                    if e & 12 == SCAN_COUNT_PACKED {
+                        let n = match shape {
+                            SCAN_VARINT => buf[r..vend].iter().filter(|&&b| b < 0x80).count() as u32,
+                            SCAN_FIXED32 if len % 4 == 0 => (len / 4) as u32,
+                            SCAN_FIXED64 if len % 8 == 0 => (len / 8) as u32,
+                            _ => return,
+                        };
+                        counts[(e >> 4) as usize] += n;
+                        p = vend;
+                        continue;
+                    }
+                    vend
+                }
+            };
+            if vend > end {
+                return;
+            }
+            if e & 12 == SCAN_COUNT_ONE {
+                counts[(e >> 4) as usize] += 1;
+            }
+            p = vend;
+            continue;
+        }
         let tag_pos = p;
         let Ok((tag, q)) = read_tag(buf, p, end) else { return };
         p = q;

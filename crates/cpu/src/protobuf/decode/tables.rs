@@ -19,6 +19,9 @@ pub(super) struct Op {
     pub size: u8,
     /// A singular scalar that is not a closed enum: one value, stored as is.
     pub simple: bool,
+    /// How the fast pass reads and stores a simple field outside a oneof, by kind and
+    /// width (`Store::General` for every other field).
+    pub store: Store,
     /// Presence bit as a byte offset in the struct and a mask.
     pub hb_mask: u8,
     pub hb_byte: u32,
@@ -29,6 +32,7 @@ pub(super) struct Op {
 
 impl Op {
     fn from_field(m: &Message, f: &Field) -> Op {
+        let simple = !f.is_repeated() && f.kind.scalar_size().is_some() && !f.is_closed_enum();
         let (hb_byte, hb_mask) = match f.presence {
             Presence::HasBit(b) => (m.hasbits_offset + 4 * (b / 32) + (b % 32) / 8, 1u8 << (b % 8)),
             _ => (0, 0),
@@ -39,7 +43,8 @@ impl Op {
             flags: f.flags,
             rep_packable: f.is_repeated() && f.kind.is_packable(),
             size: f.kind.scalar_size().unwrap_or(0) as u8,
-            simple: !f.is_repeated() && f.kind.scalar_size().is_some() && !f.is_closed_enum(),
+            simple,
+            store: if simple && !matches!(f.presence, Presence::Oneof(_)) { Store::of(f.kind) } else { Store::General },
             hb_mask,
             hb_byte,
             presence: f.presence,
@@ -65,6 +70,40 @@ impl Op {
     }
 }
 
+/// A simple field's read and store, specialised by kind and width (as upb's fast table
+/// entries are): one dispatch instead of one on the wire type, one on the kind and one on
+/// the size.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Store {
+    General,
+    /// int64, uint64: the varint's 8 bytes.
+    Varint64,
+    /// int32, uint32, open enums: the varint's low 4 bytes.
+    Varint32,
+    ZigZag32,
+    ZigZag64,
+    Bool,
+    /// fixed32, sfixed32, float: the 4 bytes as they are.
+    Fixed32,
+    /// fixed64, sfixed64, double.
+    Fixed64,
+}
+
+impl Store {
+    fn of(kind: Kind) -> Store {
+        match kind {
+            Kind::Int64 | Kind::UInt64 => Store::Varint64,
+            Kind::Int32 | Kind::UInt32 | Kind::Enum => Store::Varint32,
+            Kind::SInt32 => Store::ZigZag32,
+            Kind::SInt64 => Store::ZigZag64,
+            Kind::Bool => Store::Bool,
+            Kind::Fixed32 | Kind::SFixed32 | Kind::Float => Store::Fixed32,
+            Kind::Fixed64 | Kind::SFixed64 | Kind::Double => Store::Fixed64,
+            _ => Store::General,
+        }
+    }
+}
+
 /// Per message type, what the decoder derives from the compiled schema once.
 pub(super) struct MsgInfo {
     pub ops: Vec<Op>,
@@ -86,6 +125,15 @@ pub(super) struct MsgInfo {
     /// 1-15 with their own wire type, or LEN for packable repeated ones); 0 for every
     /// other byte. One load replaces the tag read, its checks and the lookup.
     pub by_tag: Box<[u16; 256]>,
+    /// The same for two-byte tags, by the tag's value, up to the highest field number
+    /// below `TAG_TABLE_FIELDS` (at least 128 entries): larger tags take the general way.
+    pub by_tag_long: Box<[u16]>,
+    /// A one-byte tag → what the count scan does with its field (`scan_step`); 0 for
+    /// every byte `by_tag` leaves out and for fields the scan reads the general way
+    /// (closed enums, groups).
+    pub scan_by_tag: Box<[u32; 256]>,
+    /// The same for two-byte tags, by value, as long as `by_tag_long`.
+    pub scan_by_tag_long: Box<[u32]>,
     /// A map entry whose key and value are both singular scalars (not closed enums),
     /// strings or bytes: the fast pass fills it in place, without a frame or an instance.
     pub flat_entry: bool,
@@ -100,6 +148,10 @@ impl MsgInfo {
 }
 
 const DENSE_LIMIT: u32 = 1024;
+
+/// Fields below this number get entries in the tag tables (at most 4096 entries of a
+/// message's tables: 24 KiB).
+const TAG_TABLE_FIELDS: u32 = 512;
 
 /// What the decoder derives from the compiled schema once.
 pub(super) struct Tables {
@@ -130,19 +182,29 @@ impl Tables {
                 count_elem.push(1);
                 let max_dense = m.fields.iter().map(|f| f.number).filter(|&n| n < DENSE_LIMIT).max().unwrap_or(0);
                 let mut dense = vec![0u16; max_dense as usize + 1];
-                let mut by_tag = Box::new([0u16; 256]);
+                let max_tabled = m.fields.iter().map(|f| f.number).filter(|&n| n < TAG_TABLE_FIELDS).max().unwrap_or(0);
+                let mut by_tag_long = vec![0u16; ((max_tabled as usize + 1) << 3).max(128)].into_boxed_slice();
                 for (i, f) in m.fields.iter().enumerate() {
                     if f.number < DENSE_LIMIT {
                         dense[f.number as usize] = (i + 1) as u16;
                     }
-                    if f.number < 16 {
-                        by_tag[(f.number << 3 | f.kind.wire_type() as u32) as usize] = (i + 1) as u16;
+                    if f.number < TAG_TABLE_FIELDS {
+                        by_tag_long[(f.number << 3 | f.kind.wire_type() as u32) as usize] = (i + 1) as u16;
                         if f.is_repeated() && f.kind.is_packable() {
-                            by_tag[(f.number << 3 | wire_type::LEN as u32) as usize] = (i + 1) as u16;
+                            by_tag_long[(f.number << 3 | wire_type::LEN as u32) as usize] = (i + 1) as u16;
                         }
                     }
                 }
+                let mut by_tag = Box::new([0u16; 256]);
+                by_tag[..128].copy_from_slice(&by_tag_long[..128]);
                 let ops: Vec<Op> = m.fields.iter().map(|f| Op::from_field(m, f)).collect();
+                let scan_by_tag_long: Box<[u32]> = by_tag_long
+                    .iter()
+                    .enumerate()
+                    .map(|(tag, &e)| if e == 0 { 0 } else { scan_step(&ops[e as usize - 1], (tag & 7) as u8, slot[e as usize - 1]) })
+                    .collect();
+                let mut scan_by_tag = Box::new([0u32; 256]);
+                scan_by_tag[..128].copy_from_slice(&scan_by_tag_long[..128]);
                 let flat_entry = m.is_map_entry()
                     && ops.iter().all(|o| !o.is_repeated() && !matches!(o.presence, Presence::Oneof(_)) && (o.simple || matches!(o.kind, Kind::String | Kind::Bytes)));
                 MsgInfo {
@@ -155,6 +217,9 @@ impl Tables {
                     count_elem,
                     dense,
                     by_tag,
+                    by_tag_long,
+                    scan_by_tag,
+                    scan_by_tag_long,
                     flat_entry,
                 }
             })
@@ -181,6 +246,45 @@ impl Tables {
         } else {
             None
         }
+    }
+}
+
+/// What the count scan does with one value of a field, packed in a `u32`: the value's
+/// shape in bits 0-1 (`SCAN_VARINT`, `SCAN_FIXED64`, `SCAN_LEN`, `SCAN_FIXED32`; for a
+/// packed run, the shape of its elements), the action in bits 2-3 (`SCAN_SKIP`,
+/// `SCAN_COUNT_ONE`, `SCAN_COUNT_PACKED`; 0: read the general way) and the field's
+/// count slot from bit 4.
+pub(super) const SCAN_VARINT: u32 = 0;
+pub(super) const SCAN_FIXED64: u32 = 1;
+pub(super) const SCAN_LEN: u32 = 2;
+pub(super) const SCAN_FIXED32: u32 = 3;
+pub(super) const SCAN_SKIP: u32 = 1 << 2;
+pub(super) const SCAN_COUNT_ONE: u32 = 2 << 2;
+pub(super) const SCAN_COUNT_PACKED: u32 = 3 << 2;
+
+/// The count scan's step for a value of wire type `wtype` of field `f` (count slot
+/// `slot` if repeated): as the general reading in `scan_counts` classifies it.
+fn scan_step(f: &Op, wtype: u8, slot: u32) -> u32 {
+    let shape = |w: u8| match w {
+        wire_type::VARINT => Some(SCAN_VARINT),
+        wire_type::FIXED64 => Some(SCAN_FIXED64),
+        wire_type::LEN => Some(SCAN_LEN),
+        wire_type::FIXED32 => Some(SCAN_FIXED32),
+        _ => None,
+    };
+    if f.is_closed_enum() {
+        return 0; // a value outside the enum counts as unknown bytes
+    }
+    let step = if wtype == wire_type::LEN && f.rep_packable {
+        shape(f.wire).map(|s| s | SCAN_COUNT_PACKED)
+    } else if f.is_repeated() {
+        shape(wtype).map(|s| s | SCAN_COUNT_ONE)
+    } else {
+        shape(wtype).map(|s| s | SCAN_SKIP)
+    };
+    match step {
+        Some(st) if slot <= u32::MAX >> 4 || !f.is_repeated() => st | if f.is_repeated() { slot << 4 } else { 0 },
+        _ => 0,
     }
 }
 
@@ -249,8 +353,11 @@ impl Scratch {
     #[inline]
     pub fn push_state(&mut self, info: &MsgInfo) {
         self.inst_state.push(self.state.len() as u32);
-        self.state.extend(std::iter::repeat_n(NONE, info.oneof_state as usize));
-        self.state.extend(std::iter::repeat_n(0, (info.n_state - info.oneof_state) as usize));
+        // Most sub-messages have no singular message field and no oneof.
+        if info.n_state != 0 {
+            self.state.extend(std::iter::repeat_n(NONE, info.oneof_state as usize));
+            self.state.extend(std::iter::repeat_n(0, (info.n_state - info.oneof_state) as usize));
+        }
     }
 
     /// Resets instance `id`'s state slots (the write pass reuses the pre-pass's).
