@@ -2,7 +2,8 @@
 //!
 //! * [`ObjDecoder`]: wire bytes → heap image of C++-style objects at a chosen base
 //!   (phase 1 allocates every object contiguously in wire order, phase 2 writes header
-//!   words, members and relocated references).
+//!   words, members and relocated references); the fast path, proven identical to
+//! * [`reference::ReferenceDecoder`]: the same written out literally.
 //! * [`encode`]: objects in memory (an image, or live objects of this process) → wire
 //!   bytes, two passes in prefix order with an object → id map, so shared objects and
 //!   cycles survive.
@@ -12,7 +13,10 @@
 //! Nothing here recurses: graphs are flat lists and traversals use explicit stacks.
 
 mod decode;
+#[cfg(test)]
+mod decode_tests;
 pub mod encode;
+pub mod reference;
 
 use heapwire_engine::RejectKind;
 use heapwire_schema::{CompiledSchema, Kind, NONE};
