@@ -62,8 +62,10 @@ struct ClassProg {
     align_mask: u32,
     wire_size: u32,
     msg: u32,
-    /// Its members in `ops[first..end]`.
+    /// Its members in `ops[first..end]`: references (`..refs_end`) first, so they run
+    /// without dispatch, then the rest; each in wire order.
     first: u32,
+    refs_end: u32,
     end: u32,
 }
 
@@ -139,7 +141,10 @@ impl<S: Deref<Target = CompiledSchema>> ObjDecoder<S> {
             }
             debug_assert_eq!(wire_at, c.wire_size);
             assert!(c.size >= t.ptr, "every object starts with its header word");
-            progs.push(ClassProg { size: c.size, align_mask: c.align - 1, wire_size: c.wire_size, msg: c.msg, first, end: ops.len() as u32 });
+            let (refs, rest): (Vec<MemberOp>, Vec<MemberOp>) = ops.drain(first as usize..).partition(|o| matches!(o.step, Step::Ref4 | Step::Ref8));
+            let refs_end = first + refs.len() as u32;
+            ops.extend(refs.into_iter().chain(rest));
+            progs.push(ClassProg { size: c.size, align_mask: c.align - 1, wire_size: c.wire_size, msg: c.msg, first, refs_end, end: ops.len() as u32 });
         }
         let mut class_of_msg = vec![NONE; schema.messages.len()];
         for (ci, c) in t.classes.iter().enumerate() {
@@ -260,25 +265,33 @@ impl<S: Deref<Target = CompiledSchema>> ObjDecoder<S> {
     #[cold]
     fn truncation_point(&self, input: &[u8]) -> u64 {
         let mut pos = 4 + 4 * self.placed.len() as u64;
+        let len = input.len() as u64;
         for p in &self.placed {
             let prog = &self.progs[p.class as usize];
-            for op in &self.ops[prog.first as usize..prog.end as usize] {
-                let w = op.wire as u64;
-                if pos + w > input.len() as u64 {
-                    return pos;
-                }
-                pos += w;
+            if pos + prog.wire_size as u64 > len {
+                let ops = &self.ops[prog.first as usize..prog.end as usize];
+                let cut = ops.iter().filter(|op| pos + op.wire_at as u64 + op.wire as u64 > len).map(|op| op.wire_at).min();
+                return pos + cut.unwrap_or(0) as u64;
             }
+            pos += prog.wire_size as u64;
         }
-        input.len() as u64
+        len
     }
 
     /// The member pass: header words, members, references checked and relocated.
     /// `out` is exactly the image; `input` is exactly as long as `place` found.
     fn members(&self, input: &[u8], opts: &Options, out: &mut [u8]) -> Result<(), ObjError> {
+        if self.t.ptr == 8 {
+            self.members_for::<true>(input, opts, out)
+        } else {
+            self.members_for::<false>(input, opts, out)
+        }
+    }
+
+    /// [`Self::members`] for 8-byte (`PTR8`) or 4-byte pointers.
+    fn members_for<const PTR8: bool>(&self, input: &[u8], opts: &Options, out: &mut [u8]) -> Result<(), ObjError> {
         let n = self.placed.len();
         let base = opts.base;
-        let ptr8 = self.t.ptr == 8;
         // At base 0, object 0's address would read as null: index 0 is refused there.
         let lowest_ref = (base == 0) as u32;
         let refs_ok = (n as u32).wrapping_sub(lowest_ref);
@@ -306,33 +319,32 @@ impl<S: Deref<Target = CompiledSchema>> ObjDecoder<S> {
             unsafe {
                 let obj = dst.add(o);
                 let wire = src.add(pos);
-                if ptr8 {
+                if PTR8 {
                     put8(obj, word);
                 } else {
                     put4(obj, word as u32);
                 }
-                for op in self.ops.get_unchecked(prog.first as usize..prog.end as usize) {
+                for op in self.ops.get_unchecked(prog.first as usize..prog.refs_end as usize) {
+                    let r = rd(wire.add(op.wire_at as usize), 4) as u32;
+                    let addr = if r.wrapping_sub(lowest_ref) < refs_ok && self.fits(op, self.placed.get_unchecked(r as usize).class) {
+                        base + self.placed.get_unchecked(r as usize).off as u64
+                    } else if r == NULL_REF {
+                        0
+                    } else {
+                        return Err(self.bad_reference(r, op.target, base, pos + op.wire_at as usize));
+                    };
+                    let m = obj.add(op.mem_at as usize);
+                    if PTR8 {
+                        put8(m, addr);
+                    } else {
+                        put4(m, addr as u32);
+                    }
+                }
+                for op in self.ops.get_unchecked(prog.refs_end as usize..prog.end as usize) {
                     let w = wire.add(op.wire_at as usize);
                     let m = obj.add(op.mem_at as usize);
                     match op.step {
-                        Step::Ref4 | Step::Ref8 => {
-                            let r = rd(w, 4) as u32;
-                            let addr = if r.wrapping_sub(lowest_ref) < refs_ok && {
-                                let target = self.placed.get_unchecked(r as usize);
-                                self.fits(op, target.class)
-                            } {
-                                base + self.placed.get_unchecked(r as usize).off as u64
-                            } else if r == NULL_REF {
-                                0
-                            } else {
-                                return Err(self.bad_reference(r, op.target, base, pos + op.wire_at as usize));
-                            };
-                            if op.step == Step::Ref8 {
-                                put8(m, addr);
-                            } else {
-                                put4(m, addr as u32);
-                            }
-                        }
+                        Step::Ref4 | Step::Ref8 => unreachable!("references come first"),
                         Step::Copy4 => std::ptr::copy_nonoverlapping(w, m, 4),
                         Step::Copy8 => std::ptr::copy_nonoverlapping(w, m, 8),
                         Step::Copy1 => *m = *w,
@@ -381,8 +393,8 @@ impl<S: Deref<Target = CompiledSchema>> ObjDecoder<S> {
         let mut pos = 4 + 4 * self.placed.len();
         for p in &self.placed {
             let prog = &self.progs[p.class as usize];
-            for op in &self.ops[prog.first as usize..prog.end as usize] {
-                if matches!(op.step, Step::Ref4 | Step::Ref8) {
+            for op in &self.ops[prog.first as usize..prog.refs_end as usize] {
+                {
                     let at = pos + op.wire_at as usize;
                     let r = rd32(input, at);
                     let ok = r == NULL_REF
