@@ -92,7 +92,7 @@ fn options(r: &Recipe, s: &CompiledSchema) -> Options {
     Options {
         base: r.base,
         max_image_bytes: if r.small_limit { 200 } else { 1 << 30 },
-        type_words: if r.registers { (0..s.messages.len() as u64).map(|m| 0x5555_0000_0000_1111 ^ m * 0x0101_0101).collect() } else { Vec::new() },
+        type_words: if r.registers { (0..s.messages.len() as u64).map(|m| 0x5555_0000_0000_1111 ^ (m * 0x0101_0101)).collect() } else { Vec::new() },
         ..Options::default()
     }
 }
@@ -155,7 +155,8 @@ proptest! {
     #[test]
     fn fast_path_matches_reference_on_random_graphs(r in recipe()) {
         let s = &schemas()[r.schema];
-        { let w = wire_of(&r); agree(r.schema, root_of(&r, s, &w), &w, &options(&r, s)) };
+        let w = wire_of(&r);
+        let _ = agree(r.schema, root_of(&r, s, &w), &w, &options(&r, s));
     }
 
     #[test]
@@ -168,7 +169,7 @@ proptest! {
         }
         w.truncate(w.len().saturating_sub(cut % 3 * (cut / 3)));
         w.extend(std::iter::repeat_n(0u8, extra));
-        agree(r.schema, root_of(&r, s, &w), &w, &options(&r, s));
+        let _ = agree(r.schema, root_of(&r, s, &w), &w, &options(&r, s));
     }
 }
 
