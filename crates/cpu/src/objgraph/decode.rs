@@ -19,7 +19,7 @@ use std::ops::Deref;
 
 use heapwire_schema::{CompiledSchema, NONE};
 
-use super::{oerr, Conv, ObjError, Tables, NULL_REF};
+use super::{oerr, rd32, Conv, ObjError, Tables, NULL_REF};
 use heapwire_engine::Options;
 
 /// One wire member of a class, compiled: where it comes from and how it is stored.
@@ -92,11 +92,6 @@ pub struct ObjDecoder<S: Deref<Target = CompiledSchema>> {
     by_type_id: Vec<u32>,
     /// Objects of the last decode, in wire order.
     placed: Vec<Placed>,
-}
-
-#[inline(always)]
-fn rd32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
 }
 
 impl<S: Deref<Target = CompiledSchema>> ObjDecoder<S> {
@@ -208,17 +203,7 @@ impl<S: Deref<Target = CompiledSchema>> ObjDecoder<S> {
             Some(&c) if c != NONE => c,
             _ => return oerr(K::NotAClass, 0),
         };
-        if opts.base % 8 != 0 {
-            return oerr(K::BadBase, 0);
-        }
-        if input.len() < 4 {
-            return oerr(K::Truncated, 0);
-        }
-        let n = rd32(input, 0) as usize;
-        // Every object costs at least its 4-byte type id: memory stays bounded by the input.
-        if n > (input.len() - 4) / 4 {
-            return oerr(K::CountTooLarge, 0);
-        }
+        let n = super::object_count(input, opts)?;
         self.placed.reserve(n);
         let limit = opts.max_image_bytes.min(u32::MAX as u64);
         let mut top = 0u64;
@@ -253,10 +238,7 @@ impl<S: Deref<Target = CompiledSchema>> ObjDecoder<S> {
         if wire_total < input.len() as u64 {
             return oerr(K::TrailingBytes, wire_total);
         }
-        let limit = if self.t.ptr == 4 { 1u64 << 32 } else { u64::MAX };
-        if opts.base.checked_add(top).is_none_or(|e| e > limit) {
-            return oerr(K::BadBase, 0);
-        }
+        super::check_image_range(self.t.ptr, opts.base, top)?;
         Ok(top as usize)
     }
 

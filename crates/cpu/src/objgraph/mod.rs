@@ -49,6 +49,37 @@ pub(crate) fn oerr<T>(kind: RejectKind, offset: u64) -> Result<T, ObjError> {
     Err(ObjError { kind, offset, needed: 0 })
 }
 
+#[inline(always)]
+pub(crate) fn rd32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+/// The checks before the type ids: an aligned base, the count, and a count the input can
+/// hold (every object costs at least its 4-byte type id, so memory stays bounded by the
+/// input). Returns the count.
+pub(crate) fn object_count(input: &[u8], opts: &heapwire_engine::Options) -> Result<usize, ObjError> {
+    if opts.base % 8 != 0 {
+        return oerr(RejectKind::BadBase, 0);
+    }
+    if input.len() < 4 {
+        return oerr(RejectKind::Truncated, 0);
+    }
+    let n = rd32(input, 0) as usize;
+    if n > (input.len() - 4) / 4 {
+        return oerr(RejectKind::CountTooLarge, 0);
+    }
+    Ok(n)
+}
+
+/// An image of `total` bytes at `base` must fit the address space of `ptr`-byte pointers.
+pub(crate) fn check_image_range(ptr: u32, base: u64, total: u64) -> Result<(), ObjError> {
+    let limit = if ptr == 4 { 1u64 << 32 } else { u64::MAX };
+    if base.checked_add(total).is_none_or(|e| e > limit) {
+        return oerr(RejectKind::BadBase, 0);
+    }
+    Ok(())
+}
+
 /// How a member is read and written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Conv {

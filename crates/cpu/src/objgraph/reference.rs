@@ -8,7 +8,7 @@ use std::ops::Deref;
 
 use heapwire_schema::CompiledSchema;
 
-use super::{oerr, Conv, ObjError, Tables, NULL_REF};
+use super::{oerr, rd32, Conv, ObjError, Tables, NULL_REF};
 use heapwire_engine::Options;
 
 /// The reference objgraph decoder for one compiled schema; same API as [`super::ObjDecoder`].
@@ -18,11 +18,6 @@ pub struct ReferenceDecoder<S: Deref<Target = CompiledSchema>> {
     /// Per object of the last decode: class index and image offset.
     cls: Vec<u32>,
     off: Vec<u32>,
-}
-
-#[inline(always)]
-fn rd32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
 }
 
 impl<S: Deref<Target = CompiledSchema>> ReferenceDecoder<S> {
@@ -73,17 +68,7 @@ impl<S: Deref<Target = CompiledSchema>> ReferenceDecoder<S> {
         self.cls.clear();
         self.off.clear();
         let Some(root) = self.schema.class_of(root_msg) else { return oerr(K::NotAClass, 0) };
-        if opts.base % 8 != 0 {
-            return oerr(K::BadBase, 0);
-        }
-        if input.len() < 4 {
-            return oerr(K::Truncated, 0);
-        }
-        let n = rd32(input, 0) as usize;
-        // Every object costs at least its 4-byte type id: memory stays bounded by the input.
-        if n > (input.len() - 4) / 4 {
-            return oerr(K::CountTooLarge, 0);
-        }
+        let n = super::object_count(input, opts)?;
         self.cls.reserve(n);
         self.off.reserve(n);
         let mut top = 0u64;
@@ -112,10 +97,7 @@ impl<S: Deref<Target = CompiledSchema>> ReferenceDecoder<S> {
         if wire_total < input.len() as u64 {
             return oerr(K::TrailingBytes, wire_total);
         }
-        let limit = if self.t.ptr == 4 { 1u64 << 32 } else { u64::MAX };
-        if opts.base.checked_add(total).is_none_or(|e| e > limit) {
-            return oerr(K::BadBase, 0);
-        }
+        super::check_image_range(self.t.ptr, opts.base, total)?;
         // References: every index in range and of a compatible class (checked before
         // anything is written, so phase 2 is straight-line).
         let mut pos = 4 + 4 * n;
