@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 # nginx: the gRPC load balancer of the scale-out test (bench/load/tests/scaleout_nginx.rs runs its own
 # instance from a temporary prefix; the system service is not used).
 APT_PKGS=(iverilog yosys verilator nextpnr-ice40 fpga-icestorm protobuf-compiler libprotobuf-dev pkg-config hyperfine nginx clang)
+# linux-perf: profiling the decoders (BENCHMARKS.md, crates/cpu/examples/objgraph_profile.rs).
+APT_PKGS+=(linux-perf)
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
