@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 # nginx: the gRPC load balancer of the scale-out test (bench/load/tests/scaleout_nginx.rs runs its own
 # instance from a temporary prefix; the system service is not used).
 # valgrind, linux-perf: profiles and instruction counts of the decoders (bench/count_instructions.sh,
-# BENCHMARKS.md), run by hand.
+# crates/cpu/examples/objgraph_profile.rs, BENCHMARKS.md), run by hand.
 APT_PKGS=(iverilog yosys verilator nextpnr-ice40 fpga-icestorm protobuf-compiler libprotobuf-dev pkg-config hyperfine nginx clang valgrind linux-perf)
 missing=()
 for p in "${APT_PKGS[@]}"; do

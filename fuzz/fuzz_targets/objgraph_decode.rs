@@ -1,11 +1,12 @@
 //! Object-graph wire bytes from the fuzzer, for the paper's expression-tree classes in
-//! both layouts: decode answers Ok or an error, never panics; whatever decodes encodes
+//! both layouts: decode answers Ok or an error, never panics, and the engine's fast path
+//! gives the reference decoder's image or error; whatever decodes encodes
 //! (objects reachable from the root, in prefix order) to a graph that decodes, and
 //! encoding that again gives the same bytes.
 #![cfg_attr(fuzzing, no_main)]
 use std::sync::OnceLock;
 
-use heapwire_cpu::objgraph::{encode, ImageMemory, ObjDecoder};
+use heapwire_cpu::objgraph::{encode, reference::ReferenceDecoder, ImageMemory, ObjDecoder};
 use heapwire_cpu::DecodeOptions;
 use heapwire_schema::{compile_files, CompiledSchema, LayoutOptions, PointerWidth};
 
@@ -34,7 +35,11 @@ pub fn check(data: &[u8]) {
     let opts = DecodeOptions { base, max_image_bytes: 1 << 24, ..Default::default() };
     let mut d = ObjDecoder::new(s);
     let mut img = Vec::new();
-    if d.decode(root, &data[1..], &opts, &mut img).is_ok() {
+    let r = d.decode(root, &data[1..], &opts, &mut img);
+    let mut want = Vec::new();
+    assert_eq!(r, ReferenceDecoder::new(s).decode(root, &data[1..], &opts, &mut want), "fast path and reference answer alike");
+    assert_eq!(img, want, "fast path and reference write the same image");
+    if r.is_ok() {
         let mut wire = Vec::new();
         let at = if img.is_empty() { 0 } else { base };
         encode(s, d.tables(), &ImageMemory { bytes: &img, base }, at, root, &[], &mut wire).expect("a decoded graph encodes");

@@ -2,7 +2,8 @@
 //!
 //! * [`ObjDecoder`]: wire bytes → heap image of C++-style objects at a chosen base
 //!   (phase 1 allocates every object contiguously in wire order, phase 2 writes header
-//!   words, members and relocated references).
+//!   words, members and relocated references); the fast path, proven identical to
+//! * [`reference::ReferenceDecoder`]: the same written out literally.
 //! * [`encode`]: objects in memory (an image, or live objects of this process) → wire
 //!   bytes, two passes in prefix order with an object → id map, so shared objects and
 //!   cycles survive.
@@ -12,7 +13,10 @@
 //! Nothing here recurses: graphs are flat lists and traversals use explicit stacks.
 
 mod decode;
+#[cfg(test)]
+mod decode_tests;
 pub mod encode;
+pub mod reference;
 
 use heapwire_engine::RejectKind;
 use heapwire_schema::{CompiledSchema, Kind, NONE};
@@ -43,6 +47,37 @@ impl std::error::Error for ObjError {}
 
 pub(crate) fn oerr<T>(kind: RejectKind, offset: u64) -> Result<T, ObjError> {
     Err(ObjError { kind, offset, needed: 0 })
+}
+
+#[inline(always)]
+pub(crate) fn rd32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+/// The checks before the type ids: an aligned base, the count, and a count the input can
+/// hold (every object costs at least its 4-byte type id, so memory stays bounded by the
+/// input). Returns the count.
+pub(crate) fn object_count(input: &[u8], opts: &heapwire_engine::Options) -> Result<usize, ObjError> {
+    if opts.base % 8 != 0 {
+        return oerr(RejectKind::BadBase, 0);
+    }
+    if input.len() < 4 {
+        return oerr(RejectKind::Truncated, 0);
+    }
+    let n = rd32(input, 0) as usize;
+    if n > (input.len() - 4) / 4 {
+        return oerr(RejectKind::CountTooLarge, 0);
+    }
+    Ok(n)
+}
+
+/// An image of `total` bytes at `base` must fit the address space of `ptr`-byte pointers.
+pub(crate) fn check_image_range(ptr: u32, base: u64, total: u64) -> Result<(), ObjError> {
+    let limit = if ptr == 4 { 1u64 << 32 } else { u64::MAX };
+    if base.checked_add(total).is_none_or(|e| e > limit) {
+        return oerr(RejectKind::BadBase, 0);
+    }
+    Ok(())
 }
 
 /// How a member is read and written.
