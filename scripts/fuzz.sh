@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Bounded fuzzing of the decoder, encoder round trip, schema compiler and link frames (cargo-fuzz,
 # nightly toolchain). Crashers land in fuzz/artifacts/<target>/; copy each into
-# fuzz/regressions/<target>/ — cargo test replays every such folder through the target's
-# check forever after (crates/cli/tests/fuzz_regressions.rs).
+# fuzz/regressions/<target>/ (beside hand-picked seeds kept there) — cargo test replays every
+# such folder through the target's check forever after (crates/cli/tests/fuzz_regressions.rs).
 #   scripts/fuzz.sh [--seconds N] [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
