@@ -25,7 +25,8 @@
  *          the cursor's byte offset in the bus word (wstrb masks the edges).
  *   then   REQUESTS/BYTES counters, cursor += image length (as `decode --delimited`
  *          places the images), DONE set (and irq), back to RECV for the next message.
- *   HALT   stream held (tready 0) until the next go bit; STATUS.error and irq set.
+ *   HALT   stream held (tready 0) until the next go bit; STATUS.error (until then) and irq
+ *          (until acknowledged) set.
  * A reset (rst) anywhere returns to IDLE with every register at its reset value.
  *
  * AXI4-Lite: byte address = 4 * the register map's word address. A read of an address
@@ -237,7 +238,8 @@ wire [RA-1:0] ra = s_axil_araddr[AXIL_ADDR_WIDTH-1:2];
 wire [31:0] wd = s_axil_wdata;  // byte strobes: registers take whole words
 
 wire busy = (st_reg != ST_IDLE) && (st_reg != ST_HALT);
-wire [31:0] status = {29'd0, err_flag_reg, done_flag_reg, busy};
+// error: halted on an error until the next go bit (the irq flag may be acknowledged sooner)
+wire [31:0] status = {29'd0, st_reg == ST_HALT, done_flag_reg, busy};
 wire [31:0] caps = (WIRE == 0 ? 32'd1 : 32'd2) | 32'h10;
 
 // the read side: value and whether the address has a register
@@ -460,12 +462,14 @@ assign m_axi_wlast = w_left_now == 9'd1;
 // the beat: bytes [OB - shift, 2 OB - shift) of {word w_index, word w_index - 1}
 wire [2*OUT_WIDTH-1:0] pair = {out_rd_data_reg, prev_word_reg};
 wire [31:0] lane = OB - {{(32-OB_SH){1'b0}}, shift_reg};
-assign m_axi_wdata = pair[8 * lane +: OUT_WIDTH];
+wire [OUT_WIDTH-1:0] beat_data = pair[8 * lane +: OUT_WIDTH];
+// bytes outside the image go out as zeros: never stale output memory (nor x in simulation)
 genvar g;
 generate
     for (g = 0; g < OB; g = g + 1) begin : strobe
         wire [31:0] pos = (w_index_reg << OB_SH) + g;
         assign m_axi_wstrb[g] = pos >= dma_lo_reg && pos < dma_hi_reg;
+        assign m_axi_wdata[8*g +: 8] = m_axi_wstrb[g] ? beat_data[8*g +: 8] : 8'd0;
     end
 endgenerate
 assign dma_rd_addr = st_reg == ST_DMA0 ? {OUT_ADDR_WIDTH{1'b0}} : w_fire ? w_index_reg[OUT_ADDR_WIDTH-1:0] + 1'b1 : w_index_reg[OUT_ADDR_WIDTH-1:0];
