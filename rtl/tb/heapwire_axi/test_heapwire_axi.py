@@ -97,12 +97,16 @@ class AxiHost:
         for bus in ("s_axil", "s_axis", "m_axi"):  # the bus models log every transfer at INFO
             logging.getLogger(f"cocotb.{dut._name}.{bus}").setLevel(logging.WARNING)
         self.cycle = 0
+        self.states = None  # {wrapper state: cycles} while measuring
         cocotb.start_soon(self._count())
 
     async def _count(self):
         while True:
             await RisingEdge(self.dut.clk)
             self.cycle += 1
+            if self.states is not None:
+                st = int(self.dut.wrap.st_reg.value)
+                self.states[st] = self.states.get(st, 0) + 1
 
     async def reset(self, cycles=4):
         self.dut.rst.value = 1
@@ -439,11 +443,21 @@ async def test_throughput(dut):
     await h.reset()
     mi, oracle, msgs = x.corpus(40)
     msgs = [m for m in msgs if oracle.decode(m, 0x1000)[0] == "ok"]
+    names = {1: "receive", 3: "start", 4: "core", 5: "dma", 6: "dma"}  # hw_axi_wrap's ST_ values
     for stalls in (False, True):
         h.stalls(stalls)
+        h.states = {}
+        out0 = await h.reg64(R["N_BYTES_OUT"])
         cycles, nbytes, _ = await run_stream(h, oracle, msgs, 0x1000, mi, x.wire, "bench")
-        dut._log.warning("THROUGHPUT %s stalls=%s: %d messages, %d bytes in, %d cycles, %.3f bytes/cycle",
-                         os.environ["HW_AXI_CFG"], stalls, len(msgs), nbytes, cycles, nbytes / cycles)
+        split = {}
+        for st, n in h.states.items():
+            split[names.get(st, "idle")] = split.get(names.get(st, "idle"), 0) + n
+        h.states = None
+        out = await h.reg64(R["N_BYTES_OUT"]) - out0
+        dut._log.warning("THROUGHPUT %s stalls=%s: %d messages, %d bytes in, %d image bytes out, %d cycles, "
+                         "%.3f input bytes/cycle, %.3f image bytes/cycle; cycles by wrapper state %s",
+                         os.environ["HW_AXI_CFG"], stalls, len(msgs), nbytes, out, cycles, nbytes / cycles, out / cycles,
+                         split)
 
 
 # --------------------------------------------------------------------------- pytest entry
