@@ -84,6 +84,17 @@ pub(crate) struct AxiWrapper<'a> {
     pub wrap_params: String,
 }
 
+/// `params` (`parameter` lines each ending in a comma and a comment) as the last
+/// parameters of a list: the final comma dropped, the line's layout kept.
+pub(crate) fn last_parameter(params: &str) -> String {
+    let t = params.trim_end_matches('\n');
+    let comment = t.rfind("//").unwrap_or(t.len());
+    match t[..comment].rfind(',') {
+        Some(c) => format!("{} {}", &t[..c], &t[c + 1..]),
+        None => t.to_string(),
+    }
+}
+
 /// The schema name as hw_axi_wrap's NAME parameter: 64 bytes NUL-padded, byte 0 in the
 /// low bits (the device's S_NAME registers).
 pub(crate) fn name_param(name: &str) -> String {

@@ -15,7 +15,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("hw_utf8_check.v", include_str!("../../../../rtl/hw_utf8_check.v")),
 ];
 
-/// heapwire_axi's parameters for heapwire_core (as heapwire_core's).
+/// heapwire_core's parameters beyond the memories' (heapwire_axi passes them on).
 const PB_AXI_PARAMS: &str = "    parameter MAX_DEPTH = 100,      // deepest nesting below the root
     parameter INST_BITS = 10,       // log2 message instances per input
     parameter CNT_BITS = 11,        // log2 count-memory entries
@@ -195,13 +195,7 @@ module heapwire_core #(
     parameter IN_ADDR_WIDTH = 12,   // input memory word address bits
     parameter OUT_WIDTH = 64,       // output memory word width (64, 128, 256)
     parameter OUT_ADDR_WIDTH = 12,  // output memory word address bits
-    parameter MAX_DEPTH = 100,      // deepest nesting below the root
-    parameter INST_BITS = 10,       // log2 message instances per input
-    parameter CNT_BITS = 11,        // log2 count-memory entries
-    parameter ST_BITS = 11,         // log2 state-memory entries
-    parameter DROP_BITS = 8,        // log2 dropped-map-entry list entries
-    parameter ONE_PASS = 1,         // 1 = one pass first, two passes when needed; 0 = always two
-    parameter OUT2_WR = 1           // 1 = short strings through the second output write port
+{params}
 ) (
     input  wire clk, input wire rst,
     input  wire start, input wire [31:0] in_len, input wire [15:0] root_msg, input wire [63:0] base,
@@ -230,7 +224,7 @@ hw_pb_core #(
 );
 endmodule
 ",
-        ptr = schema.ptr(), hdr = schema.layout.header_words as u8, nm = schema.messages.len().max(1), req = (any_req && ENFORCE_REQUIRED) as u8);
+        params = super::last_parameter(PB_AXI_PARAMS), ptr = schema.ptr(), hdr = schema.layout.header_words as u8, nm = schema.messages.len().max(1), req = (any_req && ENFORCE_REQUIRED) as u8);
     v.push_str(&super::axi_wrapper(&super::AxiWrapper {
         module: "heapwire_axi",
         core_params: PB_AXI_PARAMS,
