@@ -180,6 +180,13 @@ class Oracle:
             return e.kind, e.offset
 
 
+def frame_of(data, ib):
+    """The stream frame of a message; an empty message is one beat of null bytes (tkeep 0)
+    with tlast (the bus model sends nothing for an empty frame)."""
+    from cocotbext.axi import AxiStreamFrame
+    return AxiStreamFrame(data) if data else AxiStreamFrame(bytes(ib), tkeep=[0] * ib)
+
+
 async def run_stream(h, oracle, msgs, base, msg_idx, wire, label, limit_per_msg=200000):
     """Queues `msgs` on the stream after one go bit and checks every verdict: images at the
     cursor in host memory, rejections in ERR_KIND / ERR_OFFSET (then ack, BASE = CURSOR,
@@ -198,9 +205,8 @@ async def run_stream(h, oracle, msgs, base, msg_idx, wire, label, limit_per_msg=
     h.ram.write(base - 64, bytes([FILL]) * (end - base + 128))
     await h.go(base, msg_idx, wire)
     t0 = h.cycle
-    from cocotbext.axi import AxiStreamFrame
     for data in msgs:
-        await h.src.send(AxiStreamFrame(data))
+        await h.src.send(frame_of(data, len(h.dut.s_axis_tkeep)))
     n_ok = sum(w[0] == "ok" for w, _ in want)
     verdicts = {}
     done_ok = 0
@@ -381,7 +387,7 @@ async def test_stream(dut):
 async def test_framing(dut):
     """tkeep holes and a short beat before tlast are `protocol` at the beat's byte offset;
     a message longer than the input memory is `input too large`; the rest of a bad message
-    is drained, and the next message after go decodes right."""
+    is drained, and the next message after go decodes right; empty messages (one null beat)."""
     from cocotbext.axi import AxiStreamFrame
     x = Setup(dut, "framing")
     h = x.h
@@ -404,6 +410,9 @@ async def test_framing(dut):
         _, _, v = await run_stream(h, oracle, [good], 0x2000, mi, x.wire, f"after {label}")
         assert v == {"ok": 1}
     assert await h.reg64(R["N_PROTOCOL_ERRORS"]) == 2
+    # empty messages (one null beat with tlast) between others
+    _, _, v = await run_stream(h, oracle, [b"", good, b""], 0x2000, mi, x.wire, "empty messages")
+    assert sum(v.values()) == 3 and v.get("ok", 0) >= 1, v
 
 
 @cocotb.test()
