@@ -22,9 +22,11 @@ correct message; tkeep patterns a message may not carry (`protocol`); a message 
 the input memory (`input too large`); the header block and the register map's addresses,
 which are crates/device/src/regs.rs's (checked without a simulator, below).
 
-Configurations (CI: a few messages each, about a minute on a busy 2-core machine):
+Configurations (CI: a few messages each, about half a minute on a busy 2-core machine):
   * pb: tests/differential/schemas/scalars3.proto, 64-bit stream and AXI data;
-  * og: examples/expression_tree/expr.proto, 64-bit stream, 256-bit AXI data.
+  * og: examples/expression_tree/expr.proto, 64-bit stream, 256-bit AXI data;
+  * pb_p32, og_p32: the same schemas with 32-bit pointers, 128-bit stream / 256-bit AXI
+    data and 32-bit stream / 64-bit AXI data.
 Knobs: HW_TB_SEED, HW_TB_THOROUGH=1 (5x the messages); HW_AXI_BENCH=1 also measures
 stream-to-host-memory throughput (bytes/cycle) with and without stalls and logs it.
 """
@@ -494,6 +496,10 @@ CONFIGS = {
     # name: (schema, compile options, wire, IN_WIDTH, OUT_WIDTH)
     "pb": (DIFF / "schemas" / "scalars3.proto", ["-I", str(DIFF / "schemas")], 0, 64, 64),
     "og": (EXPR, [], 1, 64, 256),
+    # the other stream and bus widths: 32-bit pointers, 128-bit stream / 256-bit AXI data
+    # (images realigned inside 32-byte beats), 32-bit stream / 64-bit AXI data
+    "pb_p32": (DIFF / "schemas" / "scalars3.proto", ["-I", str(DIFF / "schemas"), "--pointer-width", "32"], 0, 128, 256),
+    "og_p32": (EXPR, ["--pointer-width", "32"], 1, 32, 64),
 }
 PB_ENGINE = ["hw_stream_reader.v", "hw_varint_decoder.v", "hw_utf8_check.v", "hw_pb_core.v", "hw_axi_wrap.v"]
 OG_ENGINE = ["hw_og_reader.v", "hw_sdp_ram.v", "hw_og_core.v", "hw_axi_wrap.v"]
