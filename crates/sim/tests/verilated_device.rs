@@ -290,14 +290,16 @@ fn bus_wrapped_device_matches_cpu_engine() {
     objgraph_vs_cpu(true);
     let bench = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("verilated_device_bus_{}", std::process::id()));
     generate_social_workloads(&bench, 20);
-    let s = social(true);
+    // social.proto as crates/device's sim test has it (the same build, from the cache);
+    // the type registers are written (through S_TYPE) though they do not show in its images
+    let s = social(false);
     let Some(mut dev) = device_on(&s, true) else { return };
     let mut t = Tally::default();
-    let n = corpus(&mut dev, &s, "social.proto (header words, bus)", env_num("HEAPWIRE_VSIM_SEED", 2718) + 7, 60, true, &bench, &mut t);
+    let n = corpus(&mut dev, &s, "social.proto (bus)", env_num("HEAPWIRE_VSIM_SEED", 2718) + 7, 30, true, &bench, &mut t);
     let _ = std::fs::remove_dir_all(&bench);
     t.check("protobuf device on the bus vs cpu");
     assert_eq!(dev.spawns(Wire::Protobuf), 1);
-    assert!(n >= 200 && t.images > 50 && t.rejections > 10, "too few cases exercised");
+    assert!(n >= 150 && t.images > 50 && t.rejections > 10, "too few cases exercised");
 }
 
 fn objgraph_vs_cpu(bus: bool) {
