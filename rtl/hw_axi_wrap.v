@@ -380,27 +380,32 @@ wire beat = s_axis_tvalid && s_axis_tready;
 wire [32:0] len_after = {1'b0, len_reg} + {25'd0, keep_n};
 wire beat_fits = len_after <= {1'b0, IN_BYTES};
 
+// two ports, so that it maps onto true dual-port block RAM: port A the stream's writes
+// while receiving (the core is idle then), else the core's first read port; port B the
+// core's second read port
+wire in_a_we = beat && st_reg == ST_RECV && keep_ok && beat_fits;
+wire [IN_ADDR_WIDTH-1:0] in_a_addr = in_a_we ? len_reg[IN_ADDR_WIDTH - 1 + IB_SH:IB_SH] : core_in_addr;
 always @(posedge clk) begin
-    if (beat && st_reg == ST_RECV && keep_ok && beat_fits)
-        imem[len_reg[IN_ADDR_WIDTH - 1 + IB_SH:IB_SH]] <= s_axis_tdata;
-    if (core_in_rd_en) in_rd_data_reg <= imem[core_in_addr];
+    if (in_a_we) imem[in_a_addr] <= s_axis_tdata;
+    if (core_in_rd_en) in_rd_data_reg <= imem[in_a_addr];
     if (core_in2_rd_en) in2_rd_data_reg <= imem[core_in2_addr];
 end
 
 // ---------------------------------------------------------------- output memory
-// port A: the core's write port (byte enables); port B: the core's read port or second
-// write port, or the DMA's read while the core is idle (read-first, as the core expects)
+// port A: the core's write port (byte enables); port B, one address: the core's second
+// write port or its read port (the core never uses both in one cycle), or the DMA's read
+// while the core is idle (read-first, as the core expects)
 reg [OUT_WIDTH-1:0] omem [0:(1 << OUT_ADDR_WIDTH)-1];
 reg [OUT_WIDTH-1:0] out_rd_data_reg = 0;
 assign core_out_rd_data = out_rd_data_reg;
 wire dma_rd = st_reg == ST_DMA0 || st_reg == ST_DMA;
 wire [OUT_ADDR_WIDTH-1:0] dma_rd_addr;
-wire [OUT_ADDR_WIDTH-1:0] b_addr = dma_rd ? dma_rd_addr : core_out_rd_addr;
+wire [OUT_ADDR_WIDTH-1:0] b_addr = core_out2_wr_en ? core_out2_wr_addr : dma_rd ? dma_rd_addr : core_out_rd_addr;
 integer b;
 always @(posedge clk) begin
     for (b = 0; b < OB; b = b + 1) begin
         if (core_out_wr_en && core_out_wr_be[b]) omem[core_out_wr_addr][8*b +: 8] <= core_out_wr_data[8*b +: 8];
-        if (core_out2_wr_en && core_out2_wr_be[b]) omem[core_out2_wr_addr][8*b +: 8] <= core_out2_wr_data[8*b +: 8];
+        if (core_out2_wr_en && core_out2_wr_be[b]) omem[b_addr][8*b +: 8] <= core_out2_wr_data[8*b +: 8];
     end
     if (dma_rd || core_out_rd_en) out_rd_data_reg <= omem[b_addr];
 end
