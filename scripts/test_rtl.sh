@@ -3,7 +3,8 @@
 #   1. verilator --lint-only -Wall on every rtl/*.v, for each parameter set in LINT_PARAMS
 #      (must be warning-free); hw_pb_core is linted inside the committed example core
 #      rtl/gen/unit_core.gen.v (top heapwire_core) with the modules it instantiates, hw_og_core
-#      inside rtl/gen/expr_og_core.gen.v (top heapwire_og_core);
+#      inside rtl/gen/expr_og_core.gen.v (top heapwire_og_core); the bus wrapper hw_axi_wrap
+#      alone and inside both (tops heapwire_axi, heapwire_og_axi);
 #   2. python3 -m pytest -q rtl/tb  (cocotb 2.x testbenches on Icarus Verilog: the building
 #      blocks, the protobuf core's descriptor ROMs (hw_pb_dispatch) and both cores against the
 #      CPU engine and a Python model; the core testbenches generate their cores with the
@@ -24,6 +25,7 @@ declare -A LINT_PARAMS=(
   [hw_pb_core]="-GOUT_WIDTH=128 -GIN_WIDTH=32:-GOUT_WIDTH=256 -GMAX_DEPTH=4:-GINST_BITS=4 -GONE_PASS=0:-GOUT_WIDTH=256"
   [hw_og_core]="-GOUT_WIDTH=64 -GOUT_WIDTH=128:-GIN_WIDTH=32:-GOBJ_BITS=12 -GIN_WIDTH=128:-GOUT_WIDTH=256"
   [hw_og_reader]="-GIN_WIDTH=32 -GIN_WIDTH=128"
+  [hw_axi_wrap]="-GIN_WIDTH=32:-GOUT_WIDTH=256:-GMAX_OUTSTANDING=1 -GIN_WIDTH=128:-GOUT_WIDTH=128:-GMAX_BURST=256:-GAXI_ADDR_WIDTH=64"
 )
 # Modules linted inside a bigger top: top module and extra files.
 declare -A LINT_TOP=(
@@ -57,6 +59,16 @@ for f in "${files[@]}"; do
       fail=1
     fi
   done
+done
+# the bus wrappers around both example cores (rtl/hw_axi_wrap.v with the generated glue)
+for top in "heapwire_axi rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_utf8_check.v rtl/hw_pb_core.v rtl/gen/unit_core.gen.v" \
+           "heapwire_og_axi rtl/hw_og_reader.v rtl/hw_sdp_ram.v rtl/hw_og_core.v rtl/gen/expr_og_core.gen.v"; do
+  # shellcheck disable=SC2086
+  set -- $top
+  if ! verilator --lint-only -Wall --top-module "$1" rtl/hw_axi_wrap.v "${@:2}"; then
+    echo "test_rtl: lint FAILED: $1" >&2
+    fail=1
+  fi
 done
 ((fail == 0)) && echo "test_rtl: lint clean (${#files[@]} files)"
 

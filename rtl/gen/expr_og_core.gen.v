@@ -276,6 +276,105 @@ hw_og_core #(
     .out_wr_en(out_wr_en), .out_wr_addr(out_wr_addr), .out_wr_data(out_wr_data)
 );
 endmodule
+// the core on standard buses (rtl/hw_axi_wrap.v: AXI4-Lite registers of docs/device.md,
+// AXI4-Stream input, AXI4 master writing the images)
+module heapwire_og_axi #(
+    parameter IN_WIDTH = 64,        // input memory word = stream width (32, 64, 128)
+    parameter IN_ADDR_WIDTH = 12,   // input memory word address bits
+    parameter OUT_WIDTH = 64,       // output memory word = AXI4 data width (64, 128, 256)
+    parameter OUT_ADDR_WIDTH = 12,  // output memory word address bits
+    parameter OBJ_BITS = 8,         // log2 object-pointer table entries
+    parameter AXI_ADDR_WIDTH = 32,  // AXI4 master address bits
+    parameter MAX_BURST = 16,       // beats per burst
+    parameter MAX_OUTSTANDING = 4   // bursts awaiting their write response
+) (
+    input  wire clk, input wire rst, output wire irq,
+    input  wire [15:0] s_axil_awaddr, input wire [2:0] s_axil_awprot, input wire s_axil_awvalid, output wire s_axil_awready,
+    input  wire [31:0] s_axil_wdata, input wire [3:0] s_axil_wstrb, input wire s_axil_wvalid, output wire s_axil_wready,
+    output wire [1:0] s_axil_bresp, output wire s_axil_bvalid, input wire s_axil_bready,
+    input  wire [15:0] s_axil_araddr, input wire [2:0] s_axil_arprot, input wire s_axil_arvalid, output wire s_axil_arready,
+    output wire [31:0] s_axil_rdata, output wire [1:0] s_axil_rresp, output wire s_axil_rvalid, input wire s_axil_rready,
+    input  wire [IN_WIDTH-1:0] s_axis_tdata, input wire [IN_WIDTH/8-1:0] s_axis_tkeep, input wire s_axis_tvalid,
+    output wire s_axis_tready, input wire s_axis_tlast,
+    output wire [7:0] m_axi_awid, output wire [AXI_ADDR_WIDTH-1:0] m_axi_awaddr, output wire [7:0] m_axi_awlen,
+    output wire [2:0] m_axi_awsize, output wire [1:0] m_axi_awburst, output wire m_axi_awlock, output wire [3:0] m_axi_awcache,
+    output wire [2:0] m_axi_awprot, output wire m_axi_awvalid, input wire m_axi_awready,
+    output wire [OUT_WIDTH-1:0] m_axi_wdata, output wire [OUT_WIDTH/8-1:0] m_axi_wstrb, output wire m_axi_wlast,
+    output wire m_axi_wvalid, input wire m_axi_wready,
+    input  wire [7:0] m_axi_bid, input wire [1:0] m_axi_bresp, input wire m_axi_bvalid, output wire m_axi_bready
+);
+wire core_start, core_busy, core_done, core_type_wr_en, core_in_rd_en, core_in2_rd_en, core_out_wr_en, core_out_rd_en, core_out2_wr_en;
+wire [31:0] core_in_len, core_err_offset, core_image_size;
+wire [15:0] core_root, core_type_wr_idx;
+wire [63:0] core_base, core_max_image, core_cycles, core_type_wr_data;
+wire [7:0] core_err_code;
+wire [IN_ADDR_WIDTH-1:0] core_in_addr, core_in2_addr;
+wire [IN_WIDTH-1:0] core_in_rd_data, core_in2_rd_data;
+wire [OUT_ADDR_WIDTH-1:0] core_out_wr_addr, core_out_rd_addr, core_out2_wr_addr;
+wire [OUT_WIDTH-1:0] core_out_wr_data, core_out_rd_data, core_out2_wr_data;
+wire [OUT_WIDTH/8-1:0] core_out_wr_be, core_out2_wr_be;
+hw_axi_wrap #(
+    .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH),
+    .WIRE(1), .PTR_BYTES(8), .NUM_TYPES(38), .MAX_DEPTH(0), .ERR_MAP(128'h00000000_000d0c0b_25242322_21200100), .NAME(512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000072707865),
+    .AXIL_ADDR_WIDTH(16), .AXI_ADDR_WIDTH(AXI_ADDR_WIDTH), .MAX_BURST(MAX_BURST), .MAX_OUTSTANDING(MAX_OUTSTANDING)
+) wrap (
+    .clk(clk), .rst(rst), .irq(irq),
+    .s_axil_awaddr(s_axil_awaddr), .s_axil_awprot(s_axil_awprot), .s_axil_awvalid(s_axil_awvalid), .s_axil_awready(s_axil_awready),
+    .s_axil_wdata(s_axil_wdata), .s_axil_wstrb(s_axil_wstrb), .s_axil_wvalid(s_axil_wvalid), .s_axil_wready(s_axil_wready),
+    .s_axil_bresp(s_axil_bresp), .s_axil_bvalid(s_axil_bvalid), .s_axil_bready(s_axil_bready),
+    .s_axil_araddr(s_axil_araddr), .s_axil_arprot(s_axil_arprot), .s_axil_arvalid(s_axil_arvalid), .s_axil_arready(s_axil_arready),
+    .s_axil_rdata(s_axil_rdata), .s_axil_rresp(s_axil_rresp), .s_axil_rvalid(s_axil_rvalid), .s_axil_rready(s_axil_rready),
+    .s_axis_tdata(s_axis_tdata), .s_axis_tkeep(s_axis_tkeep), .s_axis_tvalid(s_axis_tvalid), .s_axis_tready(s_axis_tready),
+    .s_axis_tlast(s_axis_tlast),
+    .m_axi_awid(m_axi_awid), .m_axi_awaddr(m_axi_awaddr), .m_axi_awlen(m_axi_awlen), .m_axi_awsize(m_axi_awsize),
+    .m_axi_awburst(m_axi_awburst), .m_axi_awlock(m_axi_awlock), .m_axi_awcache(m_axi_awcache), .m_axi_awprot(m_axi_awprot),
+    .m_axi_awvalid(m_axi_awvalid), .m_axi_awready(m_axi_awready),
+    .m_axi_wdata(m_axi_wdata), .m_axi_wstrb(m_axi_wstrb), .m_axi_wlast(m_axi_wlast), .m_axi_wvalid(m_axi_wvalid), .m_axi_wready(m_axi_wready),
+    .m_axi_bid(m_axi_bid), .m_axi_bresp(m_axi_bresp), .m_axi_bvalid(m_axi_bvalid), .m_axi_bready(m_axi_bready),
+    .core_start(core_start), .core_in_len(core_in_len), .core_root(core_root), .core_base(core_base), .core_max_image(core_max_image),
+    .core_busy(core_busy), .core_done(core_done), .core_err_code(core_err_code), .core_err_offset(core_err_offset),
+    .core_image_size(core_image_size), .core_cycles(core_cycles),
+    .core_type_wr_en(core_type_wr_en), .core_type_wr_idx(core_type_wr_idx), .core_type_wr_data(core_type_wr_data),
+    .core_in_rd_en(core_in_rd_en), .core_in_addr(core_in_addr), .core_in_rd_data(core_in_rd_data),
+    .core_in2_rd_en(core_in2_rd_en), .core_in2_addr(core_in2_addr), .core_in2_rd_data(core_in2_rd_data),
+    .core_out_wr_en(core_out_wr_en), .core_out_wr_addr(core_out_wr_addr), .core_out_wr_data(core_out_wr_data), .core_out_wr_be(core_out_wr_be),
+    .core_out_rd_en(core_out_rd_en), .core_out_rd_addr(core_out_rd_addr), .core_out_rd_data(core_out_rd_data),
+    .core_out2_wr_en(core_out2_wr_en), .core_out2_wr_addr(core_out2_wr_addr), .core_out2_wr_data(core_out2_wr_data), .core_out2_wr_be(core_out2_wr_be)
+);
+// message index -> class index (2'd3: no class)
+function [1:0] class_of;
+    input [15:0] m;
+begin
+    case (m)
+    16'd35: class_of = 2'd0; // expr.Node
+    16'd36: class_of = 2'd1; // expr.Literal
+    16'd37: class_of = 2'd2; // expr.Operation
+    default: class_of = 2'd3;
+    endcase
+end
+endfunction
+wire [1:0] root_cls = class_of(core_root);
+wire [1:0] hdr_cls = class_of(core_type_wr_idx);
+assign core_out_wr_be = {(OUT_WIDTH/8){1'b1}};  // whole-word writes
+assign core_out_rd_en = 1'b0;
+assign core_out_rd_addr = {OUT_ADDR_WIDTH{1'b0}};
+assign core_out2_wr_en = 1'b0;
+assign core_out2_wr_addr = {OUT_ADDR_WIDTH{1'b0}};
+assign core_out2_wr_data = {OUT_WIDTH{1'b0}};
+assign core_out2_wr_be = {(OUT_WIDTH/8){1'b0}};
+heapwire_og_core #(
+    .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH), .OBJ_BITS(OBJ_BITS)
+) core (
+    .clk(clk), .rst(rst), .start(core_start), .in_len(core_in_len), .root_cls(root_cls), .base(core_base),
+    .max_image(core_max_image), .busy(core_busy), .done(core_done), .err_code(core_err_code), .err_offset(core_err_offset),
+    .image_size(core_image_size), .cycles(core_cycles),
+    .hdr_wr_en(core_type_wr_en && hdr_cls != 2'd3), .hdr_wr_idx(hdr_cls), .hdr_wr_data(core_type_wr_data),
+    .in_rd_en(core_in_rd_en), .in_addr(core_in_addr), .in_rd_data(core_in_rd_data),
+    .in2_rd_en(core_in2_rd_en), .in2_addr(core_in2_addr), .in2_rd_data(core_in2_rd_data),
+    .out_wr_en(core_out_wr_en), .out_wr_addr(core_out_wr_addr), .out_wr_data(core_out_wr_data)
+);
+endmodule
+
 
 /* verilator lint_on UNUSEDSIGNAL */
 /* verilator lint_on DECLFILENAME */

@@ -25,7 +25,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Compile a .proto schema: table file, C header, Rust views (and the Verilog core with --rtl).
+    /// Compile a .proto schema: table file, C header, Rust views (and the Verilog cores, bare and on AXI buses, with --rtl).
     Compile {
         schema: PathBuf,
         #[command(flatten)]

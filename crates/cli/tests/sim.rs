@@ -52,8 +52,13 @@ fn compile_rtl_writes_the_cores() {
     }
     let o = heapwire(&["compile", "examples/expression_tree/expr.proto", "-o", d, "--rtl"], b"");
     assert!(o.status.success(), "{}", stderr(&o));
-    for f in ["expr_og_core.gen.v", "hw_og_core.v", "hw_og_reader.v", "hw_sdp_ram.v"] {
+    for f in ["expr_og_core.gen.v", "hw_og_core.v", "hw_og_reader.v", "hw_sdp_ram.v", "hw_axi_wrap.v"] {
         assert!(dir.path().join(f).is_file(), "compile --rtl did not write {f}");
+    }
+    // each core also on standard buses (rtl/hw_axi_wrap.v around it)
+    for (f, module) in [("unit_core.gen.v", "module heapwire_axi #("), ("expr_og_core.gen.v", "module heapwire_og_axi #(")] {
+        let text = std::fs::read_to_string(dir.path().join(f)).unwrap();
+        assert!(text.contains(module) && text.contains("hw_axi_wrap #("), "{f} has no {module}");
     }
 }
 

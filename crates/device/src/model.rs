@@ -33,8 +33,11 @@ impl EngineFactory for CpuFactory {
 }
 
 /// The generated Verilog cores behind a device: per slot, Verilator-built simulators of
-/// the schema's protobuf core (and objgraph core, when it has classes), each one process
-/// alive across requests (`heapwire_sim::VerilatedEngine`), their memories the device's.
+/// the schema's protobuf core (and objgraph core, when it has classes), each inside its
+/// AXI bus wrapper and driven through the device register map over AXI4-Lite, the input
+/// over AXI4-Stream and the image from the wrapper's AXI4 master (`Config::bus`), one
+/// process alive across requests (`heapwire_sim::VerilatedEngine`), their memories the
+/// device's.
 pub struct SimFactory {
     config: heapwire_sim::verilated::Config,
 }
@@ -46,6 +49,7 @@ impl SimFactory {
         let config = heapwire_sim::verilated::Config {
             in_bytes: dev.in_bytes as u64,
             out_bytes: dev.out_bytes as u64,
+            bus: true,
             ..Default::default()
         };
         config.validate().map_err(|e| format!("the sim engine's memories: {e}"))?;

@@ -53,6 +53,11 @@ pub struct Config {
     /// The protobuf core's ONE_PASS and OUT2_WR parameters.
     pub one_pass: bool,
     pub out2_wr: bool,
+    /// Drive each core inside its bus wrapper (`heapwire_axi` / `heapwire_og_axi`,
+    /// `rtl/hw_axi_wrap.v`) through the device register map over AXI4-Lite, the input
+    /// over AXI4-Stream and the image written by its AXI4 master (docs/hardware.md), instead
+    /// of the core's memory ports.
+    pub bus: bool,
 }
 
 impl Default for Config {
@@ -69,6 +74,7 @@ impl Default for Config {
             max_depth: pb.max_depth,
             one_pass: pb.one_pass,
             out2_wr: pb.out2_wr,
+            bus: false,
         }
     }
 }
@@ -233,11 +239,13 @@ impl VerilatedEngine {
     }
 
     /// The register values a request asks for, by the core's register index: per
-    /// message (protobuf) or per class (objgraph), the type word or the message index.
+    /// message (protobuf, and both through the bus wrapper) or per class (objgraph), the
+    /// type word or the message index.
     fn regs(&self, wire: Wire, words: &[u64]) -> Vec<u64> {
         let word = |m: usize| words.get(m).copied().unwrap_or(m as u64);
         match wire {
             Wire::Protobuf => (0..self.schema.messages.len()).map(word).collect(),
+            Wire::Objgraph if self.config.bus => (0..self.schema.messages.len()).map(word).collect(),
             Wire::Objgraph => self.schema.classes.iter().map(|c| word(c.message as usize)).collect(),
         }
     }
@@ -401,6 +409,9 @@ impl VerilatedEngine {
                 (cls, o.max_image_bytes.min(c.out_bytes), 100_000 + 64 * len + 2 * words, objgraph::error_kind)
             }
         };
+        // the bus wrapper takes the message index (it maps it to the class) and reports
+        // RejectKind's codes
+        let (root, error_kind): (usize, ErrorKinds) = if c.bus { (req.msg, RejectKind::from_code) } else { (root, error_kind) };
         let regs = self.regs(req.wire, &o.type_words);
         let job = Job { root: root as u32, base: o.base, max_image, max_cycles };
         let a = self.exchange(req.wire, &job, regs, req.input)?;
@@ -446,7 +457,7 @@ fn build_protobuf(schema: &CompiledSchema, c: &Config) -> Result<PathBuf, SimErr
     ]);
     let core = verilog::protobuf::generate(schema, "schema");
     let d = defines("HW_PB", c, c.protobuf_out_width, schema.messages.len());
-    build("pb", "heapwire_core", verilog::protobuf::SOURCES, &[("schema_core.gen.v", &core)], &g, &d)
+    build_core(c, "pb", "heapwire_core", "heapwire_axi", verilog::protobuf::SOURCES, &[("schema_core.gen.v", &core)], g, &d)
 }
 
 /// Builds the objgraph core's device program for `c` (or finds it in the cache).
@@ -456,8 +467,25 @@ fn build_objgraph(schema: &CompiledSchema, c: &Config) -> Result<PathBuf, SimErr
     let mut g = memory_params(c, c.objgraph_out_width);
     g.push(("OBJ_BITS", obj_bits as u64));
     let core = verilog::objgraph::generate(schema, "schema");
-    let d = defines("HW_OG", c, c.objgraph_out_width, schema.classes.len().max(1));
-    build("og", "heapwire_og_core", verilog::objgraph::SOURCES, &[("schema_og_core.gen.v", &core)], &g, &d)
+    // registers by class, or by message through the bus wrapper
+    let nregs = if c.bus { schema.messages.len() } else { schema.classes.len().max(1) };
+    let d = defines("HW_OG", c, c.objgraph_out_width, nregs);
+    build_core(c, "og", "heapwire_og_core", "heapwire_og_axi", verilog::objgraph::SOURCES, &[("schema_og_core.gen.v", &core)], g, &d)
+}
+
+/// [`build`] for a core (`top`) or, with [`Config::bus`], the core inside its bus wrapper
+/// (`bus_top`, with `rtl/hw_axi_wrap.v` and 64-bit AXI addresses, the harness in its
+/// HW_AXI mode).
+#[allow(clippy::too_many_arguments)]
+fn build_core(c: &Config, kind: &str, top: &str, bus_top: &str, sources: &[(&str, &str)], generated: &[(&str, &str)],
+              mut g: Vec<(&'static str, u64)>, defines: &str) -> Result<PathBuf, SimError> {
+    if !c.bus {
+        return build(kind, top, sources, generated, &g, defines);
+    }
+    let mut all = sources.to_vec();
+    all.push(verilog::AXI_SOURCE);
+    g.push(("AXI_ADDR_WIDTH", 64));
+    build(&format!("{kind}-axi"), bus_top, &all, generated, &g, &format!("{defines} -DHW_AXI"))
 }
 
 /// The memories' parameters, shared by both cores: IN_ADDR_WIDTH as the testbench sets

@@ -21,6 +21,15 @@
 //   status: 0 done; 1 no done within max_cycles (core reset); 2 input longer than the
 //           input memory (not run); 3 output-port misuse by the core (core reset).
 // A malformed request ends the process (exit 3): the host restarts it.
+//
+// With HW_AXI the top is the core inside its bus wrapper (heapwire_axi / heapwire_og_axi,
+// rtl/hw_axi_wrap.v) and the harness is the host of docs/device.md's hardware variant: the
+// memories are the wrapper's; a request is register writes over AXI4-Lite (changed S_TYPE
+// words by message index, BASE, MSG = the root message index, WIRE, MAX_IMAGE, go), the
+// input as an AXI4-Stream message, a wait for irq, the verdict read back (ERR_KIND: a
+// RejectKind code, ERR_OFFSET, IMAGE_LEN, TIME), stop and acknowledge; the image is what
+// the wrapper's AXI4 master wrote into the harness's host memory (at address - base).
+// Status 3 there: a device error in ERR_KIND, a bus error, or a write outside the image.
 
 #include "Vcore.h"
 #include "verilated.h"
@@ -60,6 +69,7 @@ static uint8_t* omem;        // OUT_BYTES
 static uint64_t out_hi;      // one past the highest output byte written since the last restore
 static bool conflict;        // HW_PB: second write port misused in this request
 
+#ifndef HW_AXI
 // One output-memory write of one word, byte-enabled.
 static inline void write_word(uint64_t waddr, const uint8_t* data, uint64_t be) {
     uint64_t a = (waddr * OB) & (OUT_BYTES - 1);
@@ -138,6 +148,201 @@ static void reset() {
     if (!regs.empty()) write_regs(regs, true);
 }
 
+#else
+// ---- HW_AXI: the host of the wrapped core. imem holds the request's input (streamed from
+// there), omem is host memory (the image, written by the wrapper's AXI4 master at
+// address - base). The bus models drive their inputs between clock edges and take a
+// handshake at an edge when valid and ready were both high just before it.
+static const uint32_t R_CTRL = 0x040, R_STATUS = 0x041, R_MSG = 0x043, R_WIRE = 0x044, R_BASE = 0x045,
+                      R_MAX_IMAGE = 0x049, R_ERR_KIND = 0x04A, R_ERR_OFFSET = 0x04B, R_IMAGE_LEN = 0x04D,
+                      R_TIME = 0x04E, R_S_TYPE = 0x1000 + 0x040;  // docs/device.md (crates/device/src/regs.rs)
+static uint64_t axi_base;      // the request's base: host address of omem[0]
+static bool axi_fault;         // a write outside omem, or a burst the wrapper should not make
+static uint64_t aw_addr[64];   // accepted bursts whose data has not all arrived: address, beats
+static uint32_t aw_beats[64];
+static uint32_t aw_head, aw_tail, b_pending;
+
+static void cycle() {
+    // sample the handshakes of this edge
+    const bool aw = top->m_axi_awvalid && top->m_axi_awready;
+    const bool w = top->m_axi_wvalid && top->m_axi_wready;
+    const bool b = top->m_axi_bvalid && top->m_axi_bready;
+    const uint64_t awa = top->m_axi_awaddr;
+    const uint32_t awl = top->m_axi_awlen + 1u;
+    uint8_t wd[32];
+    const uint64_t ws = top->m_axi_wstrb;
+    const bool wl = top->m_axi_wlast;
+    if (w) store(top->m_axi_wdata, wd);
+    top->clk = 1;
+    top->eval();
+    if (aw) {
+        if (aw_tail - aw_head == 64 || ((awa & 4095) + (uint64_t)awl * OB) > 4096) axi_fault = true;  // 4 KB edge
+        aw_addr[aw_tail % 64] = awa;
+        aw_beats[aw_tail % 64] = awl;
+        aw_tail++;
+    }
+    if (w) {
+        if (aw_head == aw_tail) {
+            axi_fault = true;  // data before its address: the wrapper never does that
+        } else {
+            const uint64_t a = aw_addr[aw_head % 64] - axi_base;
+            for (uint32_t i = 0; i < OB; i++) {
+                if (!((ws >> i) & 1)) continue;
+                if (a + i >= OUT_BYTES) { axi_fault = true; continue; }
+                omem[a + i] = wd[i];
+                if (a + i + 1 > out_hi) out_hi = a + i + 1;
+            }
+            aw_addr[aw_head % 64] += OB;
+            if (--aw_beats[aw_head % 64] == 0) {
+                if (!wl) axi_fault = true;
+                aw_head++;
+                b_pending++;
+            } else if (wl) {
+                axi_fault = true;
+            }
+        }
+    }
+    if (b) b_pending--;
+    top->m_axi_bvalid = b_pending != 0;
+    top->m_axi_bresp = 0;
+    top->m_axi_bid = 0;
+    top->clk = 0;
+    top->eval();
+}
+
+// One AXI4-Lite write / read (word address); false on a response other than OKAY.
+static bool reg_write(uint32_t word, uint32_t v) {
+    top->s_axil_awaddr = word * 4;
+    top->s_axil_wdata = v;
+    top->s_axil_wstrb = 0xF;
+    top->s_axil_awvalid = 1;
+    top->s_axil_wvalid = 1;
+    top->s_axil_bready = 1;
+    top->eval();
+    while (!top->s_axil_awready) { cycle(); }
+    cycle();  // taken at this edge
+    top->s_axil_awvalid = 0;
+    top->s_axil_wvalid = 0;
+    top->eval();
+    while (!top->s_axil_bvalid) cycle();
+    const bool ok = top->s_axil_bresp == 0;
+    cycle();
+    return ok;
+}
+static bool reg_read(uint32_t word, uint32_t& v) {
+    top->s_axil_araddr = word * 4;
+    top->s_axil_arvalid = 1;
+    top->s_axil_rready = 1;
+    top->eval();
+    while (!top->s_axil_arready) cycle();
+    cycle();
+    top->s_axil_arvalid = 0;
+    top->eval();
+    while (!top->s_axil_rvalid) cycle();
+    v = top->s_axil_rdata;
+    const bool ok = top->s_axil_rresp == 0;
+    cycle();
+    return ok;
+}
+static bool reg_read64(uint32_t word, uint64_t& v) {
+    uint32_t lo = 0, hi = 0;
+    const bool ok = reg_read(word, lo) && reg_read(word + 1, hi);
+    v = (uint64_t)hi << 32 | lo;
+    return ok;
+}
+
+static std::vector<uint64_t> regs;  // the S_TYPE registers as last written (by message index)
+
+static bool write_type_regs(const std::vector<uint64_t>& want, bool all) {
+    bool ok = true;
+    for (std::size_t i = 0; i < want.size(); i++) {
+        if (!all && i < regs.size() && regs[i] == want[i]) continue;
+        ok &= reg_write(R_S_TYPE + 2 * (uint32_t)i, (uint32_t)want[i]);
+        ok &= reg_write(R_S_TYPE + 2 * (uint32_t)i + 1, (uint32_t)(want[i] >> 32));
+    }
+    regs = want;
+    return ok;
+}
+
+// Reset as the memory-port harness does; the registers written again (the objgraph core
+// resets its header registers).
+static void reset() {
+    top->rst = 1;
+    for (int i = 0; i < 3; i++) cycle();
+    top->rst = 0;
+    aw_head = aw_tail = b_pending = 0;
+    top->m_axi_bvalid = 0;
+    top->m_axi_awready = 1;  // host memory takes every address and data beat at once
+    top->m_axi_wready = 1;
+    top->s_axil_awvalid = top->s_axil_wvalid = top->s_axil_arvalid = 0;
+    top->s_axis_tvalid = 0;
+    cycle();
+    if (!regs.empty()) write_type_regs(std::vector<uint64_t>(regs), true);
+}
+
+// One request; returns the answer's status (0 done, 1 no irq within max_cycles, 3 a bus
+// or device error), the verdict in the out parameters.
+static uint32_t axi_request(const std::vector<uint64_t>& want, bool new_regs, uint32_t root, uint64_t base, uint64_t max_image,
+                            uint64_t max_cycles, uint32_t in_len, uint32_t& err, uint32_t& off, uint32_t& size, uint64_t& cycles) {
+    bool ok = true;
+    if (new_regs) ok &= write_type_regs(want, false);
+    axi_base = base;
+    axi_fault = false;
+    ok &= reg_write(R_BASE, (uint32_t)base) && reg_write(R_BASE + 1, (uint32_t)(base >> 32));
+    ok &= reg_write(R_MSG, root);
+#ifdef HW_PB
+    ok &= reg_write(R_WIRE, 0);
+    (void)max_image;
+#else
+    ok &= reg_write(R_WIRE, 1);
+    // MAX_IMAGE 0 means the output memory: a limit of 0 bytes is asked as 1 (no image is 1 byte)
+    ok &= reg_write(R_MAX_IMAGE, (uint32_t)(max_image == 0 ? 1 : max_image));
+#endif
+    ok &= reg_write(R_CTRL, 1);
+    if (!ok) return 3;
+    // the message: IB bytes a beat, tkeep contiguous, tlast on the last (an empty message:
+    // one null beat)
+    const uint32_t beats = in_len == 0 ? 1 : (in_len + IB - 1) / IB;
+    uint32_t beat = 0;
+    uint64_t n = 0;
+    auto drive = [&]() {
+        if (beat < beats) {
+            const uint32_t from = beat * IB, left = in_len - (in_len < from ? in_len : from);
+            const uint32_t keep = left >= IB ? IB : left;
+            load(top->s_axis_tdata, imem + from);
+            top->s_axis_tkeep = (1ull << keep) - 1;
+            top->s_axis_tlast = beat + 1 == beats;
+            top->s_axis_tvalid = 1;
+        } else {
+            top->s_axis_tvalid = 0;
+        }
+        top->eval();
+    };
+    drive();
+    for (; n < max_cycles && !top->irq; n++) {
+        const bool taken = top->s_axis_tvalid && top->s_axis_tready;
+        cycle();
+        if (taken) beat++;
+        drive();
+    }
+    top->s_axis_tvalid = 0;
+    top->eval();
+    if (!top->irq) return 1;
+    uint32_t kind = 0;
+    uint64_t offset = 0, time = 0;
+    ok &= reg_read(R_ERR_KIND, kind) && reg_read64(R_ERR_OFFSET, offset) && reg_read(R_IMAGE_LEN, size) && reg_read64(R_TIME, time);
+    ok &= reg_write(R_CTRL, 2 | 4);  // stop at this message boundary, acknowledge
+    uint32_t st = 1;
+    for (int i = 0; i < 16 && (st & 1); i++) ok &= reg_read(R_STATUS, st);
+    if (!ok || (st & 1) || kind >= 64 || axi_fault || b_pending || aw_head != aw_tail) return 3;
+    err = kind;
+    off = (uint32_t)offset;
+    cycles = time;
+    if (kind) size = 0;
+    return 0;
+}
+#endif
+
 // All n bytes read from stdin (to_host false) or written to stdout, across signals.
 static bool full(bool to_host, void* buf, std::size_t n) {
     uint8_t* p = static_cast<uint8_t*>(buf);
@@ -178,7 +383,9 @@ int main(int argc, char** argv) {
     top = new Vcore;
     top->clk = 0;
     top->rst = 1;
+#ifndef HW_AXI
     top->start = 0;
+#endif
     top->eval();
     if (Verilated::gotFinish()) {
         fprintf(stderr, "vsim: the core stopped at elaboration (bad parameters)\n");
@@ -219,6 +426,11 @@ int main(int argc, char** argv) {
         }
         out.clear();
         put<uint32_t>(out, 0x53525748u);  // 'HWRS'
+#ifdef HW_AXI
+        uint32_t err = 0, off = 0, size = 0;
+        uint64_t cycles = 0;
+        if (status == 0) status = axi_request(want, nregs != 0, root, base, max_image, max_cycles, in_len, err, off, size, cycles);
+#else
         if (status == 0) {
             if (nregs) write_regs(want, false);
             top->in_len = in_len;
@@ -243,6 +455,7 @@ int main(int argc, char** argv) {
         const uint32_t err = top->err_code, off = top->err_offset;
         uint32_t size = top->image_size;
         const uint64_t cycles = top->cycles;
+#endif
         if (status == 0 && err == 0 && size > OUT_BYTES) status = 3;  // cannot happen: the core checks
         const bool image = status == 0 && err == 0;
         put<uint32_t>(out, status);

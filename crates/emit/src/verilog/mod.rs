@@ -43,7 +43,8 @@ fn footer(v: &mut String) {
 /// Writes the generated cores for `schema` and the hand-written engine files they
 /// instantiate into `dir`: `<stem>_core.gen.v` (the protobuf core) and, for a schema with
 /// classes, `<stem>_og_core.gen.v` (the objgraph core), each beside copies of its engine's
-/// files. Returns the paths written.
+/// files and of `hw_axi_wrap.v`, which each core's bus wrapper (`heapwire_axi`,
+/// `heapwire_og_axi`, in the same generated files) instantiates. Returns the paths written.
 pub fn write_core(schema: &heapwire_schema::CompiledSchema, stem: &str, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut write = |name: &str, text: &str| -> std::io::Result<()> {
@@ -53,6 +54,7 @@ pub fn write_core(schema: &heapwire_schema::CompiledSchema, stem: &str, dir: &Pa
         Ok(())
     };
     write(&format!("{stem}_core.gen.v"), &protobuf::generate(schema, stem))?;
+    write(AXI_SOURCE.0, AXI_SOURCE.1)?;
     for (name, text) in protobuf::SOURCES {
         write(name, text)?;
     }
@@ -63,4 +65,123 @@ pub fn write_core(schema: &heapwire_schema::CompiledSchema, stem: &str, dir: &Pa
         }
     }
     Ok(out)
+}
+
+/// The hand-written bus wrapper both cores' generated `*_axi` modules instantiate.
+pub const AXI_SOURCE: (&str, &str) = ("hw_axi_wrap.v", include_str!("../../../../rtl/hw_axi_wrap.v"));
+
+/// What a core's bus wrapper needs from its generator (see [`axi_wrapper`]).
+pub(crate) struct AxiWrapper<'a> {
+    /// the generated module's name (`heapwire_axi`, `heapwire_og_axi`)
+    pub module: &'a str,
+    /// the core's parameters beyond the memories': `parameter NAME = V, // why` lines
+    pub core_params: &'a str,
+    /// the core's instantiation (its parameters and ports wired to the `core_` nets)
+    pub core: &'a str,
+    /// glue between the `core_` nets and the core (ports one core lacks, class mapping)
+    pub glue: &'a str,
+    /// hw_axi_wrap's core-specific parameters: `.WIRE(0), .PTR_BYTES(8), ...`
+    pub wrap_params: String,
+}
+
+/// `params` (`parameter` lines each ending in a comma and a comment) as the last
+/// parameters of a list: the final comma dropped, the line's layout kept.
+pub(crate) fn last_parameter(params: &str) -> String {
+    let t = params.trim_end_matches('\n');
+    let comment = t.rfind("//").unwrap_or(t.len());
+    match t[..comment].rfind(',') {
+        Some(c) => format!("{} {}", &t[..c], &t[c + 1..]),
+        None => t.to_string(),
+    }
+}
+
+/// The schema name as hw_axi_wrap's NAME parameter: 64 bytes NUL-padded, byte 0 in the
+/// low bits (the device's S_NAME registers).
+pub(crate) fn name_param(name: &str) -> String {
+    let mut bytes = [0u8; 64];
+    for (b, c) in bytes.iter_mut().zip(name.bytes().take(63)) {
+        *b = c;
+    }
+    let hex: String = bytes.iter().rev().map(|b| format!("{b:02x}")).collect();
+    format!("512'h{hex}")
+}
+
+/// A core's bus wrapper: `hw_axi_wrap` (AXI4-Lite registers, AXI4-Stream in, AXI4 master
+/// out; `rtl/hw_axi_wrap.v`) around the generated core, every bus port of hw_axi_wrap
+/// passed through.
+pub(crate) fn axi_wrapper(w: &AxiWrapper) -> String {
+    format!(
+        "// the core on standard buses (rtl/hw_axi_wrap.v: AXI4-Lite registers of docs/device.md,
+// AXI4-Stream input, AXI4 master writing the images)
+module {module} #(
+    parameter IN_WIDTH = 64,        // input memory word = stream width (32, 64, 128)
+    parameter IN_ADDR_WIDTH = 12,   // input memory word address bits
+    parameter OUT_WIDTH = 64,       // output memory word = AXI4 data width (64, 128, 256)
+    parameter OUT_ADDR_WIDTH = 12,  // output memory word address bits
+{core_params}    parameter AXI_ADDR_WIDTH = 32,  // AXI4 master address bits
+    parameter MAX_BURST = 16,       // beats per burst
+    parameter MAX_OUTSTANDING = 4   // bursts awaiting their write response
+) (
+    input  wire clk, input wire rst, output wire irq,
+    input  wire [15:0] s_axil_awaddr, input wire [2:0] s_axil_awprot, input wire s_axil_awvalid, output wire s_axil_awready,
+    input  wire [31:0] s_axil_wdata, input wire [3:0] s_axil_wstrb, input wire s_axil_wvalid, output wire s_axil_wready,
+    output wire [1:0] s_axil_bresp, output wire s_axil_bvalid, input wire s_axil_bready,
+    input  wire [15:0] s_axil_araddr, input wire [2:0] s_axil_arprot, input wire s_axil_arvalid, output wire s_axil_arready,
+    output wire [31:0] s_axil_rdata, output wire [1:0] s_axil_rresp, output wire s_axil_rvalid, input wire s_axil_rready,
+    input  wire [IN_WIDTH-1:0] s_axis_tdata, input wire [IN_WIDTH/8-1:0] s_axis_tkeep, input wire s_axis_tvalid,
+    output wire s_axis_tready, input wire s_axis_tlast,
+    output wire [7:0] m_axi_awid, output wire [AXI_ADDR_WIDTH-1:0] m_axi_awaddr, output wire [7:0] m_axi_awlen,
+    output wire [2:0] m_axi_awsize, output wire [1:0] m_axi_awburst, output wire m_axi_awlock, output wire [3:0] m_axi_awcache,
+    output wire [2:0] m_axi_awprot, output wire m_axi_awvalid, input wire m_axi_awready,
+    output wire [OUT_WIDTH-1:0] m_axi_wdata, output wire [OUT_WIDTH/8-1:0] m_axi_wstrb, output wire m_axi_wlast,
+    output wire m_axi_wvalid, input wire m_axi_wready,
+    input  wire [7:0] m_axi_bid, input wire [1:0] m_axi_bresp, input wire m_axi_bvalid, output wire m_axi_bready
+);
+wire core_start, core_busy, core_done, core_type_wr_en, core_in_rd_en, core_in2_rd_en, core_out_wr_en, core_out_rd_en, core_out2_wr_en;
+wire [31:0] core_in_len, core_err_offset, core_image_size;
+wire [15:0] core_root, core_type_wr_idx;
+wire [63:0] core_base, core_max_image, core_cycles, core_type_wr_data;
+wire [7:0] core_err_code;
+wire [IN_ADDR_WIDTH-1:0] core_in_addr, core_in2_addr;
+wire [IN_WIDTH-1:0] core_in_rd_data, core_in2_rd_data;
+wire [OUT_ADDR_WIDTH-1:0] core_out_wr_addr, core_out_rd_addr, core_out2_wr_addr;
+wire [OUT_WIDTH-1:0] core_out_wr_data, core_out_rd_data, core_out2_wr_data;
+wire [OUT_WIDTH/8-1:0] core_out_wr_be, core_out2_wr_be;
+hw_axi_wrap #(
+    .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH),
+    {wrap_params},
+    .AXIL_ADDR_WIDTH(16), .AXI_ADDR_WIDTH(AXI_ADDR_WIDTH), .MAX_BURST(MAX_BURST), .MAX_OUTSTANDING(MAX_OUTSTANDING)
+) wrap (
+    .clk(clk), .rst(rst), .irq(irq),
+    .s_axil_awaddr(s_axil_awaddr), .s_axil_awprot(s_axil_awprot), .s_axil_awvalid(s_axil_awvalid), .s_axil_awready(s_axil_awready),
+    .s_axil_wdata(s_axil_wdata), .s_axil_wstrb(s_axil_wstrb), .s_axil_wvalid(s_axil_wvalid), .s_axil_wready(s_axil_wready),
+    .s_axil_bresp(s_axil_bresp), .s_axil_bvalid(s_axil_bvalid), .s_axil_bready(s_axil_bready),
+    .s_axil_araddr(s_axil_araddr), .s_axil_arprot(s_axil_arprot), .s_axil_arvalid(s_axil_arvalid), .s_axil_arready(s_axil_arready),
+    .s_axil_rdata(s_axil_rdata), .s_axil_rresp(s_axil_rresp), .s_axil_rvalid(s_axil_rvalid), .s_axil_rready(s_axil_rready),
+    .s_axis_tdata(s_axis_tdata), .s_axis_tkeep(s_axis_tkeep), .s_axis_tvalid(s_axis_tvalid), .s_axis_tready(s_axis_tready),
+    .s_axis_tlast(s_axis_tlast),
+    .m_axi_awid(m_axi_awid), .m_axi_awaddr(m_axi_awaddr), .m_axi_awlen(m_axi_awlen), .m_axi_awsize(m_axi_awsize),
+    .m_axi_awburst(m_axi_awburst), .m_axi_awlock(m_axi_awlock), .m_axi_awcache(m_axi_awcache), .m_axi_awprot(m_axi_awprot),
+    .m_axi_awvalid(m_axi_awvalid), .m_axi_awready(m_axi_awready),
+    .m_axi_wdata(m_axi_wdata), .m_axi_wstrb(m_axi_wstrb), .m_axi_wlast(m_axi_wlast), .m_axi_wvalid(m_axi_wvalid), .m_axi_wready(m_axi_wready),
+    .m_axi_bid(m_axi_bid), .m_axi_bresp(m_axi_bresp), .m_axi_bvalid(m_axi_bvalid), .m_axi_bready(m_axi_bready),
+    .core_start(core_start), .core_in_len(core_in_len), .core_root(core_root), .core_base(core_base), .core_max_image(core_max_image),
+    .core_busy(core_busy), .core_done(core_done), .core_err_code(core_err_code), .core_err_offset(core_err_offset),
+    .core_image_size(core_image_size), .core_cycles(core_cycles),
+    .core_type_wr_en(core_type_wr_en), .core_type_wr_idx(core_type_wr_idx), .core_type_wr_data(core_type_wr_data),
+    .core_in_rd_en(core_in_rd_en), .core_in_addr(core_in_addr), .core_in_rd_data(core_in_rd_data),
+    .core_in2_rd_en(core_in2_rd_en), .core_in2_addr(core_in2_addr), .core_in2_rd_data(core_in2_rd_data),
+    .core_out_wr_en(core_out_wr_en), .core_out_wr_addr(core_out_wr_addr), .core_out_wr_data(core_out_wr_data), .core_out_wr_be(core_out_wr_be),
+    .core_out_rd_en(core_out_rd_en), .core_out_rd_addr(core_out_rd_addr), .core_out_rd_data(core_out_rd_data),
+    .core_out2_wr_en(core_out2_wr_en), .core_out2_wr_addr(core_out2_wr_addr), .core_out2_wr_data(core_out2_wr_data), .core_out2_wr_be(core_out2_wr_be)
+);
+{glue}{core}endmodule
+
+",
+        module = w.module,
+        core_params = w.core_params,
+        wrap_params = w.wrap_params,
+        glue = w.glue,
+        core = w.core,
+    )
 }

@@ -393,6 +393,55 @@ hw_og_core #(
 );
 endmodule
 ", cbm = cb - 1, ptr = schema.ptr());
+    v.push_str(&super::axi_wrapper(&super::AxiWrapper {
+        module: "heapwire_og_axi",
+        core_params: "    parameter OBJ_BITS = 8,         // log2 object-pointer table entries\n",
+        core: &og_axi_core(cb),
+        glue: &og_axi_glue(schema, cb),
+        wrap_params: format!(".WIRE(1), .PTR_BYTES({}), .NUM_TYPES({}), .MAX_DEPTH(0), .ERR_MAP({OG_ERR_MAP}), .NAME({})",
+            schema.ptr(), schema.messages.len().max(1), super::name_param(name)),
+    }));
     super::footer(&mut v);
+    v
+}
+
+/// hw_og_core's error codes 1..10 as heapwire_engine::RejectKind's codes (byte c = code c):
+/// truncated 1, count_too_large 32, unknown_type 33, bad_reference 34, reference_type 35,
+/// root_type 36, trailing_bytes 37, image_too_large 11, bad_base 12, capacity 13. The AXI
+/// testbench (rtl/tb/heapwire_axi) checks the kinds against `heapwire decode`.
+const OG_ERR_MAP: &str = "128'h00000000_000d0c0b_25242322_21200100";
+
+/// heapwire_og_axi's heapwire_og_core.
+fn og_axi_core(cb: u32) -> String {
+    format!("heapwire_og_core #(
+    .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH), .OBJ_BITS(OBJ_BITS)
+) core (
+    .clk(clk), .rst(rst), .start(core_start), .in_len(core_in_len), .root_cls(root_cls), .base(core_base),
+    .max_image(core_max_image), .busy(core_busy), .done(core_done), .err_code(core_err_code), .err_offset(core_err_offset),
+    .image_size(core_image_size), .cycles(core_cycles),
+    .hdr_wr_en(core_type_wr_en && hdr_cls != {cb}'d{none}), .hdr_wr_idx(hdr_cls), .hdr_wr_data(core_type_wr_data),
+    .in_rd_en(core_in_rd_en), .in_addr(core_in_addr), .in_rd_data(core_in_rd_data),
+    .in2_rd_en(core_in2_rd_en), .in2_addr(core_in2_addr), .in2_rd_data(core_in2_rd_data),
+    .out_wr_en(core_out_wr_en), .out_wr_addr(core_out_wr_addr), .out_wr_data(core_out_wr_data)
+);
+", none = (1u64 << cb) - 1)
+}
+
+/// heapwire_og_axi's glue: the device's message index (MSG, the S_TYPE registers) to the
+/// core's class index (all ones: no class; such a root is refused by the core as
+/// root_type, such a register write dropped); the output memory ports the objgraph core
+/// lacks.
+fn og_axi_glue(schema: &CompiledSchema, cb: u32) -> String {
+    let none = (1u64 << cb) - 1;
+    let mut v = format!("// message index -> class index ({cb}'d{none}: no class)\nfunction [{cbm}:0] class_of;\n    input [15:0] m;\nbegin\n    case (m)\n", cbm = cb - 1);
+    for (ci, c) in schema.classes.iter().enumerate() {
+        let _ = writeln!(v, "    16'd{}: class_of = {cb}'d{ci}; // {}", c.message, schema.messages[c.message as usize].full_name);
+    }
+    let _ = write!(v, "    default: class_of = {cb}'d{none};\n    endcase\nend\nendfunction\n\
+        wire [{cbm}:0] root_cls = class_of(core_root);\nwire [{cbm}:0] hdr_cls = class_of(core_type_wr_idx);\n\
+        assign core_out_wr_be = {{(OUT_WIDTH/8){{1'b1}}}};  // whole-word writes\n\
+        assign core_out_rd_en = 1'b0;\nassign core_out_rd_addr = {{OUT_ADDR_WIDTH{{1'b0}}}};\n\
+        assign core_out2_wr_en = 1'b0;\nassign core_out2_wr_addr = {{OUT_ADDR_WIDTH{{1'b0}}}};\n\
+        assign core_out2_wr_data = {{OUT_WIDTH{{1'b0}}}};\nassign core_out2_wr_be = {{(OUT_WIDTH/8){{1'b0}}}};\n", cbm = cb - 1);
     v
 }

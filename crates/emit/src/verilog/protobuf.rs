@@ -15,6 +15,33 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("hw_utf8_check.v", include_str!("../../../../rtl/hw_utf8_check.v")),
 ];
 
+/// heapwire_core's parameters beyond the memories' (heapwire_axi passes them on).
+const PB_AXI_PARAMS: &str = "    parameter MAX_DEPTH = 100,      // deepest nesting below the root
+    parameter INST_BITS = 10,       // log2 message instances per input
+    parameter CNT_BITS = 11,        // log2 count-memory entries
+    parameter ST_BITS = 11,         // log2 state-memory entries
+    parameter DROP_BITS = 8,        // log2 dropped-map-entry list entries
+    parameter ONE_PASS = 1,         // 1 = one pass first, two passes when needed; 0 = always two
+    parameter OUT2_WR = 1,          // 1 = short strings through the second output write port
+";
+
+/// heapwire_axi's heapwire_core.
+const PB_AXI_CORE: &str = "heapwire_core #(
+    .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH),
+    .MAX_DEPTH(MAX_DEPTH), .INST_BITS(INST_BITS), .CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS), .DROP_BITS(DROP_BITS),
+    .ONE_PASS(ONE_PASS), .OUT2_WR(OUT2_WR)
+) core (
+    .clk(clk), .rst(rst), .start(core_start), .in_len(core_in_len), .root_msg(core_root), .base(core_base),
+    .busy(core_busy), .done(core_done), .err_code(core_err_code), .err_offset(core_err_offset),
+    .image_size(core_image_size), .cycles(core_cycles),
+    .type_wr_en(core_type_wr_en), .type_wr_idx(core_type_wr_idx), .type_wr_data(core_type_wr_data),
+    .in_rd_en(core_in_rd_en), .in_addr(core_in_addr), .in_rd_data(core_in_rd_data),
+    .out_wr_en(core_out_wr_en), .out_wr_addr(core_out_wr_addr), .out_wr_data(core_out_wr_data), .out_wr_be(core_out_wr_be),
+    .out_rd_en(core_out_rd_en), .out_rd_addr(core_out_rd_addr), .out_rd_data(core_out_rd_data),
+    .out2_wr_en(core_out2_wr_en), .out2_wr_addr(core_out2_wr_addr), .out2_wr_data(core_out2_wr_data), .out2_wr_be(core_out2_wr_be)
+);
+";
+
 /// Slot numbering shared with the CPU engine (`crates/cpu/src/protobuf/decode/tables.rs`, `MsgInfo`):
 /// per message, repeated fields get count slots 0.., singular message fields state
 /// slots 0..; the unknown-bytes count slot follows the repeated ones, the oneof case
@@ -64,7 +91,8 @@ pub fn check_supported(schema: &CompiledSchema) -> Result<(), String> {
 }
 
 /// The generated Verilog for `schema`: `hw_pb_desc_msg`, `hw_pb_desc_field`,
-/// `hw_pb_desc_enum`, `hw_pb_desc_req` and the wrapper `heapwire_core`.
+/// `hw_pb_desc_enum`, `hw_pb_desc_req`, the wrapper `heapwire_core` and its bus wrapper
+/// `heapwire_axi` (`rtl/hw_axi_wrap.v` around `heapwire_core`).
 pub fn generate(schema: &CompiledSchema, name: &str) -> String {
     let mut v = super::header(
         &format!("{name}_core.gen.v"),
@@ -167,13 +195,7 @@ module heapwire_core #(
     parameter IN_ADDR_WIDTH = 12,   // input memory word address bits
     parameter OUT_WIDTH = 64,       // output memory word width (64, 128, 256)
     parameter OUT_ADDR_WIDTH = 12,  // output memory word address bits
-    parameter MAX_DEPTH = 100,      // deepest nesting below the root
-    parameter INST_BITS = 10,       // log2 message instances per input
-    parameter CNT_BITS = 11,        // log2 count-memory entries
-    parameter ST_BITS = 11,         // log2 state-memory entries
-    parameter DROP_BITS = 8,        // log2 dropped-map-entry list entries
-    parameter ONE_PASS = 1,         // 1 = one pass first, two passes when needed; 0 = always two
-    parameter OUT2_WR = 1           // 1 = short strings through the second output write port
+{params}
 ) (
     input  wire clk, input wire rst,
     input  wire start, input wire [31:0] in_len, input wire [15:0] root_msg, input wire [63:0] base,
@@ -202,7 +224,17 @@ hw_pb_core #(
 );
 endmodule
 ",
-        ptr = schema.ptr(), hdr = schema.layout.header_words as u8, nm = schema.messages.len().max(1), req = (any_req && ENFORCE_REQUIRED) as u8);
+        params = super::last_parameter(PB_AXI_PARAMS), ptr = schema.ptr(), hdr = schema.layout.header_words as u8, nm = schema.messages.len().max(1), req = (any_req && ENFORCE_REQUIRED) as u8);
+    v.push_str(&super::axi_wrapper(&super::AxiWrapper {
+        module: "heapwire_axi",
+        core_params: PB_AXI_PARAMS,
+        core: PB_AXI_CORE,
+        // the protobuf core has one input read port
+        glue: "assign core_in2_rd_en = 1'b0;\nassign core_in2_addr = {IN_ADDR_WIDTH{1'b0}};\n",
+        // error codes are RejectKind's (hw_axi_wrap's default ERR_MAP)
+        wrap_params: format!(".WIRE(0), .PTR_BYTES({}), .NUM_TYPES({}), .MAX_DEPTH(MAX_DEPTH), .NAME({})",
+            schema.ptr(), schema.messages.len().max(1), super::name_param(name)),
+    }));
     super::footer(&mut v);
     v
 }
