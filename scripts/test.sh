@@ -14,9 +14,12 @@ fail=0
 step() {
   echo "=== $1" >&2
   shift
+  local t0=$SECONDS
   if ! "$@"; then
-    echo "=== FAILED: $*" >&2
+    echo "=== FAILED: $* ($((SECONDS - t0)) s)" >&2
     fail=1
+  else
+    echo "=== passed in $((SECONDS - t0)) s" >&2
   fi
 }
 
