@@ -24,6 +24,7 @@ declare -A LINT_PARAMS=(
   [hw_pb_core]="-GOUT_WIDTH=128 -GIN_WIDTH=32:-GOUT_WIDTH=256 -GMAX_DEPTH=4:-GINST_BITS=4 -GONE_PASS=0:-GOUT_WIDTH=256"
   [hw_og_core]="-GOUT_WIDTH=64 -GOUT_WIDTH=128:-GIN_WIDTH=32:-GOBJ_BITS=12 -GIN_WIDTH=128:-GOUT_WIDTH=256"
   [hw_og_reader]="-GIN_WIDTH=32 -GIN_WIDTH=128"
+  [hw_pb_writer]="-GOUT_WIDTH=128 -GOUT_WIDTH=256"
 )
 # Modules linted inside a bigger top: top module and extra files.
 declare -A LINT_TOP=(
@@ -31,7 +32,7 @@ declare -A LINT_TOP=(
   [hw_og_core]="heapwire_og_core"
 )
 declare -A LINT_FILES=(
-  [hw_pb_core]="rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_utf8_check.v rtl/gen/unit_core.gen.v"
+  [hw_pb_core]="rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_utf8_check.v rtl/hw_pb_writer.v rtl/gen/unit_core.gen.v"
   [hw_og_core]="rtl/hw_og_reader.v rtl/hw_sdp_ram.v rtl/gen/expr_og_core.gen.v"
 )
 

@@ -1,6 +1,6 @@
 //! The protobuf core: the schema's descriptor ROMs and the `heapwire_core` wrapper around
 //! the generic engine `rtl/hw_pb_core.v` (which instantiates `hw_stream_reader`,
-//! `hw_varint_decoder`, `hw_utf8_check`).
+//! `hw_varint_decoder`, `hw_utf8_check`, `hw_pb_writer`).
 
 use std::fmt::Write;
 
@@ -13,6 +13,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("hw_stream_reader.v", include_str!("../../../../rtl/hw_stream_reader.v")),
     ("hw_varint_decoder.v", include_str!("../../../../rtl/hw_varint_decoder.v")),
     ("hw_utf8_check.v", include_str!("../../../../rtl/hw_utf8_check.v")),
+    ("hw_pb_writer.v", include_str!("../../../../rtl/hw_pb_writer.v")),
 ];
 
 /// Slot numbering shared with the CPU engine (`crates/cpu/src/protobuf/decode/tables.rs`, `MsgInfo`):
