@@ -409,20 +409,33 @@ wire [31:0]  s_hdr = (state_reg == S_TAG) ? hdr2 : 32'd0;
 
 /* verilator lint_off UNUSEDSIGNAL */
 // ---------------------------------------------------------------- descriptor ROMs
+// The message table is a block RAM with a registered read: it is addressed with the next
+// value of the index register, so its output is always the entry of the register's value.
+// the state register's next value (reset included)
+wire [6:0]  state_after = rst ? S_IDLE : state_next;
 // current frame's message
 wire [31:0] ma_size, ma_size8, ma_hasoff, ma_unkoff;
 wire [7:0]  ma_nc, ma_ns, ma_nms, ma_hwords;
 wire        ma_req, ma_map;
-hw_pb_desc_msg dma (.m_idx(fr_msg_reg), .m_size(ma_size), .m_size8(ma_size8), .m_hasoff(ma_hasoff),
+hw_pb_desc_msg dma (.clk(clk), .m_idx_next(fr_msg_next), .m_size(ma_size), .m_size8(ma_size8), .m_hasoff(ma_hasoff),
     .m_unkoff(ma_unkoff), .m_nc(ma_nc), .m_ns(ma_ns), .m_nms(ma_nms), .m_req(ma_req), .m_hwords(ma_hwords), .m_map(ma_map));
 // another message (child / root / required check)
 // (a continuous assignment: the state machine's block reads the ROM's outputs)
-wire [15:0] mb_idx = (state_reg == S_REQ1 || state_reg == S_REQ_W2 || state_reg == S_REQ_W1 || state_reg == S_REQ_W1B)
-                     ? im_msg[req_id_reg[INST_BITS-1:0]] : c_msg_reg;
+function is_req_read;
+    input [6:0] st;
+    begin
+        is_req_read = st == S_REQ1 || st == S_REQ_W1 || st == S_REQ_W1B || st == S_REQ_W2;
+    end
+endfunction
+wire [15:0] mb_idx = is_req_read(state_reg) ? im_msg[req_id_reg[INST_BITS-1:0]] : c_msg_reg;
+// (the instance table as it will be next cycle: this cycle's write forwarded)
+wire [15:0] im_msg_after = (im_we && im_wa[INST_BITS-1:0] == req_id_next[INST_BITS-1:0])
+                           ? im_msg_wd : im_msg[req_id_next[INST_BITS-1:0]];
+wire [15:0] mb_idx_next = is_req_read(state_after) ? im_msg_after : c_msg_next;
 wire [31:0] mb_size, mb_size8, mb_hasoff, mb_unkoff;
 wire [7:0]  mb_nc, mb_ns, mb_nms, mb_hwords;
 wire        mb_req, mb_map;
-hw_pb_desc_msg dmb (.m_idx(mb_idx), .m_size(mb_size), .m_size8(mb_size8), .m_hasoff(mb_hasoff),
+hw_pb_desc_msg dmb (.clk(clk), .m_idx_next(mb_idx_next), .m_size(mb_size), .m_size8(mb_size8), .m_hasoff(mb_hasoff),
     .m_unkoff(mb_unkoff), .m_nc(mb_nc), .m_ns(mb_ns), .m_nms(mb_nms), .m_req(mb_req), .m_hwords(mb_hwords), .m_map(mb_map));
 // field lookup
 wire [31:0] f_num = (state_reg == S_TAG || state_reg == S_SCAN || state_reg == S_SCANME) ? tag_num : t_num_reg;
