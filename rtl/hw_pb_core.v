@@ -16,8 +16,8 @@
  *   then       the 32-bit-pointer base check and the proto2 `required` check.
  * See docs/hardware.md for ports, timing, error codes and the capacity limits.
  *
- * Internal memories (instance tables, counts, state, frame stack) are written
- * synchronously and read asynchronously (distributed RAM / LUT RAM style).
+ * Internal memories (instance tables, counts, state) are written synchronously and read
+ * asynchronously (distributed RAM / LUT RAM style); the frame stack has a registered read.
  * Image-port requests go through hw_pb_writer (two registered stages: the raw request, then
  * word address / lane-shifted data / byte enables), so the image read data of a request
  * made in cycle t is back in t + 3 and `done` waits for the last write to leave the writer.
@@ -577,7 +577,13 @@ wire [31:0] filn_q = filn_mem[ne_a_reg[CNT_BITS-1:0]];
 wire [39:0] fila_q = fila_mem[ne_a_reg[CNT_BITS-1:0]];
 wire [31:0] st_q_s = st_mem[sslot[ST_BITS-1:0]];
 wire [31:0] st_q_o = st_mem[oslot[ST_BITS-1:0]];
-wire [FRW-1:0] stk_q = stk_mem[depth_reg[STK_BITS-1:0] - 2];
+// the frame below the current one: a registered read (block RAM style) addressed with the
+// next depth, this cycle's push forwarded past it, so stk_q is stk_mem[depth_reg - 2] as
+// the memory holds it in every cycle
+wire [STK_BITS-1:0] stk_ra_next = depth_next[STK_BITS-1:0] - 2;
+reg  [FRW-1:0] stk_rd_reg = {FRW{1'b0}}, stk_fwd_reg = {FRW{1'b0}};
+reg            stk_hit_reg = 1'b0;
+wire [FRW-1:0] stk_q = stk_hit_reg ? stk_fwd_reg : stk_rd_reg;
 wire [31:0] gstk_q = gstk_mem[gdepth_reg[STK_BITS-1:0] - 1];
 wire [31:0] im_cb_q = im_cb[c_id_reg[INST_BITS-1:0]];
 wire [31:0] im_sb_q = im_sb[c_id_reg[INST_BITS-1:0]];
@@ -2019,6 +2025,9 @@ always @(posedge clk) begin
 
 
     if (stk_we) stk_mem[stk_wa] <= stk_wd;
+    stk_rd_reg <= stk_mem[stk_ra_next];
+    stk_hit_reg <= stk_we && stk_wa == stk_ra_next;
+    stk_fwd_reg <= stk_wd;
     if (drop_we) drop_mem[drop_wa[DROP_BITS-1:0]] <= drop_wd;
     if (gstk_we) gstk_mem[gstk_wa] <= gstk_wd;
     if (cnt_we) cnt_mem[cnt_wa[CNT_BITS-1:0]] <= cnt_wd;
