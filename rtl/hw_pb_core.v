@@ -16,8 +16,11 @@
  *   then       the 32-bit-pointer base check and the proto2 `required` check.
  * See docs/hardware.md for ports, timing, error codes and the capacity limits.
  *
- * Internal memories (instance tables, counts, state, frame stack) are written
- * synchronously and read asynchronously (distributed RAM / LUT RAM style).
+ * Internal memories (instance tables, counts, state) are written synchronously and read
+ * asynchronously (distributed RAM / LUT RAM style); the frame stack has a registered read.
+ * Image-port requests go through hw_pb_writer (two registered stages: the raw request, then
+ * word address / lane-shifted data / byte enables), so the image read data of a request
+ * made in cycle t is back in t + 3 and `done` waits for the last write to leave the writer.
  */
 
 `resetall
@@ -174,9 +177,9 @@ localparam [6:0]
     S_UNK = 7'd25, S_UNK2 = 7'd26, S_SKV = 7'd27, S_GRP = 7'd28, S_UNK_END = 7'd29,
     S_NE0 = 7'd30, S_NE1 = 7'd31,
     S_UA0 = 7'd33, S_UA1 = 7'd34,
-    S_SP0 = 7'd35, S_SP_W1 = 7'd36, S_SP_W2 = 7'd37, S_SP_OO = 7'd39,
+    S_SP0 = 7'd35, S_SP_W1 = 7'd36, S_SP_W2 = 7'd37, S_SP_W1B = 7'd38, S_SP_OO = 7'd39,
     S_ZERO = 7'd40, S_CONS = 7'd41, S_STR_U = 7'd42,
-    S_PASS_END = 7'd43, S_REQ0 = 7'd44, S_REQ1 = 7'd45, S_REQ_W1 = 7'd46, S_REQ_W2 = 7'd47,
+    S_PASS_END = 7'd43, S_REQ0 = 7'd44, S_REQ1 = 7'd45, S_REQ_W1 = 7'd46, S_REQ_W2 = 7'd47, S_REQ_W1B = 7'd48,
     S_DONE = 7'd49, S_ERR = 7'd50, S_HDR = 7'd51,
     S_EMIT_END2 = 7'd53, S_DROP1 = 7'd54, S_DROP2 = 7'd55, S_RESTRICT = 7'd56,
     S_FROOT = 7'd57, S_SCAN = 7'd58, S_SCANPK = 7'd59, S_RZF = 7'd60, S_SCANME = 7'd61, S_BAIL = 7'd62;
@@ -315,7 +318,7 @@ reg st_we; reg [31:0] st_wa; reg [31:0] st_wd;
 reg im_we; reg [31:0] im_wa; reg [15:0] im_msg_wd; reg [31:0] im_cb_wd, im_sb_wd;
 reg imw_we; reg [31:0] imw_wa; reg [39:0] im_off_wd; reg [31:0] im_start_wd;
 
-// image port requests (registered on the way out)
+// image port requests (to the writer, hw_pb_writer: two registered stages to the ports)
 reg        o_we; reg [39:0] o_wa; reg [63:0] o_wd; reg [7:0] o_wbe;
 // a zero write of o_wz_n bytes from o_wa, within one output word (o_wd/o_wbe unused)
 reg        o_wz; reg [OB_SHIFT:0] o_wz_n;
@@ -325,12 +328,6 @@ reg        o_w2; reg [127:0] o_w2d; reg [15:0] o_w2m;
 reg        o_re; reg [39:0] o_ra;
 // a short string's bytes on the second port: up to 16 bytes (mask o2_m) from o2_a
 reg        o2_we; reg [39:0] o2_a; reg [127:0] o2_d; reg [15:0] o2_m;
-reg        o2_we_reg = 1'b0; reg [OUT_ADDR_WIDTH-1:0] o2_wa_reg = 0; reg [OUT_WIDTH-1:0] o2_wd_reg = 0;
-reg [OUT_WIDTH/8-1:0] o2_wbe_reg = 0;
-reg        o_we_reg = 1'b0; reg [OUT_ADDR_WIDTH-1:0] o_wa_reg = 0; reg [OUT_WIDTH-1:0] o_wd_reg = 0;
-reg [OUT_WIDTH/8-1:0] o_wbe_reg = 0;
-reg        o_re_reg = 1'b0; reg [OUT_ADDR_WIDTH-1:0] o_ra_reg = 0; reg [OB_SHIFT-1:0] o_rlane_reg = 0;
-reg [OB_SHIFT-1:0] o_rlane_q = 0;
 
 // ---------------------------------------------------------------- stream reader
 wire        rdr_start;
@@ -412,20 +409,33 @@ wire [31:0]  s_hdr = (state_reg == S_TAG) ? hdr2 : 32'd0;
 
 /* verilator lint_off UNUSEDSIGNAL */
 // ---------------------------------------------------------------- descriptor ROMs
+// The message table is a block RAM with a registered read: it is addressed with the next
+// value of the index register, so its output is always the entry of the register's value.
+// the state register's next value (reset included)
+wire [6:0]  state_after = rst ? S_IDLE : state_next;
 // current frame's message
 wire [31:0] ma_size, ma_size8, ma_hasoff, ma_unkoff;
 wire [7:0]  ma_nc, ma_ns, ma_nms, ma_hwords;
 wire        ma_req, ma_map;
-hw_pb_desc_msg dma (.m_idx(fr_msg_reg), .m_size(ma_size), .m_size8(ma_size8), .m_hasoff(ma_hasoff),
+hw_pb_desc_msg dma (.clk(clk), .m_idx_next(fr_msg_next), .m_size(ma_size), .m_size8(ma_size8), .m_hasoff(ma_hasoff),
     .m_unkoff(ma_unkoff), .m_nc(ma_nc), .m_ns(ma_ns), .m_nms(ma_nms), .m_req(ma_req), .m_hwords(ma_hwords), .m_map(ma_map));
 // another message (child / root / required check)
 // (a continuous assignment: the state machine's block reads the ROM's outputs)
-wire [15:0] mb_idx = (state_reg == S_REQ1 || state_reg == S_REQ_W2 || state_reg == S_REQ_W1)
-                     ? im_msg[req_id_reg[INST_BITS-1:0]] : c_msg_reg;
+function is_req_read;
+    input [6:0] st;
+    begin
+        is_req_read = st == S_REQ1 || st == S_REQ_W1 || st == S_REQ_W1B || st == S_REQ_W2;
+    end
+endfunction
+wire [15:0] mb_idx = is_req_read(state_reg) ? im_msg[req_id_reg[INST_BITS-1:0]] : c_msg_reg;
+// (the instance table as it will be next cycle: this cycle's write forwarded)
+wire [15:0] im_msg_after = (im_we && im_wa[INST_BITS-1:0] == req_id_next[INST_BITS-1:0])
+                           ? im_msg_wd : im_msg[req_id_next[INST_BITS-1:0]];
+wire [15:0] mb_idx_next = is_req_read(state_after) ? im_msg_after : c_msg_next;
 wire [31:0] mb_size, mb_size8, mb_hasoff, mb_unkoff;
 wire [7:0]  mb_nc, mb_ns, mb_nms, mb_hwords;
 wire        mb_req, mb_map;
-hw_pb_desc_msg dmb (.m_idx(mb_idx), .m_size(mb_size), .m_size8(mb_size8), .m_hasoff(mb_hasoff),
+hw_pb_desc_msg dmb (.clk(clk), .m_idx_next(mb_idx_next), .m_size(mb_size), .m_size8(mb_size8), .m_hasoff(mb_hasoff),
     .m_unkoff(mb_unkoff), .m_nc(mb_nc), .m_ns(mb_ns), .m_nms(mb_nms), .m_req(mb_req), .m_hwords(mb_hwords), .m_map(mb_map));
 // field lookup
 wire [31:0] f_num = (state_reg == S_TAG || state_reg == S_SCAN || state_reg == S_SCANME) ? tag_num : t_num_reg;
@@ -567,7 +577,13 @@ wire [31:0] filn_q = filn_mem[ne_a_reg[CNT_BITS-1:0]];
 wire [39:0] fila_q = fila_mem[ne_a_reg[CNT_BITS-1:0]];
 wire [31:0] st_q_s = st_mem[sslot[ST_BITS-1:0]];
 wire [31:0] st_q_o = st_mem[oslot[ST_BITS-1:0]];
-wire [FRW-1:0] stk_q = stk_mem[depth_reg[STK_BITS-1:0] - 2];
+// the frame below the current one: a registered read (block RAM style) addressed with the
+// next depth, this cycle's push forwarded past it, so stk_q is stk_mem[depth_reg - 2] as
+// the memory holds it in every cycle
+wire [STK_BITS-1:0] stk_ra_next = depth_next[STK_BITS-1:0] - 2;
+reg  [FRW-1:0] stk_rd_reg = {FRW{1'b0}}, stk_fwd_reg = {FRW{1'b0}};
+reg            stk_hit_reg = 1'b0;
+wire [FRW-1:0] stk_q = stk_hit_reg ? stk_fwd_reg : stk_rd_reg;
 wire [31:0] gstk_q = gstk_mem[gdepth_reg[STK_BITS-1:0] - 1];
 wire [31:0] im_cb_q = im_cb[c_id_reg[INST_BITS-1:0]];
 wire [31:0] im_sb_q = im_sb[c_id_reg[INST_BITS-1:0]];
@@ -581,9 +597,9 @@ wire [31:0] drop_last = drop_mem[ndrop_reg[DROP_BITS-1:0] - 1'b1];
 // write pass, S_TAG: this map entry was dropped by the pre-pass (goes to the unknown fields)
 wire        is_dropped = pass_reg && f_hit && f_map && tag_wt == f_kwt && ndrop_reg != drop_lim_reg && drop_q == pos;
 
-// image read data: the 64-bit lane that was addressed
-wire [OB_SHIFT-1:0] rd_lane_idx = o_rlane_q >> 3;
-wire [63:0] rd_lane = out_rd_data[64 * rd_lane_idx +: 64];
+// image read data: the 64-bit lane that was addressed (from the writer, 3 cycles after
+// the request)
+wire [63:0] rd_lane;
 
 // utf-8 checker
 reg         u8_clear, u8_valid, u8_whole;
@@ -1627,7 +1643,8 @@ always @* begin
         img_wr(soff40 + {8'd0, f_ocase}, {32'd0, t_num_reg}, 4'd4);
         state_next = sret_reg;
     end
-    S_SP_W1: state_next = S_SP_W2;
+    S_SP_W1: state_next = S_SP_W1B;
+    S_SP_W1B: state_next = S_SP_W2;
     S_SP_W2: begin
         tmp40 = soff40 + {8'd0, ma_hasoff} + {27'd0, f_pidx[15:5], 2'b00} + {37'd0, f_pidx[4:3]};
         tmp64 = rd_lane >> (8 * tmp40[2:0]);
@@ -1732,7 +1749,8 @@ always @* begin
             state_next = S_REQ_W1;
         end
     end
-    S_REQ_W1: state_next = S_REQ_W2;
+    S_REQ_W1: state_next = S_REQ_W1B;
+    S_REQ_W1B: state_next = S_REQ_W2;
     S_REQ_W2: begin
         tmp40 = im_off_r + {8'd0, mb_hasoff} + {30'd0, req_w_reg, 2'b00};
         tmp64 = rd_lane >> (8 * tmp40[2:0]);
@@ -1878,7 +1896,8 @@ always @* begin
     // one pass: zero a root word in a cycle the image port is idle (not between a
     // presence-word read and its write)
     rz_hit = 1'b0; rz_idx = {RZB{1'b0}};
-    if (rz_need_reg != {RZW{1'b0}} && !o_we && !o_re && state_reg != S_SP_W1 && state_reg != S_SP_W2) begin
+    if (rz_need_reg != {RZW{1'b0}} && !o_we && !o_re && state_reg != S_SP_W1 && state_reg != S_SP_W1B
+        && state_reg != S_SP_W2) begin
         for (k3 = RZW - 1; k3 >= 0; k3 = k3 - 1) if (rz_need_reg[k3]) rz_idx = k3[RZB-1:0];
         o_we = 1'b1; o_wa = {rz_lo_reg[39:OB_SHIFT] + {{(40-OB_SHIFT-RZB){1'b0}}, rz_idx}, {OB_SHIFT{1'b0}}};
         o_wz = 1'b1; o_wz_n = 0;
@@ -1927,53 +1946,23 @@ always @* begin
 end
 
 // ---------------------------------------------------------------- registers and memories
-// 64-bit lane of the output word
-wire [2:0] o_wa_lane = o_wa[5:3] & ((3'd1 << (OB_SHIFT - 3)) - 3'd1);
-wire [OUT_WIDTH-1:0]   o_wd_ext;
-wire [OUT_WIDTH/8-1:0] o_wbe_ext;
-generate
-    if (OUT_WIDTH == 64) begin : g_ext64
-        assign o_wd_ext = o_wd;
-        assign o_wbe_ext = o_wbe;
-    end else begin : g_extw
-        assign o_wd_ext = {{(OUT_WIDTH-64){1'b0}}, o_wd};
-        assign o_wbe_ext = {{(OUT_WIDTH/8-8){1'b0}}, o_wbe};
-    end
-endgenerate
-// the bytes of the lazily zeroed allocation in its word idx (from the allocation's first
-// word): positions relative to that word's start. The allocation spans at most RZW words, so
-// its end fits RZB+OB_SHIFT+1 bits.
+// the lazily zeroed allocation relative to its first word's start (for the writer's masks;
+// it spans at most RZW words, so its end fits RZB+OB_SHIFT+1 bits)
 localparam RZP = RZB + OB_SHIFT + 1;
 wire [RZP-1:0] rz_lo_rel = {{(RZB+1){1'b0}}, rz_lo_reg[OB_SHIFT-1:0]};
 wire [RZP-1:0] rz_hi_rel = rz_hi_reg[RZP-1:0] - {rz_lo_reg[RZP-1:OB_SHIFT], {OB_SHIFT{1'b0}}};
-// (lo and hi are arguments: a continuous assignment is sensitive to its arguments only)
-function [OB-1:0] rz_bytes;
-    input [RZB-1:0] idx;
-    input [RZP-1:0] lo;
-    input [RZP-1:0] hi;
-    integer b;
-    reg [RZP-1:0] at;
-    begin
-        for (b = 0; b < OB; b = b + 1) begin
-            at = {1'b0, idx, b[OB_SHIFT-1:0]};
-            rz_bytes[b] = at >= lo && at < hi;
-        end
-    end
-endfunction
-wire [OB-1:0] rz_mask = rz_bytes(rz_idx, rz_lo_rel, rz_hi_rel);
-wire [OB-1:0] rz2_mask = rz_bytes(rz2_idx, rz_lo_rel, rz_hi_rel);
-// zero writes: o_wz_n bytes from the byte lane of o_wa
-/* verilator lint_off UNUSEDSIGNAL */
-wire [OB:0] o_wz_ones = ({{OB{1'b0}}, 1'b1} << o_wz_n) - {{OB{1'b0}}, 1'b1};
-/* verilator lint_on UNUSEDSIGNAL */
-wire [OUT_WIDTH/8-1:0] o_wz_mask = o_wz_ones[OB-1:0] << o_wa[OB_SHIFT-1:0];
-// pair writes and copies: up to 16 bytes (mask o_w2m) from the byte lane of o_wa
-/* verilator lint_off UNUSEDSIGNAL */
-wire [OUT_WIDTH+127:0] o_w2_sh = {{OUT_WIDTH{1'b0}}, o_w2d} << (8 * o_wa[OB_SHIFT-1:0]);
-wire [OB+15:0] o_w2_msk = {{OB{1'b0}}, o_w2m} << o_wa[OB_SHIFT-1:0];
-wire [OUT_WIDTH+127:0] o2_sh = {{OUT_WIDTH{1'b0}}, o2_d} << (8 * o2_a[OB_SHIFT-1:0]);
-wire [OB+15:0] o2_msk = {{OB{1'b0}}, o2_m} << o2_a[OB_SHIFT-1:0];
-/* verilator lint_on UNUSEDSIGNAL */
+wire           wr_pending;
+hw_pb_writer #(.OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH), .RZB(RZB)) wr (
+    .clk(clk), .rst(rst),
+    .we(o_we), .wa(o_wa), .wd(o_wd), .wbe(o_wbe), .wz(o_wz), .wz_n(o_wz_n),
+    .w2(o_w2), .w2d(o_w2d), .w2m(o_w2m), .rz_hit(rz_hit), .rz_idx(rz_idx),
+    .o2_we(o2_we), .o2_a(o2_a), .o2_d(o2_d), .o2_m(o2_m), .rz2_hit(rz2_hit), .rz2_idx(rz2_idx),
+    .rz_lo_rel(rz_lo_rel), .rz_hi_rel(rz_hi_rel),
+    .re(o_re), .ra(o_ra), .pending(wr_pending), .rd_lane(rd_lane),
+    .out_wr_en(out_wr_en), .out_wr_addr(out_wr_addr), .out_wr_data(out_wr_data), .out_wr_be(out_wr_be),
+    .out_rd_en(out_rd_en), .out_rd_addr(out_rd_addr), .out_rd_data(out_rd_data),
+    .out2_wr_en(out2_wr_en), .out2_wr_addr(out2_wr_addr), .out2_wr_data(out2_wr_data), .out2_wr_be(out2_wr_be)
+);
 integer k;
 initial begin
     for (k = 0; k < NUM_MSGS; k = k + 1) treg[k] = {32'd0, k};
@@ -1992,9 +1981,6 @@ always @(posedge clk) begin
         u8pend2_reg <= 1'b0;
         u8f_reg <= 1'b0;
         cycles_reg <= 64'd0;
-        o_we_reg <= 1'b0;
-        o_re_reg <= 1'b0;
-        o2_we_reg <= 1'b0;
         top_reg <= 40'd0;
     end else begin
         state_reg <= state_next;
@@ -2009,11 +1995,7 @@ always @(posedge clk) begin
         u8pend2_reg <= u8pend2_next;
         u8f_reg <= u8f_next;
         if (start) cycles_reg <= 64'd0;
-        else if (state_reg != S_IDLE && state_reg != S_DONE && state_reg != S_ERR) cycles_reg <= cycles_reg + 64'd1;
-        // image port (one cycle behind the state machine, reads and writes alike)
-        o_we_reg <= o_we && (o_wa < OUT_BYTES);
-        o_re_reg <= o_re && (o_ra < OUT_BYTES);
-        o2_we_reg <= o2_we && (o2_a < OUT_BYTES);
+        else if (busy) cycles_reg <= cycles_reg + 64'd1;
     end
     if (start) begin
         in_len_reg <= in_len;
@@ -2041,19 +2023,11 @@ always @(posedge clk) begin
     rz_need_reg <= rz_need_next; rz_lo_reg <= rz_lo_next; rz_hi_reg <= rz_hi_next;
     ebuf_reg <= ebuf_next; ni_k_reg <= ni_k_next; req_id_reg <= req_id_next; req_w_reg <= req_w_next;
 
-    o_wa_reg <= o_wa[OB_SHIFT +: OUT_ADDR_WIDTH];
-    o_wd_reg <= o_wz ? {OUT_WIDTH{1'b0}} : o_w2 ? o_w2_sh[OUT_WIDTH-1:0] : o_wd_ext << (64 * {29'd0, o_wa_lane});
-    o_wbe_reg <= (o_wz ? o_wz_mask : o_w2 ? o_w2_msk[OB-1:0] : o_wbe_ext << (8 * {29'd0, o_wa_lane}))
-                 | (rz_hit ? rz_mask : {OB{1'b0}});
-    o2_wa_reg <= o2_a[OB_SHIFT +: OUT_ADDR_WIDTH];
-    o2_wd_reg <= o2_sh[OUT_WIDTH-1:0];
-    // (o2_sh is zero outside the string's or the length's bytes)
-    o2_wbe_reg <= o2_msk[OB-1:0] | (rz2_hit ? rz2_mask : {OB{1'b0}});
-    o_ra_reg <= o_ra[OB_SHIFT +: OUT_ADDR_WIDTH];
-    o_rlane_reg <= o_ra[OB_SHIFT-1:0];
-    o_rlane_q <= o_rlane_reg;
 
     if (stk_we) stk_mem[stk_wa] <= stk_wd;
+    stk_rd_reg <= stk_mem[stk_ra_next];
+    stk_hit_reg <= stk_we && stk_wa == stk_ra_next;
+    stk_fwd_reg <= stk_wd;
     if (drop_we) drop_mem[drop_wa[DROP_BITS-1:0]] <= drop_wd;
     if (gstk_we) gstk_mem[gstk_wa] <= gstk_wd;
     if (cnt_we) cnt_mem[cnt_wa[CNT_BITS-1:0]] <= cnt_wd;
@@ -2074,22 +2048,13 @@ always @(posedge clk) begin
     if (type_wr_en && {16'd0, type_wr_idx} < NUM_MSGS) treg[type_wr_idx[TYPE_BITS-1:0]] <= type_wr_data;
 end
 
-assign busy = state_reg != S_IDLE && state_reg != S_DONE && state_reg != S_ERR;
-assign done = state_reg == S_DONE || state_reg == S_ERR;
+// (a decode is over when its last image write has left the writer too)
+assign busy = (state_reg != S_IDLE && state_reg != S_DONE && state_reg != S_ERR) || wr_pending;
+assign done = (state_reg == S_DONE || state_reg == S_ERR) && !wr_pending;
 assign err_code = err_code_reg;
 assign err_offset = err_off_reg;
 assign image_size = top_reg[31:0];
 assign cycles = cycles_reg;
-assign out_wr_en = o_we_reg;
-assign out_wr_addr = o_wa_reg;
-assign out_wr_data = o_wd_reg;
-assign out_wr_be = o_wbe_reg;
-assign out_rd_en = o_re_reg;
-assign out_rd_addr = o_ra_reg;
-assign out2_wr_en = o2_we_reg;
-assign out2_wr_addr = o2_wa_reg;
-assign out2_wr_data = o2_wd_reg;
-assign out2_wr_be = o2_wbe_reg;
 
 endmodule
 

@@ -139,7 +139,7 @@ for step in "${steps[@]}"; do
     rm -rf "$OUT/soc"
     "$HW" compile bench/schemas/social.proto -o "$OUT/soc" --rtl >/dev/null || { fail=1; continue; }
     S=$OUT/soc
-    PB_READ="read_verilog -sv $S/hw_stream_reader.v $S/hw_varint_decoder.v $S/hw_utf8_check.v $S/hw_pb_core.v $S/social_core.gen.v; chparam -set IN_ADDR_WIDTH 8 -set OUT_ADDR_WIDTH 8 -set MAX_DEPTH 4 -set INST_BITS 4 -set CNT_BITS 5 -set ST_BITS 5 -set DROP_BITS 2 heapwire_core"
+    PB_READ="read_verilog -sv $S/hw_stream_reader.v $S/hw_varint_decoder.v $S/hw_utf8_check.v $S/hw_pb_writer.v $S/hw_pb_core.v $S/social_core.gen.v; chparam -set IN_ADDR_WIDTH 8 -set OUT_ADDR_WIDTH 8 -set MAX_DEPTH 4 -set INST_BITS 4 -set CNT_BITS 5 -set ST_BITS 5 -set DROP_BITS 2 heapwire_core"
     if [[ $step == pb-ecp5 ]]; then
       run pb-ecp5-synth yosys -q -l "$OUT/pb-ecp5.log" -p "$PB_READ; synth_ecp5 -top heapwire_core -json $OUT/pb-ecp5.json; tee -q -o $OUT/pb-ecp5.stat stat" \
         && summary+=("  pb ecp5 cells: $(cells "$OUT/pb-ecp5.stat")") && ecp5_pnr pb-ecp5

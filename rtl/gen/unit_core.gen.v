@@ -10,9 +10,13 @@
 
 // per message: struct size (and rounded to 8), presence-word and unknown-field offsets,
 // count slots (repeated fields + 1), state slots (message fields + oneofs), message state slots,
-// has required fields, presence words
+// has required fields, presence words, is a map entry.
+// Registered read: the outputs in a cycle are the entry of the m_idx_next of the cycle before
+// (the engine passes the next value of its index register). Entry 3: any index past the
+// last message.
 module hw_pb_desc_msg (
-    input  wire [15:0] m_idx,
+    input  wire        clk,
+    input  wire [15:0] m_idx_next,
     output wire [31:0] m_size,
     output wire [31:0] m_size8,
     output wire [31:0] m_hasoff,
@@ -24,34 +28,19 @@ module hw_pb_desc_msg (
     output wire [7:0]  m_hwords,
     output wire        m_map
 );
-// (a function and a continuous assignment: evaluated from time 0 in every simulator)
-assign {m_size, m_size8, m_hasoff, m_unkoff, m_nc, m_ns, m_nms, m_req, m_hwords, m_map} = rom(m_idx);
-function [32*4+8*4+1:0] rom;
-    input [15:0] m_idx;
-    reg [31:0] m_size, m_size8, m_hasoff, m_unkoff;
-    reg [7:0] m_nc, m_ns, m_nms, m_hwords;
-    reg m_req, m_map;
-begin
-    m_size = 32'd0; m_size8 = 32'd0; m_hasoff = 32'd0; m_unkoff = 32'd0;
-    m_nc = 8'd1; m_ns = 8'd0; m_nms = 8'd0; m_req = 1'b0; m_hwords = 8'd0; m_map = 1'b0;
-    case (m_idx)
-    16'd0: begin // unit.Leaf
-        m_size = 32'd56; m_size8 = 32'd56; m_hasoff = 32'd0; m_unkoff = 32'd40;
-        m_nc = 8'd2; m_ns = 8'd0; m_nms = 8'd0; m_req = 1'b0; m_hwords = 8'd0; m_map = 1'b0;
-    end
-    16'd1: begin // unit.Node
-        m_size = 32'd280; m_size8 = 32'd280; m_hasoff = 32'd0; m_unkoff = 32'd264;
-        m_nc = 8'd6; m_ns = 8'd4; m_nms = 8'd3; m_req = 1'b0; m_hwords = 8'd1; m_map = 1'b0;
-    end
-    16'd2: begin // unit.Node.ByNameEntry
-        m_size = 32'd40; m_size8 = 32'd40; m_hasoff = 32'd0; m_unkoff = 32'd24;
-        m_nc = 8'd1; m_ns = 8'd1; m_nms = 8'd1; m_req = 1'b0; m_hwords = 8'd0; m_map = 1'b1;
-    end
-    default: ;
-    endcase
-    rom = {m_size, m_size8, m_hasoff, m_unkoff, m_nc, m_ns, m_nms, m_req, m_hwords, m_map};
+localparam [15:0] LAST = 16'd3;
+(* ram_style = "block" *)
+reg [161:0] mem [0:3];
+reg [161:0] q;
+wire [1:0] addr = (m_idx_next < LAST) ? m_idx_next[1:0] : LAST[1:0];
+initial begin
+    mem[0] = 162'he0000000e000000000000000a008000000; // unit.Leaf
+    mem[1] = 162'h46000000460000000000000042018100c02; // unit.Node
+    mem[2] = 162'ha0000000a0000000000000006004040401; // unit.Node.ByNameEntry
+    mem[3] = 162'h4000000; // (no such message)
 end
-endfunction
+always @(posedge clk) q <= mem[addr];
+assign {m_size, m_size8, m_hasoff, m_unkoff, m_nc, m_ns, m_nms, m_req, m_hwords, m_map} = q;
 endmodule
 
 // per (message, field number): kind, wire type of one value, flags, offset, presence

@@ -3,7 +3,8 @@
  * generated descriptor ROMs (`<stem>_core.gen.v`, crates/emit/src/verilog/protobuf.rs):
  * the tag dispatch ROM hw_pb_desc_field, the per-message ROM hw_pb_desc_msg and the closed-enum
  * ROM hw_pb_desc_enum, side by side on one set of ports so one cocotb test can sweep
- * them. Port names and widths are the generated modules'.
+ * them. Port names and widths are the generated modules'. hw_pb_desc_msg is a block RAM
+ * with a registered read (clk, m_idx_next); the others are combinational.
  */
 
 `resetall
@@ -12,7 +13,8 @@
 
 module hw_pb_dispatch (
     // hw_pb_desc_msg
-    input  wire [15:0] m_idx,
+    input  wire        clk,
+    input  wire [15:0] m_idx_next,
     output wire [31:0] m_size,
     output wire [31:0] m_size8,
     output wire [31:0] m_hasoff,
@@ -51,7 +53,7 @@ module hw_pb_dispatch (
 );
 
 hw_pb_desc_msg msg_rom (
-    .m_idx(m_idx), .m_size(m_size), .m_size8(m_size8), .m_hasoff(m_hasoff), .m_unkoff(m_unkoff),
+    .clk(clk), .m_idx_next(m_idx_next), .m_size(m_size), .m_size8(m_size8), .m_hasoff(m_hasoff), .m_unkoff(m_unkoff),
     .m_nc(m_nc), .m_ns(m_ns), .m_nms(m_nms), .m_req(m_req), .m_hwords(m_hwords), .m_map(m_map)
 );
 

@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 import cocotb
-from cocotb.triggers import Timer
+from cocotb.clock import Clock
+from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge, Timer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
 import hwsc
@@ -142,11 +143,27 @@ async def test_every_field_and_absent_numbers(dut):
 
 @cocotb.test()
 async def test_messages(dut):
+    """The message table's registered read: the entry of the index presented before a clock
+    edge is out after it (and stays until the next edge), in any order; an index past the
+    last message reads as the empty entry."""
     s = hwsc.read(os.environ["HW_DISPATCH_HWSC"])
-    for mi, m in enumerate(s.messages):
-        dut.m_idx.value = mi
-        await settle()
-        compare(dut, expect_msg(s, mi), m.full_name)
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    rng = random.Random(seed_for("dispatch_msg"))
+    n = len(s.messages)
+    past = (n, n + 1, 0x7FFF, 0xFFFF)
+    order = list(range(n)) + list(past) + [rng.randrange(n) for _ in range(3 * n)] + [rng.choice(past) for _ in range(4)]
+    empty = dict(m_size=0, m_size8=0, m_hasoff=0, m_unkoff=0, m_nc=1, m_ns=0, m_nms=0, m_req=0, m_hwords=0, m_map=0)
+    checked = 0
+    for mi in order:
+        dut.m_idx_next.value = mi
+        await RisingEdge(dut.clk)
+        dut.m_idx_next.value = (mi + 1) % n   # the next index must not show before the next edge
+        await ReadOnly()
+        want = expect_msg(s, mi) if mi < n else empty
+        compare(dut, want, s.messages[mi].full_name if mi < n else f"index {mi} past the last message")
+        checked += 1
+        await FallingEdge(dut.clk)
+    assert checked == len(order) and checked >= n + len(past)
 
 
 @cocotb.test()

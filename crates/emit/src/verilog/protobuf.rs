@@ -1,6 +1,6 @@
 //! The protobuf core: the schema's descriptor ROMs and the `heapwire_core` wrapper around
 //! the generic engine `rtl/hw_pb_core.v` (which instantiates `hw_stream_reader`,
-//! `hw_varint_decoder`, `hw_utf8_check`).
+//! `hw_varint_decoder`, `hw_utf8_check`, `hw_pb_writer`).
 
 use std::fmt::Write;
 
@@ -13,6 +13,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("hw_stream_reader.v", include_str!("../../../../rtl/hw_stream_reader.v")),
     ("hw_varint_decoder.v", include_str!("../../../../rtl/hw_varint_decoder.v")),
     ("hw_utf8_check.v", include_str!("../../../../rtl/hw_utf8_check.v")),
+    ("hw_pb_writer.v", include_str!("../../../../rtl/hw_pb_writer.v")),
 ];
 
 /// heapwire_core's parameters beyond the memories' (heapwire_axi passes them on).
@@ -72,6 +73,42 @@ pub fn slots(m: &heapwire_schema::Message) -> Slots {
 /// the official parsers; the core's required check stays in the RTL, switched off.
 const ENFORCE_REQUIRED: bool = false;
 
+/// Bits of one `hw_pb_desc_msg` entry: {size, size8, hasoff, unkoff, nc, ns, nms, req,
+/// hwords, map}.
+const MSG_ENTRY_BITS: u32 = 32 * 4 + 8 * 4 + 2;
+
+/// One `hw_pb_desc_msg` entry, packed as the module's output concatenation.
+#[allow(clippy::too_many_arguments)]
+fn msg_entry(size: u32, hasoff: u32, unkoff: u32, nc: u32, ns: u32, nms: u32, req: bool, hwords: u32, map: bool) -> WideBits {
+    let mut e = WideBits::default();
+    for (val, bits) in [(size, 32), (align8(size), 32), (hasoff, 32), (unkoff, 32), (nc, 8), (ns, 8), (nms, 8), (req as u32, 1), (hwords, 8), (map as u32, 1)] {
+        e.push(val, bits);
+    }
+    e
+}
+
+/// A bit string wider than 128 bits, built from its most significant field down, printed in
+/// hex.
+#[derive(Default)]
+struct WideBits {
+    hi: u128,
+    lo: u128,
+}
+
+impl WideBits {
+    fn push(&mut self, val: u32, bits: u32) {
+        let val = (val as u128) & ((1u128 << bits) - 1);
+        self.hi = (self.hi << bits) | (self.lo >> (128 - bits));
+        self.lo = (self.lo << bits) | val;
+    }
+}
+
+impl std::fmt::LowerHex for WideBits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.hi == 0 { write!(f, "{:x}", self.lo) } else { write!(f, "{:x}{:032x}", self.hi, self.lo) }
+    }
+}
+
 fn align8(v: u32) -> u32 {
     (v + 7) & !7
 }
@@ -108,17 +145,19 @@ pub fn generate(schema: &CompiledSchema, name: &str) -> String {
     );
 
     // ---- messages
-    v.push_str("// per message: struct size (and rounded to 8), presence-word and unknown-field offsets,\n// count slots (repeated fields + 1), state slots (message fields + oneofs), message state slots,\n// has required fields, presence words\n");
-    v.push_str("module hw_pb_desc_msg (\n    input  wire [15:0] m_idx,\n    output wire [31:0] m_size,\n    output wire [31:0] m_size8,\n    output wire [31:0] m_hasoff,\n    output wire [31:0] m_unkoff,\n    output wire [7:0]  m_nc,\n    output wire [7:0]  m_ns,\n    output wire [7:0]  m_nms,\n    output wire        m_req,\n    output wire [7:0]  m_hwords,\n    output wire        m_map\n);\n// (a function and a continuous assignment: evaluated from time 0 in every simulator)\nassign {m_size, m_size8, m_hasoff, m_unkoff, m_nc, m_ns, m_nms, m_req, m_hwords, m_map} = rom(m_idx);\nfunction [32*4+8*4+1:0] rom;\n    input [15:0] m_idx;\n    reg [31:0] m_size, m_size8, m_hasoff, m_unkoff;\n    reg [7:0] m_nc, m_ns, m_nms, m_hwords;\n    reg m_req, m_map;\nbegin\n");
-    v.push_str("    m_size = 32'd0; m_size8 = 32'd0; m_hasoff = 32'd0; m_unkoff = 32'd0;\n    m_nc = 8'd1; m_ns = 8'd0; m_nms = 8'd0; m_req = 1'b0; m_hwords = 8'd0; m_map = 1'b0;\n    case (m_idx)\n");
+    // A memory initialised from the compiled schema with a registered read (block RAM with
+    // its output register: a DP16KD on ECP5), addressed with the index of the next cycle so
+    // that its output is always the entry of the index register the engine holds.
+    let n_msgs = schema.messages.len();
+    let _ = write!(v, "// per message: struct size (and rounded to 8), presence-word and unknown-field offsets,\n// count slots (repeated fields + 1), state slots (message fields + oneofs), message state slots,\n// has required fields, presence words, is a map entry.\n// Registered read: the outputs in a cycle are the entry of the m_idx_next of the cycle before\n// (the engine passes the next value of its index register). Entry {n_msgs}: any index past the\n// last message.\nmodule hw_pb_desc_msg (\n    input  wire        clk,\n    input  wire [15:0] m_idx_next,\n    output wire [31:0] m_size,\n    output wire [31:0] m_size8,\n    output wire [31:0] m_hasoff,\n    output wire [31:0] m_unkoff,\n    output wire [7:0]  m_nc,\n    output wire [7:0]  m_ns,\n    output wire [7:0]  m_nms,\n    output wire        m_req,\n    output wire [7:0]  m_hwords,\n    output wire        m_map\n);\nlocalparam [15:0] LAST = 16'd{n_msgs};\n(* ram_style = \"block\" *)\nreg [{w}:0] mem [0:{n_msgs}];\nreg [{w}:0] q;\nwire [{aw1}:0] addr = (m_idx_next < LAST) ? m_idx_next[{aw1}:0] : LAST[{aw1}:0];\ninitial begin\n", w = MSG_ENTRY_BITS - 1, aw1 = (usize::BITS - n_msgs.leading_zeros()).max(1) - 1);
     for (i, m) in schema.messages.iter().enumerate() {
         let s = slots(m);
         let req = m.fields.iter().any(|f| f.is_required());
-        let _ = writeln!(v, "    16'd{i}: begin // {}\n        m_size = 32'd{}; m_size8 = 32'd{}; m_hasoff = 32'd{}; m_unkoff = 32'd{};\n        m_nc = 8'd{}; m_ns = 8'd{}; m_nms = 8'd{}; m_req = 1'b{}; m_hwords = 8'd{}; m_map = 1'b{};\n    end",
-            m.full_name, m.size, align8(m.size), m.hasbits_offset, m.unknown_offset, s.n_counts, s.n_state, s.n_msg_state,
-            req as u8, m.hasbit_count.div_ceil(32), m.is_map_entry() as u8);
+        let e = msg_entry(m.size, m.hasbits_offset, m.unknown_offset, s.n_counts, s.n_state, s.n_msg_state, req, m.hasbit_count.div_ceil(32), m.is_map_entry());
+        let _ = writeln!(v, "    mem[{i}] = {MSG_ENTRY_BITS}'h{e:x}; // {}", m.full_name);
     }
-    v.push_str("    default: ;\n    endcase\n    rom = {m_size, m_size8, m_hasoff, m_unkoff, m_nc, m_ns, m_nms, m_req, m_hwords, m_map};\nend\nendfunction\nendmodule\n\n");
+    let _ = writeln!(v, "    mem[{n_msgs}] = {MSG_ENTRY_BITS}'h{:x}; // (no such message)", msg_entry(0, 0, 0, 1, 0, 0, false, 0, false));
+    v.push_str("end\nalways @(posedge clk) q <= mem[addr];\nassign {m_size, m_size8, m_hasoff, m_unkoff, m_nc, m_ns, m_nms, m_req, m_hwords, m_map} = q;\nendmodule\n\n");
 
     // ---- fields
     v.push_str("// per (message, field number): kind, wire type of one value, flags, offset, presence\n// (0 implicit, 1 presence bit, 2 oneof, 3 pointer) and its index, sub-type, slot, element\n// size (repeated), scalar size, and for oneof members the case word and union storage\n");
