@@ -142,7 +142,8 @@ int32_t hw_set_max_image_bytes(hw_schema *h, uint64_t max_image_bytes);
  * (uint64_t)(uintptr_t)out, or where the image will be copied or mapped). *written is
  * the image size. If the image does not fit: HW_BUFFER_TOO_SMALL with err->needed
  * (cap 0 with out NULL asks for the size). Object graphs: object 0 must be of class
- * `msg_type` or a subclass. Rejections give the kind and err->offset, the input byte. */
+ * `msg_type` or a subclass. Rejections give the kind and err->offset, the input byte.
+ * After a failure the bytes of `out` are unspecified (part of an image may be there). */
 int32_t hw_decode(hw_schema *h, uint32_t wire, int32_t msg_type, const uint8_t *input, size_t len, uint64_t base,
                   void *out, size_t cap, size_t *written, hw_error *err);
 
