@@ -133,7 +133,7 @@ pub trait Engine {
 
     /// Decodes into the caller's fixed buffer `out` (a pool region, a device's output
     /// memory): the image is `out[..len]`. An image that does not fit is rejected with
-    /// [`RejectKind::BufferTooSmall`] and `needed` set; `out` may then hold garbage.
+    /// [`RejectKind::BufferTooSmall`] and `needed` set. After any error `out` may hold garbage.
     ///
     /// The default goes through [`Engine::decode`] and copies; engines that can write in
     /// place override it.
