@@ -23,14 +23,36 @@ step() {
   fi
 }
 
+# The Icarus expression-tree sweep of the objgraph system test to n = 64 (its default is
+# 127; crates/sim's Verilator device test sweeps 1..=127 and beyond on every run).
+export HEAPWIRE_OG_MAXN="${HEAPWIRE_OG_MAXN:-64}"
+
 # The nginx scale-out test (bench/load) runs the social_service binary of another package.
 step "build social_service for the scale-out test" cargo build --release -q -p heapwire-social-service
 step "rust tests" cargo test --release --workspace -q
+
+# The fuzzers and the Icarus testbenches below each keep one core busy, so the bounded
+# fuzz run goes beside the remaining suites (its output is printed when it ends).
+fuzz_log=$(mktemp)
+fuzz_t0=$SECONDS
+bash scripts/fuzz.sh --seconds "${HEAPWIRE_FUZZ_SECONDS:-20}" >"$fuzz_log" 2>&1 &
+fuzz_pid=$!
+
 step "differential suite vs the official protobuf library" bash scripts/test_differential.sh
 step "rtl lint and cocotb testbenches" bash scripts/test_rtl.sh
 step "bench workload generator" python3 -m pytest -q bench/tests
 step "expression tree example (objgraph with live C++ objects)" examples/expression_tree/run
-step "fuzzing (bounded)" bash scripts/fuzz.sh --seconds "${HEAPWIRE_FUZZ_SECONDS:-20}"
+
+echo "=== fuzzing (bounded; ran beside the suites above)" >&2
+if wait "$fuzz_pid"; then
+  cat "$fuzz_log" >&2
+  echo "=== passed in $((SECONDS - fuzz_t0)) s" >&2
+else
+  cat "$fuzz_log" >&2
+  echo "=== FAILED: scripts/fuzz.sh ($((SECONDS - fuzz_t0)) s)" >&2
+  fail=1
+fi
+rm -f "$fuzz_log"
 
 if [ "$fail" -ne 0 ]; then
   echo "heapwire tests: FAILED" >&2

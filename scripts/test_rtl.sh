@@ -64,10 +64,10 @@ done
 # the bus wrappers around both example cores (rtl/hw_axi_wrap.v with the generated glue)
 for top in "heapwire_axi rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_utf8_check.v rtl/hw_pb_writer.v rtl/hw_pb_core.v rtl/gen/unit_core.gen.v" \
            "heapwire_og_axi rtl/hw_og_reader.v rtl/hw_sdp_ram.v rtl/hw_og_core.v rtl/gen/expr_og_core.gen.v"; do
-  # shellcheck disable=SC2086
-  set -- $top
-  if ! verilator --lint-only -Wall --top-module "$1" rtl/hw_axi_wrap.v "${@:2}"; then
-    echo "test_rtl: lint FAILED: $1" >&2
+  # (an array, not `set --`: the script's own arguments go to pytest below)
+  read -r -a wrap <<< "$top"
+  if ! verilator --lint-only -Wall --top-module "${wrap[0]}" rtl/hw_axi_wrap.v "${wrap[@]:1}"; then
+    echo "test_rtl: lint FAILED: ${wrap[0]}" >&2
     fail=1
   fi
 done
