@@ -7,6 +7,15 @@
 # Installs what is missing first (scripts/setup.sh is idempotent).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+# On CI (a clean clone, everything compiled once) most of the Rust work is compiling and
+# linking some 60 test binaries; the release profile's thin LTO and debug info (kept for
+# benchmarks and profiles) are turned off there. Same code and optimisation level; set
+# locally too, these would make cargo rebuild what benchmarks built.
+if [ -n "${CI:-}" ]; then
+  export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_DEBUG=0
+fi
+
 bash scripts/setup.sh || exit 1
 source scripts/env.sh
 
