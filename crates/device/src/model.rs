@@ -133,51 +133,46 @@ pub enum DeviceError {
     SlotHoldsOther { slot: u32, holds: u32, wanted: u32 },
 }
 
-impl DeviceError {
-    pub fn code(&self) -> u32 {
-        match self {
-            DeviceError::NoRegister(_) => 64,
-            DeviceError::ReadOnly(_) => 65,
-            DeviceError::NoSlot { .. } => 66,
-            DeviceError::SlotEmpty(_) => 67,
-            DeviceError::NoMessage { .. } => 68,
-            DeviceError::BadWire(_) => 69,
-            DeviceError::InputTooLarge { .. } => 70,
-            DeviceError::OutOfRange { .. } => 71,
-            DeviceError::TableTooLarge { .. } => 72,
-            DeviceError::LoadOrder { .. } => 73,
-            DeviceError::TableChecksum { .. } => 74,
-            DeviceError::BadTable(_) => 75,
-            DeviceError::TooManyTypes { .. } => 76,
-            DeviceError::Engine(_) => 77,
-            DeviceError::Protocol(_) => 78,
-            DeviceError::SlotHoldsOther { .. } => 79,
+/// Each device error's code for the error register and what the code means, from one
+/// list: `DeviceError::code` and `device_error_meaning` (for paths that carry only the
+/// code: the register path has no text register).
+macro_rules! device_error_codes {
+    ($($variant:ident = $code:literal: $meaning:literal,)*) => {
+        impl DeviceError {
+            pub fn code(&self) -> u32 {
+                match self {
+                    $(DeviceError::$variant { .. } => $code,)*
+                }
+            }
         }
-    }
+
+        /// What a device error code means (see `device_error_codes`).
+        pub fn device_error_meaning(code: u32) -> &'static str {
+            match code {
+                $($code => $meaning,)*
+                _ => "unknown device error",
+            }
+        }
+    };
 }
 
-/// What a device error code means, for paths that carry only the code (the register
-/// path has no text register).
-pub fn device_error_meaning(code: u32) -> &'static str {
-    match code {
-        64 => "no such register",
-        65 => "register is read-only",
-        66 => "no such slot",
-        67 => "slot holds no schema",
-        68 => "message index out of range for the slot's schema",
-        69 => "unknown wire format",
-        70 => "input does not fit the input memory",
-        71 => "memory access out of range",
-        72 => "table file too large for a slot",
-        73 => "table chunk out of order",
-        74 => "table file checksum mismatch",
-        75 => "table file invalid",
-        76 => "schema has more types than a slot has type registers",
-        77 => "engine failed",
-        78 => "protocol error",
-        79 => "slot holds another schema",
-        _ => "unknown device error",
-    }
+device_error_codes! {
+    NoRegister = 64: "no such register",
+    ReadOnly = 65: "register is read-only",
+    NoSlot = 66: "no such slot",
+    SlotEmpty = 67: "slot holds no schema",
+    NoMessage = 68: "message index out of range for the slot's schema",
+    BadWire = 69: "unknown wire format",
+    InputTooLarge = 70: "input does not fit the input memory",
+    OutOfRange = 71: "memory access out of range",
+    TableTooLarge = 72: "table file too large for a slot",
+    LoadOrder = 73: "table chunk out of order",
+    TableChecksum = 74: "table file checksum mismatch",
+    BadTable = 75: "table file invalid",
+    TooManyTypes = 76: "schema has more types than a slot has type registers",
+    Engine = 77: "engine failed",
+    Protocol = 78: "protocol error",
+    SlotHoldsOther = 79: "slot holds another schema",
 }
 
 impl std::fmt::Display for DeviceError {
