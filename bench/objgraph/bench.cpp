@@ -2,7 +2,9 @@
 // paper's way (section 5.1: per-object new, virtual read(), id -> pointer table with
 // dynamic_cast), on the paper's scaled expression tree (Fig. 18, n Operation nodes,
 // 2n+1 objects, 21n+12 wire bytes). Both read the same wire bytes; both results are
-// checked by evaluating them. Prints one CSV line per n on stdout.
+// checked by evaluating them. Beside them, memset and memcpy of the image's byte count
+// into the same buffer: how fast this machine writes that many bytes at all. Prints
+// one CSV line per n on stdout.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,7 +123,7 @@ int main(int argc, char **argv) {
   std::vector<int> ns;
   for (int i = 2; i < argc; i++) ns.push_back(atoi(argv[i]));
   if (ns.empty()) ns = {1, 2, 3, 4, 8, 16, 32, 64, 96, 127, 255, 511, 1023, 4095, 16383, 65535, 100000};
-  printf("n,objects,wire_bytes,heap_bytes,cpp_ns,heapwire_ns,speedup\n");
+  printf("n,objects,wire_bytes,heap_bytes,cpp_ns,heapwire_ns,speedup,memset_ns,memcpy_ns\n");
   for (int n : ns) {
     // Build the tree with C++ and serialize it with heapwire.
     std::vector<Node *> pool;
@@ -139,11 +141,11 @@ int main(int argc, char **argv) {
     if (hw_encode_objects(g, node, t, wire.data(), wire.size(), &wl, &e)) { fprintf(stderr, "encode failed\n"); return 1; }
     int want = eval_iter(t);
     size_t heap = (2 * (size_t)n + 1) * 32;
-    std::vector<uint64_t> buf(heap / 8);
+    std::vector<uint64_t> buf(heap / 8), copy_src(heap / 8, 0x0101010101010101ull);
     // Batch so each timed interval is ~2 ms or more; 15 timed rounds, median.
     size_t batch = std::max<size_t>(1, 400000 / (2 * (size_t)n + 1));
     std::vector<Serializer> sers(batch);
-    std::vector<double> tc, th;
+    std::vector<double> tc, th, ts, tm;
     for (int round = 0; round < 15; round++) {
       double t0 = now();
       for (size_t b = 0; b < batch; b++) deserialize((const char *)wire.data(), sers[b]);
@@ -158,13 +160,24 @@ int main(int argc, char **argv) {
       }
       double t3 = now();
       if (eval_iter((const Node *)buf.data()) != want) { fprintf(stderr, "heapwire result wrong\n"); return 1; }
+      // The write limit, after the decode in the same round: the image's bytes set and
+      // copied (the compiler barrier keeps the batch's stores).
+      double t4 = now();
+      for (size_t b = 0; b < batch; b++) { memset(buf.data(), (int)b, heap); asm volatile("" : : "r"(buf.data()) : "memory"); }
+      double t5 = now();
+      for (size_t b = 0; b < batch; b++) { memcpy(buf.data(), copy_src.data(), heap); asm volatile("" : : "r"(buf.data()) : "memory"); }
+      double t6 = now();
       tc.push_back((t1 - t0) / batch);
       th.push_back((t3 - t2) / batch);
+      ts.push_back((t5 - t4) / batch);
+      tm.push_back((t6 - t5) / batch);
     }
     std::sort(tc.begin(), tc.end());
     std::sort(th.begin(), th.end());
-    double c = tc[tc.size() / 2] * 1e9, h = th[th.size() / 2] * 1e9;
-    printf("%d,%d,%zu,%zu,%.1f,%.1f,%.2f\n", n, 2 * n + 1, wl, heap, c, h, c / h);
+    std::sort(ts.begin(), ts.end());
+    std::sort(tm.begin(), tm.end());
+    double c = tc[tc.size() / 2] * 1e9, h = th[th.size() / 2] * 1e9, ms = ts[ts.size() / 2] * 1e9, mc = tm[tm.size() / 2] * 1e9;
+    printf("%d,%d,%zu,%zu,%.1f,%.1f,%.2f,%.1f,%.1f\n", n, 2 * n + 1, wl, heap, c, h, c / h, ms, mc);
     fflush(stdout);
     for (Node *p : pool) delete p;
   }

@@ -619,12 +619,22 @@ pub unsafe extern "C" fn hw_decode(
     err: *mut HwError,
 ) -> i32 {
     call(h, written, err, |h| {
-        let (wire, msg) = h.request(wire, msg_type)?;
+        // An object graph's class is checked once, by the decoder; a refusal is explained
+        // as `request` would have.
+        let (wire, msg) = (wire_of(wire)?, h.msg(msg_type)?);
         let input = self::input(input, len, "input")?;
         let out = output(out as *mut u8, cap, "out", &[input])?;
         h.options.base = base;
         let req = Request { msg, wire, input, options: &h.options };
-        Ok(h.engine.decode_into(&req, out)?.len)
+        match h.engine.decode_into(&req, out) {
+            Ok(d) => Ok(d.len),
+            Err(e) => {
+                if wire == Wire::Objgraph {
+                    h.class(msg)?;
+                }
+                Err(e.into())
+            }
+        }
     })
 }
 

@@ -39,13 +39,25 @@ impl CpuEngine {
     }
 
     /// [`Engine::check`] on every request, kept to two compares on the hot path (small
-    /// messages decode in tens of nanoseconds).
+    /// messages decode in tens of nanoseconds). An object graph's class is checked once,
+    /// by the decoder's own class lookup ([`Self::objgraph_error`] turns its `not_a_class`
+    /// into this refusal).
     #[inline(always)]
     fn admit(&self, req: &Request<'_>) -> Result<(), Error> {
-        if req.msg < self.schema.messages.len() && (req.wire == Wire::Protobuf || self.schema.class_of(req.msg).is_some()) {
+        if req.msg < self.schema.messages.len() {
             return Ok(());
         }
         Err(self.refuse(req))
+    }
+
+    /// An object-graph decoder's error: a root that is not a class is the door's usage
+    /// error (as [`Engine::check`] says), anything else the input's rejection.
+    #[cold]
+    fn objgraph_error(&self, req: &Request<'_>, e: ObjError) -> Error {
+        if e.kind == heapwire_engine::RejectKind::NotAClass {
+            return self.refuse(req);
+        }
+        Error::Rejected(e.into())
     }
 
     #[cold]
@@ -71,7 +83,10 @@ impl Engine for CpuEngine {
         self.admit(req)?;
         match req.wire {
             Wire::Protobuf => self.protobuf.decode(req.msg, req.input, req.options, out).map_err(Rejection::from)?,
-            Wire::Objgraph => self.objgraph().decode(req.msg, req.input, req.options, out).map_err(Rejection::from)?,
+            Wire::Objgraph => {
+                let r = self.objgraph().decode(req.msg, req.input, req.options, out);
+                r.map_err(|e| self.objgraph_error(req, e))?
+            }
         }
         Ok(Decoded { len: out.len(), cycles: None })
     }
@@ -80,7 +95,10 @@ impl Engine for CpuEngine {
         self.admit(req)?;
         let len = match req.wire {
             Wire::Protobuf => self.protobuf.decode_into(req.msg, req.input, req.options, out)?,
-            Wire::Objgraph => self.objgraph().decode_into(req.msg, req.input, req.options, out).map_err(Rejection::from)?,
+            Wire::Objgraph => {
+                let r = self.objgraph().decode_into(req.msg, req.input, req.options, out);
+                r.map_err(|e| self.objgraph_error(req, e))?
+            }
         };
         Ok(Decoded { len, cycles: None })
     }
