@@ -4,8 +4,9 @@
 //! the pre-pass (`pre.rs`) validates everything, numbers message instances in creation
 //! order and counts repeated elements and unknown bytes per instance (so the image size
 //! is exact); the write pass (`write.rs`) allocates in wire order and fills the image.
-//! [`Decoder::decode`] usually needs one: the fast pass (`fast.rs`) counts lazily and
-//! gives up to the two passes on merges and errors. [`Decoder::decode_into`] does the
+//! [`Decoder::decode`] usually needs one: the fast pass (`fast.rs`) counts each repeated
+//! field's run at its first value (the rest lazily) and gives up to the two passes on
+//! merges, values of a repeated field that come apart, and errors. [`Decoder::decode_into`] does the
 //! same in the caller's buffer, in place. All three passes share the tables and
 //! scratch of `tables.rs` and the small steps of `common.rs`. Nothing recurses: nesting
 //! lives in an explicit frame stack bounded by `max_depth`.
