@@ -22,7 +22,7 @@ mod pre;
 mod tables;
 mod write;
 
-use common::{err, fill_limit};
+use common::{err, Place};
 use fast::{fast_pass, Fixed};
 use pre::pre_pass;
 use tables::{Scratch, Tables};
@@ -79,19 +79,22 @@ impl<S: Deref<Target = CompiledSchema>> Decoder<S> {
 
     /// A first size for the fast pass's image, zeroed at once (one memset); it grows only
     /// past that.
-    fn estimate(&self, msg: usize, input: &[u8], opts: &DecodeOptions) -> usize {
-        (self.t.info[msg].size8 as u64 + 2 * input.len() as u64 + 64).min(fill_limit(&self.schema, opts)) as usize
+    fn estimate(&self, msg: usize, input: &[u8], pl: Place) -> usize {
+        (self.t.info[msg].size8 as u64 + 2 * input.len() as u64 + 64).min(pl.limit) as usize
     }
 
     /// Decodes `input` as message type `msg` into `out` (replacing its contents).
     pub fn decode(&mut self, msg: usize, input: &[u8], opts: &DecodeOptions, out: &mut Vec<u8>) -> Result<(), DecodeError> {
         let pw = self.check_request(msg, input, opts)?;
         // The fast pass's first estimate; the result is cut to the exact size.
+        let pl = Place::new(&self.schema, opts);
         out.clear();
-        out.resize(self.estimate(msg, input, opts), 0);
-        if let Ok(total) = fast_pass(&self.schema, &self.t, &mut self.s, msg as u32, input, opts, out) {
+        out.resize(self.estimate(msg, input, pl), 0);
+        if let Ok(total) = fast_pass(&self.schema, &self.t, &mut self.s, msg as u32, input, opts, pl, out) {
             out.truncate(total as usize);
-            return check_base(pw, opts, total);
+            // The fast pass keeps the image within `pl.limit`, below the pointers' top.
+            debug_assert!(check_base(pw, opts, total).is_ok());
+            return Ok(());
         }
         // A merge, or an error (whose canonical offset the two passes report).
         self.decode_reference(msg, input, opts, out)
@@ -106,9 +109,10 @@ impl<S: Deref<Target = CompiledSchema>> Decoder<S> {
     pub fn decode_into(&mut self, msg: usize, input: &[u8], opts: &DecodeOptions, out: &mut [u8]) -> Result<usize, Rejection> {
         let pw = self.check_request(msg, input, opts)?;
         // The fast pass, in the buffer: it gives up where `decode` would, or when full.
-        let first = self.estimate(msg, input, opts);
-        if let Ok(total) = fast_pass(&self.schema, &self.t, &mut self.s, msg as u32, input, opts, &mut Fixed::new(out, first)) {
-            check_base(pw, opts, total)?;
+        let pl = Place::new(&self.schema, opts);
+        let first = self.estimate(msg, input, pl);
+        if let Ok(total) = fast_pass(&self.schema, &self.t, &mut self.s, msg as u32, input, opts, pl, &mut Fixed::new(out, first)) {
+            debug_assert!(check_base(pw, opts, total).is_ok());
             return Ok(total as usize);
         }
         // The two passes: the pre-pass gives the exact size before anything is written.

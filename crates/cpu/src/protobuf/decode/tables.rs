@@ -369,6 +369,16 @@ impl Scratch {
         self.frames.clear();
     }
 
+    /// Forgets the last decode's instances: what the fast pass uses.
+    #[inline(always)]
+    pub fn clear_fast(&mut self) {
+        self.counts.clear();
+        self.state.clear();
+        self.inst_counts.clear();
+        self.inst_state.clear();
+        self.frames.clear();
+    }
+
     /// Appends a new instance's state slots: no sub-message instance yet, no oneof case.
     #[inline]
     pub fn push_state(&mut self, info: &MsgInfo) {
