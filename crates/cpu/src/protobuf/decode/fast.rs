@@ -430,7 +430,7 @@ fn count_varint_ends(b: &[u8]) -> u32 {
 impl Scratch {
     /// A new instance of message `msg` whose counts are made only when needed; returns
     /// its id.
-    #[inline]
+    #[inline(always)]
     fn uncounted_instance(&mut self, t: &Tables, msg: u32) -> u32 {
         let id = self.inst_counts.len() as u32;
         self.inst_counts.push(UNSCANNED as u32);
@@ -777,6 +777,42 @@ mod tests {
             put_varint(&mut m, v);
         }
         assert!(fast_alone(&s, "unit.Node", &m));
+    }
+
+    #[test]
+    fn images_that_outgrow_the_learned_estimate_are_the_reference() {
+        // One decoder, messages of one type whose images expand their input from about
+        // 1x (one long string) to 8x (1-byte varints into 8-byte int64s): the first
+        // estimate learnt from the last is too small, and the image grows.
+        let sm = schema("maps.proto");
+        let mi = sm.message_index("maps.Maps").unwrap();
+        let mut d = Decoder::new(&sm);
+        let opts = DecodeOptions::default();
+        let mut inputs = Vec::new();
+        for n in [4000usize, 10, 3000, 70, 1] {
+            let mut string = Vec::new();
+            let mut e = Vec::new();
+            len(&mut e, 2, &vec![b'x'; n]);
+            len(&mut string, 1, &e);
+            inputs.push(string);
+            let mut reals = Vec::new();
+            for k in 0..n as u64 {
+                let mut e = Vec::new();
+                tag(&mut e, 1, 0);
+                put_varint(&mut e, k % 64);
+                len(&mut reals, 3, &e);
+            }
+            inputs.push(reals);
+        }
+        for input in &inputs {
+            let (mut got, mut want) = (vec![0xEE; 5], Vec::new());
+            d.decode(mi, input, &opts, &mut got).unwrap();
+            Decoder::new(&sm).decode_reference(mi, input, &opts, &mut want).unwrap();
+            assert_eq!(got, want);
+            let mut buf = vec![0xA5u8; want.len() + 100];
+            assert_eq!(d.decode_into(mi, input, &opts, &mut buf), Ok(want.len()));
+            assert_eq!(buf[..want.len()], want[..]);
+        }
     }
 
     #[test]

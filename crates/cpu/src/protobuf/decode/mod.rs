@@ -52,13 +52,17 @@ pub struct Decoder<S: Deref<Target = CompiledSchema>> {
     schema: S,
     t: Tables,
     s: Scratch,
+    /// Per message type, image bytes per input byte of recent fast decodes, in 16ths:
+    /// the next first estimate (the image's first zeroing is its cost).
+    expand: Vec<u32>,
 }
 
 impl<S: Deref<Target = CompiledSchema>> Decoder<S> {
     /// `schema` is a reference or a shared pointer (`Arc`) to the compiled schema.
     pub fn new(schema: S) -> Self {
         let t = Tables::new(&schema);
-        Decoder { schema, t, s: Scratch::default() }
+        let expand = vec![2 * 16; schema.messages.len()];
+        Decoder { schema, t, s: Scratch::default(), expand }
     }
 
     pub fn schema(&self) -> &CompiledSchema {
@@ -78,9 +82,25 @@ impl<S: Deref<Target = CompiledSchema>> Decoder<S> {
     }
 
     /// A first size for the fast pass's image, zeroed at once (one memset); it grows only
-    /// past that.
+    /// past that. The recent images of the type say how much it expands its input (2x
+    /// before the first), plus an eighth.
+    #[inline(always)]
     fn estimate(&self, msg: usize, input: &[u8], pl: Place) -> usize {
-        (self.t.info[msg].size8 as u64 + 2 * input.len() as u64 + 64).min(pl.limit) as usize
+        let grown = input.len() as u64 * (self.expand[msg] as u64 + 2) / 16;
+        (self.t.info[msg].size8 as u64 + grown + 64).min(pl.limit) as usize
+    }
+
+    /// Learns the expansion of a fast decode's image (`total` bytes, the root struct
+    /// aside) from `input_len`.
+    #[inline(always)]
+    fn learn(&mut self, msg: usize, input_len: usize, total: u64) {
+        if input_len >= 64 {
+            // Up at once, down slowly: the largest recent expansion, so that a stream of
+            // messages of one type rarely grows an image.
+            let grown = total.saturating_sub(self.t.info[msg].size8 as u64);
+            let e = &mut self.expand[msg];
+            *e = ((grown * 16 / input_len as u64) as u32).max(*e - *e / 16).clamp(8, 128);
+        }
     }
 
     /// Decodes `input` as message type `msg` into `out` (replacing its contents).
@@ -92,6 +112,7 @@ impl<S: Deref<Target = CompiledSchema>> Decoder<S> {
         out.resize(self.estimate(msg, input, pl), 0);
         if let Ok(total) = fast_pass(&self.schema, &self.t, &mut self.s, msg as u32, input, opts, pl, out) {
             out.truncate(total as usize);
+            self.learn(msg, input.len(), total);
             // The fast pass keeps the image within `pl.limit`, below the pointers' top.
             debug_assert!(check_base(pw, opts, total).is_ok());
             return Ok(());
@@ -113,6 +134,7 @@ impl<S: Deref<Target = CompiledSchema>> Decoder<S> {
         let first = self.estimate(msg, input, pl);
         if let Ok(total) = fast_pass(&self.schema, &self.t, &mut self.s, msg as u32, input, opts, pl, &mut Fixed::new(out, first)) {
             debug_assert!(check_base(pw, opts, total).is_ok());
+            self.learn(msg, input.len(), total);
             return Ok(total as usize);
         }
         // The two passes: the pre-pass gives the exact size before anything is written.

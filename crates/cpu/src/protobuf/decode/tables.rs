@@ -380,7 +380,7 @@ impl Scratch {
     }
 
     /// Appends a new instance's state slots: no sub-message instance yet, no oneof case.
-    #[inline]
+    #[inline(always)]
     pub fn push_state(&mut self, info: &MsgInfo) {
         self.inst_state.push(self.state.len() as u32);
         // Most sub-messages have no singular message field and no oneof.
