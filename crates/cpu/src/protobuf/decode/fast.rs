@@ -828,7 +828,8 @@ mod tests {
         // A second run of a field whose array is allocated: the two passes decode it
         // (the same image, checked by `fast_alone` and the proptests).
         let s = schema("unit.proto");
-        let apart: [&dyn Fn(&mut Vec<u8>); 4] = [
+        type Field = dyn Fn(&mut Vec<u8>);
+        let apart: [&Field; 4] = [
             &|m| len(m, 19, &leaf(1, &[])),
             &|m| len(m, 20, &[1, 2]),
             &|m| len(m, 21, b"s"),

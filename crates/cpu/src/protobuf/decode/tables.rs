@@ -358,15 +358,11 @@ pub(super) struct Scratch {
 }
 
 impl Scratch {
-    /// Forgets the last decode's instances (pre-pass and fast pass).
+    /// Forgets the last decode's instances (pre-pass).
     pub fn clear(&mut self) {
         self.dropped.clear();
-        self.counts.clear();
-        self.state.clear();
         self.inst_msg.clear();
-        self.inst_counts.clear();
-        self.inst_state.clear();
-        self.frames.clear();
+        self.clear_fast();
     }
 
     /// Forgets the last decode's instances: what the fast pass uses.
