@@ -270,15 +270,32 @@ pub(super) fn check_utf8(f: &Op, data: &[u8], at: usize) -> Result<(), DecodeErr
 /// and mispredicts on mixed text); longer ones through the SIMD validator.
 #[inline(always)]
 fn valid_utf8(b: &[u8]) -> bool {
-    let mut chunks = b.chunks_exact(8);
-    let mut high = 0u64;
-    for c in &mut chunks {
-        high |= u64::from_le_bytes(c.try_into().unwrap());
-    }
-    for &x in chunks.remainder() {
-        high |= x as u64;
-    }
-    high & 0x8080_8080_8080_8080 == 0 || if b.len() < 64 { utf8_dfa(b) } else { simdutf8::basic::from_utf8(b).is_ok() }
+    ascii(b) || if b.len() < 64 { utf8_dfa(b) } else { simdutf8::basic::from_utf8(b).is_ok() }
+}
+
+/// Whether every byte is below 0x80: whole words, the tail as one more (overlapping)
+/// word, short strings as two overlapping halves; no loop over single bytes.
+#[inline(always)]
+fn ascii(b: &[u8]) -> bool {
+    let n = b.len();
+    let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+    let high = if n >= 8 {
+        let mut high = word(n - 8);
+        let mut i = 0;
+        while i + 8 <= n {
+            high |= word(i);
+            i += 8;
+        }
+        high
+    } else if n >= 4 {
+        let half = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap()) as u64;
+        half(0) | half(n - 4)
+    } else if n > 0 {
+        (b[0] | b[n / 2] | b[n - 1]) as u64
+    } else {
+        0
+    };
+    high & 0x8080_8080_8080_8080 == 0
 }
 
 /// The UTF-8 automaton as a shift DFA: a state is a multiple of 6, and `UTF8_NEXT[byte]`
@@ -651,7 +668,7 @@ pub(super) fn append_enum_unknown<I: Image + ?Sized>(img: &mut I, top: &mut u64,
 
 #[cfg(test)]
 mod tests {
-    use super::{lookup, next_tag, read_field_tag, utf8_dfa, valid_utf8, Next};
+    use super::{ascii, lookup, next_tag, read_field_tag, utf8_dfa, valid_utf8, Next};
     use crate::protobuf::decode::tables::Tables;
     use heapwire_schema::{compile_files, wire_type as wt, LayoutOptions};
 
@@ -691,7 +708,23 @@ mod tests {
         }
     }
 
+    #[test]
+    fn ascii_finds_a_high_byte_at_every_position_of_every_short_length() {
+        for n in 0..40 {
+            let b = vec![b'a'; n];
+            assert!(ascii(&b), "{n}");
+            for i in 0..n {
+                for high in [0x80u8, 0xc3, 0xff] {
+                    let mut c = b.clone();
+                    c[i] = high;
+                    assert!(!ascii(&c), "length {n}, byte {i}");
+                }
+            }
+        }
+    }
+
     fn agree(b: &[u8]) {
+        assert_eq!(ascii(b), b.iter().all(|&x| x < 0x80), "{b:02x?}");
         let want = std::str::from_utf8(b).is_ok();
         assert_eq!(utf8_dfa(b), want, "{b:02x?}");
         assert_eq!(valid_utf8(b), want, "{b:02x?}");

@@ -4,8 +4,9 @@
 //! the pre-pass (`pre.rs`) validates everything, numbers message instances in creation
 //! order and counts repeated elements and unknown bytes per instance (so the image size
 //! is exact); the write pass (`write.rs`) allocates in wire order and fills the image.
-//! [`Decoder::decode`] usually needs one: the fast pass (`fast.rs`) counts lazily and
-//! gives up to the two passes on merges and errors. [`Decoder::decode_into`] does the
+//! [`Decoder::decode`] usually needs one: the fast pass (`fast.rs`) counts each repeated
+//! field's run at its first value (the rest lazily) and gives up to the two passes on
+//! merges, values of a repeated field that come apart, and errors. [`Decoder::decode_into`] does the
 //! same in the caller's buffer, in place. All three passes share the tables and
 //! scratch of `tables.rs` and the small steps of `common.rs`. Nothing recurses: nesting
 //! lives in an explicit frame stack bounded by `max_depth`.
@@ -21,7 +22,7 @@ mod pre;
 mod tables;
 mod write;
 
-use common::{err, fill_limit};
+use common::{err, Place};
 use fast::{fast_pass, Fixed};
 use pre::pre_pass;
 use tables::{Scratch, Tables};
@@ -51,13 +52,17 @@ pub struct Decoder<S: Deref<Target = CompiledSchema>> {
     schema: S,
     t: Tables,
     s: Scratch,
+    /// Per message type, image bytes per input byte of recent fast decodes, in 16ths:
+    /// the next first estimate (the image's first zeroing is its cost).
+    expand: Vec<u32>,
 }
 
 impl<S: Deref<Target = CompiledSchema>> Decoder<S> {
     /// `schema` is a reference or a shared pointer (`Arc`) to the compiled schema.
     pub fn new(schema: S) -> Self {
         let t = Tables::new(&schema);
-        Decoder { schema, t, s: Scratch::default() }
+        let expand = vec![2 * 16; schema.messages.len()];
+        Decoder { schema, t, s: Scratch::default(), expand }
     }
 
     pub fn schema(&self) -> &CompiledSchema {
@@ -77,20 +82,40 @@ impl<S: Deref<Target = CompiledSchema>> Decoder<S> {
     }
 
     /// A first size for the fast pass's image, zeroed at once (one memset); it grows only
-    /// past that.
-    fn estimate(&self, msg: usize, input: &[u8], opts: &DecodeOptions) -> usize {
-        (self.t.info[msg].size8 as u64 + 2 * input.len() as u64 + 64).min(fill_limit(&self.schema, opts)) as usize
+    /// past that. The recent images of the type say how much it expands its input (2x
+    /// before the first), plus an eighth.
+    #[inline(always)]
+    fn estimate(&self, msg: usize, input: &[u8], pl: Place) -> usize {
+        let grown = input.len() as u64 * (self.expand[msg] as u64 + 2) / 16;
+        (self.t.info[msg].size8 as u64 + grown + 64).min(pl.limit) as usize
+    }
+
+    /// Learns the expansion of a fast decode's image (`total` bytes, the root struct
+    /// aside) from `input_len`.
+    #[inline(always)]
+    fn learn(&mut self, msg: usize, input_len: usize, total: u64) {
+        if input_len >= 64 {
+            // Up at once, down slowly: the largest recent expansion, so that a stream of
+            // messages of one type rarely grows an image.
+            let grown = total.saturating_sub(self.t.info[msg].size8 as u64);
+            let e = &mut self.expand[msg];
+            *e = ((grown * 16 / input_len as u64) as u32).max(*e - *e / 16).clamp(8, 128);
+        }
     }
 
     /// Decodes `input` as message type `msg` into `out` (replacing its contents).
     pub fn decode(&mut self, msg: usize, input: &[u8], opts: &DecodeOptions, out: &mut Vec<u8>) -> Result<(), DecodeError> {
         let pw = self.check_request(msg, input, opts)?;
         // The fast pass's first estimate; the result is cut to the exact size.
+        let pl = Place::new(&self.schema, opts);
         out.clear();
-        out.resize(self.estimate(msg, input, opts), 0);
-        if let Ok(total) = fast_pass(&self.schema, &self.t, &mut self.s, msg as u32, input, opts, out) {
+        out.resize(self.estimate(msg, input, pl), 0);
+        if let Ok(total) = fast_pass(&self.schema, &self.t, &mut self.s, msg as u32, input, opts, pl, out) {
             out.truncate(total as usize);
-            return check_base(pw, opts, total);
+            self.learn(msg, input.len(), total);
+            // The fast pass keeps the image within `pl.limit`, below the pointers' top.
+            debug_assert!(check_base(pw, opts, total).is_ok());
+            return Ok(());
         }
         // A merge, or an error (whose canonical offset the two passes report).
         self.decode_reference(msg, input, opts, out)
@@ -105,9 +130,11 @@ impl<S: Deref<Target = CompiledSchema>> Decoder<S> {
     pub fn decode_into(&mut self, msg: usize, input: &[u8], opts: &DecodeOptions, out: &mut [u8]) -> Result<usize, Rejection> {
         let pw = self.check_request(msg, input, opts)?;
         // The fast pass, in the buffer: it gives up where `decode` would, or when full.
-        let first = self.estimate(msg, input, opts);
-        if let Ok(total) = fast_pass(&self.schema, &self.t, &mut self.s, msg as u32, input, opts, &mut Fixed::new(out, first)) {
-            check_base(pw, opts, total)?;
+        let pl = Place::new(&self.schema, opts);
+        let first = self.estimate(msg, input, pl);
+        if let Ok(total) = fast_pass(&self.schema, &self.t, &mut self.s, msg as u32, input, opts, pl, &mut Fixed::new(out, first)) {
+            debug_assert!(check_base(pw, opts, total).is_ok());
+            self.learn(msg, input.len(), total);
             return Ok(total as usize);
         }
         // The two passes: the pre-pass gives the exact size before anything is written.

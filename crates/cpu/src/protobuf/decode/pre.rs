@@ -7,7 +7,7 @@ use heapwire_engine::RejectKind;
 use heapwire_schema::{wire_type as wt, CompiledSchema, Kind, Presence, NONE};
 
 use super::common::{align8, check_utf8, enum_unknown_len, err, lookup, outside, read_field_tag, read_len, Scalars};
-use super::tables::{Frame, Tables, Undo};
+use super::tables::{Frame, Tables, Undo, Run};
 use super::{DecodeError, DecodeOptions, Scratch};
 
 /// Runs the pre-pass over `buf` as message `root`; returns the image size.
@@ -19,7 +19,7 @@ pub(super) fn pre_pass(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
     // buffers at the end (when their counts are known).
     let mut top: u64 = t.info[root as usize].size8 as u64;
     let root_id = s.counted_instance(t, root);
-    s.frames.push(Frame { msg: root, inst: root_id, off: 0, end: buf.len(), group: 0, start: 0, undo: Undo::default() });
+    s.frames.push(Frame { msg: root, inst: root_id, off: 0, end: buf.len(), group: 0, start: 0, undo: Undo::default(), run: Run::default() });
     let mut pos = 0usize;
 
     'frames: loop {
@@ -112,7 +112,7 @@ pub(super) fn pre_pass(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, roo
                     if top > limit {
                         return err(RejectKind::ImageTooLarge, tag_pos);
                     }
-                    s.frames.push(Frame { msg: f.sub, inst: child, off: 0, end: cend, group: cgroup, start: tag_pos, undo });
+                    s.frames.push(Frame { msg: f.sub, inst: child, off: 0, end: cend, group: cgroup, start: tag_pos, undo, run: Run::default() });
                     continue 'frames;
                 }
                 Kind::String | Kind::Bytes => {

@@ -22,6 +22,10 @@ pub(super) struct Op {
     /// How the fast pass reads and stores a simple field outside a oneof, by kind and
     /// width (`Store::General` for every other field).
     pub store: Store,
+    /// A repeated field the fast pass allocates by its run: the values that follow one
+    /// another with the same tag (every repeated field but closed enums and groups, whose
+    /// counts come from the instance's count scan).
+    pub run: bool,
     /// Presence bit as a byte offset in the struct and a mask.
     pub hb_mask: u8,
     pub hb_byte: u32,
@@ -45,6 +49,7 @@ impl Op {
             size: f.kind.scalar_size().unwrap_or(0) as u8,
             simple,
             store: if simple && !matches!(f.presence, Presence::Oneof(_)) { Store::of(f.kind) } else { Store::General },
+            run: f.is_repeated() && !f.is_closed_enum() && f.kind != Kind::Group,
             hb_mask,
             hb_byte,
             presence: f.presence,
@@ -303,6 +308,21 @@ pub(super) struct Frame {
     /// Map entries (pre-pass): what to roll back to if the entry turns out to hold
     /// unknown fields.
     pub undo: Undo,
+    /// Fast pass: the run of repeated sub-messages this message is filling (kept here
+    /// while one of them is open).
+    pub run: Run,
+}
+
+/// The fast pass's open run of repeated sub-messages: the array was allocated for all of
+/// them at the first; the rest go to `next`, `next + stride`, ... Image offsets.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Run {
+    /// The repeated field's `{ptr,count}` in the image.
+    pub at: u32,
+    /// Where the next element's struct goes.
+    pub next: u32,
+    /// Elements still to come.
+    pub left: u32,
 }
 
 /// Pre-pass state before a map entry, restored when upb's rule sends the whole entry
@@ -338,19 +358,25 @@ pub(super) struct Scratch {
 }
 
 impl Scratch {
-    /// Forgets the last decode's instances (pre-pass and fast pass).
+    /// Forgets the last decode's instances (pre-pass).
     pub fn clear(&mut self) {
         self.dropped.clear();
+        self.inst_msg.clear();
+        self.clear_fast();
+    }
+
+    /// Forgets the last decode's instances: what the fast pass uses.
+    #[inline(always)]
+    pub fn clear_fast(&mut self) {
         self.counts.clear();
         self.state.clear();
-        self.inst_msg.clear();
         self.inst_counts.clear();
         self.inst_state.clear();
         self.frames.clear();
     }
 
     /// Appends a new instance's state slots: no sub-message instance yet, no oneof case.
-    #[inline]
+    #[inline(always)]
     pub fn push_state(&mut self, info: &MsgInfo) {
         self.inst_state.push(self.state.len() as u32);
         // Most sub-messages have no singular message field and no oneof.

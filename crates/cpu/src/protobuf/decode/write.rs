@@ -11,7 +11,7 @@ use super::common::{
     append_enum_unknown, append_unknown, convert, err, new_struct, next_element, outside, put_scalar, put_string, next_tag,
     read_len, read_ptr, read_scalar, set_oneof_case, set_present, write_header, Next, Place, Scalars,
 };
-use super::tables::{Frame, Tables, Undo};
+use super::tables::{Frame, Tables, Undo, Run};
 use super::{DecodeError, DecodeOptions, Scratch};
 
 /// Runs the write pass over `buf` as message `root` into `img` (zeroed, of the size the
@@ -28,7 +28,7 @@ pub(super) fn write_pass(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, r
     let mut top: u64 = t.info[root as usize].size8 as u64;
     let root_id = s.reused_instance(t, root, &mut next_inst);
     write_header(schema, opts, img, 0, root);
-    s.frames.push(Frame { msg: root, inst: root_id, off: 0, end: buf.len(), group: 0, start: 0, undo: Undo::default() });
+    s.frames.push(Frame { msg: root, inst: root_id, off: 0, end: buf.len(), group: 0, start: 0, undo: Undo::default(), run: Run::default() });
     let mut pos = 0usize;
 
     'frames: loop {
@@ -122,7 +122,7 @@ pub(super) fn write_pass(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, r
                             s.state[sslot] = child;
                         }
                     }
-                    s.frames.push(Frame { msg: sub, inst: child, off: coff as u32, end: cend, group: cgroup, start: tag_pos, undo: Undo::default() });
+                    s.frames.push(Frame { msg: sub, inst: child, off: coff as u32, end: cend, group: cgroup, start: tag_pos, undo: Undo::default(), run: Run::default() });
                     continue 'frames;
                 }
                 Kind::String | Kind::Bytes => {
