@@ -392,23 +392,43 @@ always @(posedge clk) begin
 end
 
 // ---------------------------------------------------------------- output memory
-// port A: the core's write port (byte enables); port B, one address: the core's second
+// Port A: the core's write port (byte enables). Port B, one address: the core's second
 // write port or its read port (the core never uses both in one cycle), or the DMA's read
-// while the core is idle (read-first, as the core expects)
-reg [OUT_WIDTH-1:0] omem [0:(1 << OUT_ADDR_WIDTH)-1];
+// while the core is idle. The two write ports sit in separate processes (no write
+// priority between them: the core never writes one word through both in a cycle) and a
+// read is never beside a write on its own port, so yosys maps the memory onto true
+// dual-port block RAM with byte enables (ECP5: DP16KD in 18-bit mode, 2 KB each).
+// no_rw_check: a read of the word port A writes in the same cycle is undefined in the
+// block RAM (the core never does it; checked below in simulation).
+(* no_rw_check *) reg [OUT_WIDTH-1:0] omem [0:(1 << OUT_ADDR_WIDTH)-1];
 reg [OUT_WIDTH-1:0] out_rd_data_reg = 0;
 assign core_out_rd_data = out_rd_data_reg;
 wire dma_rd = st_reg == ST_DMA0 || st_reg == ST_DMA;
 wire [OUT_ADDR_WIDTH-1:0] dma_rd_addr;
 wire [OUT_ADDR_WIDTH-1:0] b_addr = core_out2_wr_en ? core_out2_wr_addr : dma_rd ? dma_rd_addr : core_out_rd_addr;
+wire b_rd = (dma_rd || core_out_rd_en) && !core_out2_wr_en;
 integer b;
 always @(posedge clk) begin
-    for (b = 0; b < OB; b = b + 1) begin
+    for (b = 0; b < OB; b = b + 1)
         if (core_out_wr_en && core_out_wr_be[b]) omem[core_out_wr_addr][8*b +: 8] <= core_out_wr_data[8*b +: 8];
-        if (core_out2_wr_en && core_out2_wr_be[b]) omem[b_addr][8*b +: 8] <= core_out2_wr_data[8*b +: 8];
-    end
-    if (dma_rd || core_out_rd_en) out_rd_data_reg <= omem[b_addr];
 end
+always @(posedge clk) begin
+    for (b = 0; b < OB; b = b + 1)
+        if (core_out2_wr_en && core_out2_wr_be[b]) omem[b_addr][8*b +: 8] <= core_out2_wr_data[8*b +: 8];
+    if (b_rd) out_rd_data_reg <= omem[b_addr];
+end
+
+`ifndef SYNTHESIS
+// the port contract the block RAM needs (the core's, docs/hardware.md "Ports")
+always @(posedge clk) begin
+    if (!rst && core_out2_wr_en && (core_out_rd_en || dma_rd))
+        $fatal(1, "hw_axi_wrap: output memory second write port beside a read");
+    if (!rst && core_out2_wr_en && core_out_wr_en && core_out2_wr_addr == core_out_wr_addr)
+        $fatal(1, "hw_axi_wrap: output memory word %0d written through both ports", core_out_wr_addr);
+    if (!rst && core_out_wr_en && (core_out_rd_en || dma_rd) && !core_out2_wr_en && b_addr == core_out_wr_addr)
+        $fatal(1, "hw_axi_wrap: output memory word %0d read while written", core_out_wr_addr);
+end
+`endif
 
 // ---------------------------------------------------------------- control
 assign core_start = st_reg == ST_START;
