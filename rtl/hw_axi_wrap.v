@@ -25,6 +25,9 @@
  *          the cursor's byte offset in the bus word (wstrb masks the edges).
  *   then   REQUESTS/BYTES counters, cursor += image length (as `decode --delimited`
  *          places the images), DONE set (and irq), back to RECV for the next message.
+ *          REQUESTS and BYTES_IN count every message the core ran, as the device's
+ *          counters do (docs/device.md): images when written, rejections when the core
+ *          reports them; framing errors and oversized messages are not requests.
  *   HALT   stream held (tready 0) until the next go bit; STATUS.error (until then) and irq
  *          (until acknowledged) set.
  * A reset (rst) anywhere returns to IDLE with every register at its reset value.
@@ -561,6 +564,8 @@ always @(posedge clk) begin
             time_reg <= core_cycles;
             if (core_err_code != 0) begin
                 halt(kind_of_code, core_err_offset);
+                n_requests_reg <= n_requests_reg + 1;
+                n_bytes_in_reg <= n_bytes_in_reg + {32'd0, len_reg};
                 n_rejections_reg <= n_rejections_reg + 1;
                 st_reg <= ST_HALT;
             end else begin
@@ -598,12 +603,12 @@ always @(posedge clk) begin
             prev_word_reg <= out_rd_data_reg;
         end
         if (aw_beats_reg == 0 && w_beats_reg == 0 && outstanding_reg == 0) begin
+            n_requests_reg <= n_requests_reg + 1;
+            n_bytes_in_reg <= n_bytes_in_reg + {32'd0, len_reg};
             if (bresp_err_reg) begin
                 halt(D_OUT_OF_RANGE, 0);
                 st_reg <= ST_HALT;
             end else begin
-                n_requests_reg <= n_requests_reg + 1;
-                n_bytes_in_reg <= n_bytes_in_reg + {32'd0, len_reg};
                 n_bytes_out_reg <= n_bytes_out_reg + {32'd0, image_len_reg};
                 cursor_reg <= cursor_reg + {32'd0, image_len_reg};
                 done_flag_reg <= 1'b1;
