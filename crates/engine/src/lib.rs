@@ -149,6 +149,32 @@ pub trait Engine {
     fn last_cycles(&self) -> Option<u64> {
         None
     }
+
+    /// The registers of a hardware engine's own register block as the last request left
+    /// them (the bus wrapper's AXI4-Lite registers, read back over the bus), where the
+    /// engine has them: a device shows these instead of what its model would compute.
+    /// None after a request the engine could not run to the end.
+    fn last_registers(&self) -> Option<EngineRegisters> {
+        None
+    }
+}
+
+/// What a hardware engine's register block said after one request (`docs/device.md`,
+/// the hardware variant): the verdict registers and what the request added to the
+/// counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EngineRegisters {
+    /// STATUS before the host acknowledged: bit 1 done (an image written), bit 2 error.
+    pub status: u32,
+    /// ERR_KIND: 0, a `RejectKind` code, or a device error (64 and up).
+    pub err_kind: u32,
+    pub err_offset: u64,
+    pub image_len: u32,
+    /// TIME: the core's cycles.
+    pub time: u64,
+    /// What the request added to REQUESTS, BYTES_IN, BYTES_OUT, REJECTIONS and
+    /// PROTOCOL_ERRORS, in that order.
+    pub counted: [u64; 5],
 }
 
 /// Why `msg` cannot be decoded on `wire` by any engine: the index is out of range, or
@@ -190,5 +216,8 @@ impl<E: Engine + ?Sized> Engine for Box<E> {
     }
     fn last_cycles(&self) -> Option<u64> {
         (**self).last_cycles()
+    }
+    fn last_registers(&self) -> Option<EngineRegisters> {
+        (**self).last_registers()
     }
 }

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use heapwire_emit::testbench::objgraph::Params as OgParams;
 use heapwire_emit::testbench::protobuf::Params as PbParams;
 use heapwire_emit::verilog::{self, log2_ceil};
-use heapwire_engine::{check_request, copy_into, Decoded, Engine, Error, RejectKind, Rejection, Request, Wire};
+use heapwire_engine::{check_request, copy_into, Decoded, Engine, EngineRegisters, Error, RejectKind, Rejection, Request, Wire};
 use heapwire_schema::CompiledSchema;
 
 use crate::cache::{cache_dir, entry, tool};
@@ -118,6 +118,8 @@ pub struct VerilatedEngine {
     objgraph: Core,
     image: Vec<u8>,
     last_cycles: Option<u64>,
+    /// The bus wrapper's registers after the last request ([`Config::bus`]).
+    last_registers: Option<EngineRegisters>,
 }
 
 /// One core's program and process.
@@ -134,7 +136,13 @@ struct Proc {
     stdout: ChildStdout,
     /// The register values the process holds (None: not written since it started).
     regs: Option<Vec<u64>>,
+    /// The bus wrapper's counters as last read (zero when it started or was reset).
+    counters: [u64; N_COUNTERS],
 }
+
+/// The bus wrapper's counters the harness reads back: REQUESTS, BYTES_IN, BYTES_OUT,
+/// REJECTIONS, PROTOCOL_ERRORS.
+const N_COUNTERS: usize = 5;
 
 /// One request's fields besides its input and registers.
 struct Job {
@@ -157,6 +165,10 @@ struct Answer {
     offset: u32,
     size: u32,
     cycles: u64,
+    /// Through the bus wrapper: its STATUS register as the request ended, and its
+    /// counters (zeros when the request did not end).
+    status_reg: u32,
+    counters: [u64; N_COUNTERS],
 }
 
 impl VerilatedEngine {
@@ -165,7 +177,7 @@ impl VerilatedEngine {
     pub fn new(schema: Arc<CompiledSchema>, config: Config) -> Result<Self, SimError> {
         config.validate().map_err(SimError::Tool)?;
         let core = || Core { exe: None, proc: None, spawns: 0, crashes: Vec::new() };
-        Ok(VerilatedEngine { schema, config, protobuf: core(), objgraph: core(), image: Vec::new(), last_cycles: None })
+        Ok(VerilatedEngine { schema, config, protobuf: core(), objgraph: core(), image: Vec::new(), last_cycles: None, last_registers: None })
     }
 
     pub fn config(&self) -> &Config {
@@ -232,7 +244,7 @@ impl VerilatedEngine {
                 .spawn()
                 .map_err(|e| SimError::Tool(format!("cannot start the simulated device {}: {e}", exe.display())))?;
             let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
-            core.proc = Some(Proc { child, stdin, stdout, regs: None });
+            core.proc = Some(Proc { child, stdin, stdout, regs: None, counters: [0; N_COUNTERS] });
             core.spawns += 1;
         }
         Ok(())
@@ -274,10 +286,27 @@ impl VerilatedEngine {
                 regs.iter().for_each(|r| frame.extend_from_slice(&r.to_le_bytes()));
             }
             frame.extend_from_slice(input);
-            match talk(proc, &frame, &mut self.image) {
-                Ok(a) => {
+            match talk(proc, &frame, &mut self.image, self.config.bus) {
+                Ok(mut a) => {
                     if send_regs {
                         proc.regs = Some(regs);
+                    }
+                    if self.config.bus {
+                        // what this request added to the wrapper's counters; the harness
+                        // resets the core (its counters too) after statuses 1 and 3
+                        match a.status {
+                            0 => {
+                                let read = a.counters;
+                                for (c, last) in a.counters.iter_mut().zip(proc.counters) {
+                                    *c = c.checked_sub(last).ok_or_else(|| {
+                                        Error::Engine(format!("simulation: the bus wrapper's counters went back ({read:?} after {:?})", proc.counters))
+                                    })?;
+                                }
+                                proc.counters = read;
+                            }
+                            1 | 3 => proc.counters = [0; N_COUNTERS],
+                            _ => {}
+                        }
                     }
                     return Ok(a);
                 }
@@ -298,17 +327,28 @@ impl VerilatedEngine {
     }
 }
 
-/// Writes `frame` and reads the answer (its image into `image`).
-fn talk(p: &mut Proc, frame: &[u8], image: &mut Vec<u8>) -> std::io::Result<Answer> {
+/// Writes `frame` and reads the answer (its image into `image`); `bus`: the harness
+/// answers with the bus wrapper's registers too.
+fn talk(p: &mut Proc, frame: &[u8], image: &mut Vec<u8>, bus: bool) -> std::io::Result<Answer> {
     p.stdin.write_all(frame)?;
     p.stdin.flush()?;
-    let mut h = [0u8; 32];
-    p.stdout.read_exact(&mut h)?;
+    let mut h = [0u8; 32 + 8 + 8 * N_COUNTERS];
+    let len = if bus { h.len() } else { 32 };
+    p.stdout.read_exact(&mut h[..len])?;
     let u32_at = |i: usize| u32::from_le_bytes(h[i..i + 4].try_into().unwrap());
+    let u64_at = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().unwrap());
     if u32_at(0) != RESP_MAGIC {
         return Err(std::io::Error::other("malformed answer"));
     }
-    let a = Answer { status: u32_at(4), err: u32_at(8), offset: u32_at(12), size: u32_at(16), cycles: u64::from_le_bytes(h[24..32].try_into().unwrap()) };
+    let a = Answer {
+        status: u32_at(4),
+        err: u32_at(8),
+        offset: u32_at(12),
+        size: u32_at(16),
+        cycles: u64_at(24),
+        status_reg: u32_at(32),
+        counters: std::array::from_fn(|i| u64_at(40 + 8 * i)),
+    };
     image.clear();
     if a.status == 0 && a.err == 0 {
         image.resize(a.size as usize, 0);
@@ -375,6 +415,10 @@ impl Engine for VerilatedEngine {
     fn last_cycles(&self) -> Option<u64> {
         self.last_cycles
     }
+
+    fn last_registers(&self) -> Option<EngineRegisters> {
+        self.last_registers
+    }
 }
 
 impl VerilatedEngine {
@@ -382,6 +426,7 @@ impl VerilatedEngine {
     fn run(&mut self, req: &Request<'_>) -> Result<Decoded, Error> {
         self.check(req.msg, req.wire).map_err(Error::Engine)?;
         self.last_cycles = None;
+        self.last_registers = None;
         let (o, c) = (req.options, self.config.clone());
         if req.input.len() as u64 > c.in_bytes {
             return Err(Rejection::new(RejectKind::Capacity, c.in_bytes).into());
@@ -422,6 +467,16 @@ impl VerilatedEngine {
             s => return Err(Error::Engine(format!("simulation: the core misused its output memory's ports (status {s}; it was reset)"))),
         }
         self.last_cycles = Some(a.cycles);
+        if c.bus {
+            self.last_registers = Some(EngineRegisters {
+                status: a.status_reg,
+                err_kind: a.err,
+                err_offset: a.offset as u64,
+                image_len: a.size,
+                time: a.cycles,
+                counted: a.counters,
+            });
+        }
         if a.err == 0 {
             return Ok(Decoded { len: a.size as usize, cycles: Some(a.cycles) });
         }

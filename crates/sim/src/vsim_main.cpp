@@ -17,7 +17,10 @@
 //   request:  u32 magic 'HWRQ' | u32 root | u64 base | u64 max_image | u64 max_cycles |
 //             u32 in_len | u32 nregs (0: unchanged, else NREGS) | nregs x u64 | in_len bytes
 //   response: u32 magic 'HWRS' | u32 status | u32 err_code | u32 err_offset |
-//             u32 image_size | u32 reserved | u64 cycles | image bytes (status 0, err_code 0)
+//             u32 image_size | u32 reserved | u64 cycles | [HW_AXI: u32 STATUS | u32 0 |
+//             5 x u64 REQUESTS, BYTES_IN, BYTES_OUT, REJECTIONS, PROTOCOL_ERRORS, the
+//             wrapper's registers as the request ended, zeros if it did not] |
+//             image bytes (status 0, err_code 0)
 //   status: 0 done; 1 no done within max_cycles (core reset); 2 input longer than the
 //           input memory (not run); 3 output-port misuse by the core (core reset).
 // A malformed request ends the process (exit 3): the host restarts it.
@@ -27,7 +30,8 @@
 // memories are the wrapper's; a request is register writes over AXI4-Lite (changed S_TYPE
 // words by message index, BASE, MSG = the root message index, WIRE, MAX_IMAGE, go), the
 // input as an AXI4-Stream message, a wait for irq, the verdict read back (ERR_KIND: a
-// RejectKind code, ERR_OFFSET, IMAGE_LEN, TIME), stop and acknowledge; the image is what
+// RejectKind code, ERR_OFFSET, IMAGE_LEN, TIME; STATUS and the counters, answered with
+// it), stop and acknowledge; the image is what
 // the wrapper's AXI4 master wrote into the harness's host memory (at address - base).
 // Status 3 there: a device error in ERR_KIND, a bus error, or a write outside the image.
 
@@ -155,7 +159,8 @@ static void reset() {
 // handshake at an edge when valid and ready were both high just before it.
 static const uint32_t R_CTRL = 0x040, R_STATUS = 0x041, R_MSG = 0x043, R_WIRE = 0x044, R_BASE = 0x045,
                       R_MAX_IMAGE = 0x049, R_ERR_KIND = 0x04A, R_ERR_OFFSET = 0x04B, R_IMAGE_LEN = 0x04D,
-                      R_TIME = 0x04E, R_S_TYPE = 0x1000 + 0x040;  // docs/device.md (crates/device/src/regs.rs)
+                      R_TIME = 0x04E, R_N_REQUESTS = 0x080, R_S_TYPE = 0x1000 + 0x040;  // docs/device.md (crates/device/src/regs.rs)
+static const int N_COUNTERS = 5;  // REQUESTS, BYTES_IN, BYTES_OUT, REJECTIONS, PROTOCOL_ERRORS (64-bit each, from R_N_REQUESTS)
 static uint64_t axi_base;      // the request's base: host address of omem[0]
 static bool axi_fault;         // a write outside omem, or a burst the wrapper should not make
 static uint64_t aw_addr[64];   // accepted bursts whose data has not all arrived: address, beats
@@ -281,9 +286,11 @@ static void reset() {
 }
 
 // One request; returns the answer's status (0 done, 1 no irq within max_cycles, 3 a bus
-// or device error), the verdict in the out parameters.
+// or device error), the verdict in the out parameters, and STATUS (as the request ended,
+// before the acknowledge) and the counters as the wrapper's registers read.
 static uint32_t axi_request(const std::vector<uint64_t>& want, bool new_regs, uint32_t root, uint64_t base, uint64_t max_image,
-                            uint64_t max_cycles, uint32_t in_len, uint32_t& err, uint32_t& off, uint32_t& size, uint64_t& cycles) {
+                            uint64_t max_cycles, uint32_t in_len, uint32_t& err, uint32_t& off, uint32_t& size, uint64_t& cycles,
+                            uint32_t& status_reg, uint64_t* counters) {
     bool ok = true;
     if (new_regs) ok &= write_type_regs(want, false);
     axi_base = base;
@@ -331,6 +338,8 @@ static uint32_t axi_request(const std::vector<uint64_t>& want, bool new_regs, ui
     uint32_t kind = 0;
     uint64_t offset = 0, time = 0;
     ok &= reg_read(R_ERR_KIND, kind) && reg_read64(R_ERR_OFFSET, offset) && reg_read(R_IMAGE_LEN, size) && reg_read64(R_TIME, time);
+    ok &= reg_read(R_STATUS, status_reg);
+    for (int i = 0; i < N_COUNTERS; i++) ok &= reg_read64(R_N_REQUESTS + 2 * (uint32_t)i, counters[i]);
     ok &= reg_write(R_CTRL, 2 | 4);  // stop at this message boundary, acknowledge
     uint32_t st = 1;
     for (int i = 0; i < 16 && (st & 1); i++) ok &= reg_read(R_STATUS, st);
@@ -427,9 +436,10 @@ int main(int argc, char** argv) {
         out.clear();
         put<uint32_t>(out, 0x53525748u);  // 'HWRS'
 #ifdef HW_AXI
-        uint32_t err = 0, off = 0, size = 0;
-        uint64_t cycles = 0;
-        if (status == 0) status = axi_request(want, nregs != 0, root, base, max_image, max_cycles, in_len, err, off, size, cycles);
+        uint32_t err = 0, off = 0, size = 0, status_reg = 0;
+        uint64_t cycles = 0, counters[N_COUNTERS] = {0, 0, 0, 0, 0};
+        if (status == 0)
+            status = axi_request(want, nregs != 0, root, base, max_image, max_cycles, in_len, err, off, size, cycles, status_reg, counters);
 #else
         if (status == 0) {
             if (nregs) write_regs(want, false);
@@ -464,6 +474,11 @@ int main(int argc, char** argv) {
         put<uint32_t>(out, image ? size : 0);
         put<uint32_t>(out, 0);
         put<uint64_t>(out, status == 2 ? 0 : cycles);
+#ifdef HW_AXI
+        put<uint32_t>(out, status_reg);
+        put<uint32_t>(out, 0);
+        for (int i = 0; i < N_COUNTERS; i++) put<uint64_t>(out, counters[i]);
+#endif
         if (image) out.insert(out.end(), omem, omem + size);
         if (!write_full(out.data(), out.size())) return 0;  // the host went away
         if (status == 1 || status == 3) reset();

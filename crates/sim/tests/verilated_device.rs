@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use heapwire_cpu::CpuEngine;
-use heapwire_engine::{Engine, Error, Options, RejectKind, Rejection, Request, Wire};
+use heapwire_engine::{Engine, EngineRegisters, Error, Options, RejectKind, Rejection, Request, Wire};
 use heapwire_schema::{CompiledSchema, LayoutOptions, PointerWidth};
 use heapwire_sim::verilated::Config;
 use heapwire_sim::VerilatedEngine;
@@ -82,6 +82,32 @@ fn compare(dev: &mut VerilatedEngine, cpu: &mut CpuEngine, msg: usize, wire: Wir
         }
         (w, g) => Some(format!("cpu {}, device {}", verdict(w), verdict(g))),
     };
+    // through the bus wrapper: its registers (read back over AXI4-Lite) say the same, and
+    // its counters went up as the device's count (docs/device.md): one request, its input
+    // bytes, the image's bytes or one rejection
+    let diff = diff.or_else(|| {
+        let regs = dev.last_registers();
+        let want_regs = match (&got, dev.config().bus) {
+            (_, false) => None,
+            (Ok(d), true) => Some(EngineRegisters {
+                status: 3, // done, and armed for the next message
+                image_len: d.len as u32,
+                time: d.cycles.unwrap_or(0),
+                counted: [1, input.len() as u64, d.len as u64, 0, 0],
+                ..Default::default()
+            }),
+            (Err(Error::Rejected(x)), true) if input.len() as u64 <= dev.config().in_bytes => Some(EngineRegisters {
+                status: 4, // halted on the error
+                err_kind: x.kind.code(),
+                err_offset: x.offset,
+                time: dev.last_cycles().unwrap_or(0),
+                counted: [1, input.len() as u64, 0, 1, 0],
+                ..Default::default()
+            }),
+            (Err(_), true) => None,
+        };
+        (regs != want_regs).then(|| format!("the bus wrapper's registers {regs:?}, expected {want_regs:?}"))
+    });
     if let Some(d) = diff {
         let hex: String = input.iter().take(200).map(|b| format!("{b:02x}")).collect();
         t.failures.push(format!("{label} (base {:#x}): {d}\n    input ({} bytes): {hex}", opts.base, input.len()));

@@ -19,14 +19,14 @@ awready / wready at random and its B channel holds write responses back at rando
 wrapper's own tready / bready are its outputs). Also: a reset in the middle of a message
 (the source drops the rest of that frame, as a shell resetting its datapath does), then a
 correct message; tkeep patterns a message may not carry (`protocol`); a message longer than
-the input memory (`input too large`); the header block and the register map's addresses,
+the input memory (`input too large`); header words from the per-type registers (S_TYPE); the header block and the register map's addresses,
 which are crates/device/src/regs.rs's (checked without a simulator, below).
 
 Configurations (CI: a few messages each, about half a minute on a busy 2-core machine):
   * pb: tests/differential/schemas/scalars3.proto, 64-bit stream and AXI data;
   * og: examples/expression_tree/expr.proto, 64-bit stream, 256-bit AXI data;
   * pb_p32, og_p32: the same schemas with 32-bit pointers, 128-bit stream / 256-bit AXI
-    data and 32-bit stream / 64-bit AXI data.
+    data and 32-bit stream / 64-bit AXI data (pb_p32 with a header word per struct).
 Knobs: HW_TB_SEED, HW_TB_THOROUGH=1 (5x the messages); HW_AXI_BENCH=1 also measures
 stream-to-host-memory throughput (bytes/cycle) with and without stalls and logs it.
 """
@@ -152,6 +152,11 @@ class AxiHost:
         await self.set(addr, value & 0xFFFFFFFF)
         await self.set(addr + 1, value >> 32)
 
+    async def set_type(self, t, word):
+        """Message t's header word (S_TYPE): the low word is held, the high word's write
+        writes the core's register."""
+        await self.set64(R["SLOT_STRIDE"] + R["S_TYPE"] + 2 * t, word)
+
     async def go(self, base, msg, wire):
         await self.set64(R["C_BASE"], base)
         await self.set(R["C_MSG"], msg)
@@ -189,10 +194,33 @@ def frame_of(data, ib):
     return AxiStreamFrame(data) if data else AxiStreamFrame(bytes(ib), tkeep=[0] * ib)
 
 
-async def run_stream(h, oracle, msgs, base, msg_idx, wire, label, limit_per_msg=200000):
+def check_image(img, cpu, words, pw, ctx):
+    """The image read back against the CPU engine's (which carries every type's default
+    header word, its message index): equal, except that a pointer-aligned word where the CPU
+    image has message index t may be `words[t]` (the S_TYPE value the host wrote). Returns
+    how many words were such header words."""
+    assert len(img) == len(cpu), f"{ctx}: {first_difference(img, cpu)}"
+    if not words:
+        assert img == cpu, f"{ctx}: {first_difference(img, cpu)}"
+        return 0
+    replaced = 0
+    for i in range(0, len(cpu), pw):
+        g, c = img[i:i + pw], cpu[i:i + pw]
+        if g == c:
+            continue
+        t = int.from_bytes(c, "little")
+        assert len(c) == pw and t in words and g == words[t].to_bytes(pw, "little"), \
+            f"{ctx}: word at {i} is {g.hex()}, the CPU engine's {c.hex()} (header words {words}): {first_difference(img, cpu)}"
+        replaced += 1
+    return replaced
+
+
+async def run_stream(h, oracle, msgs, base, msg_idx, wire, label, limit_per_msg=200000, words=None):
     """Queues `msgs` on the stream after one go bit and checks every verdict: images at the
     cursor in host memory, rejections in ERR_KIND / ERR_OFFSET (then ack, BASE = CURSOR,
-    go again). Returns (cycles from the go bit to the last completion, bytes in, verdicts)."""
+    go again). `words`: {message index: header word} the host wrote to S_TYPE (check_image).
+    Returns (cycles from the go bit to the last completion, bytes in, verdicts, header words
+    seen)."""
     # the expected run
     want, cursor = [], base
     for data in msgs:
@@ -209,16 +237,17 @@ async def run_stream(h, oracle, msgs, base, msg_idx, wire, label, limit_per_msg=
     t0 = h.cycle
     for data in msgs:
         await h.src.send(frame_of(data, len(h.dut.s_axis_tkeep)))
-    n_ok = sum(w[0] == "ok" for w, _ in want)
+    # REQUESTS counts the messages the core ran: images and rejections, not device errors
+    n_ran = sum(w[0] not in DEVICE_ERRORS.values() for w, _ in want)
     verdicts = {}
-    done_ok = 0
+    ran = 0
     for i, ((w, at), data) in enumerate(zip(want, msgs)):
         verdicts[w[0]] = verdicts.get(w[0], 0) + 1
         ctx = f"{label} message {i} ({len(data)} bytes {data[:32].hex()}{'...' if len(data) > 32 else ''}, base {at:#x})"
+        ran += w[0] not in DEVICE_ERRORS.values()
         if w[0] == "ok":
-            done_ok += 1
             for _ in range(1000):
-                if await h.reg64(R["N_REQUESTS"]) - h.requests0 >= done_ok:
+                if await h.reg64(R["N_REQUESTS"]) - h.requests0 >= ran:
                     break
                 st = await h.wait_irq(limit_per_msg // 1000)
                 assert not st & 4, f"{ctx}: error {await h.reg(R['C_ERR_KIND'])} at {await h.reg64(R['C_ERR_OFFSET'])}, CPU engine accepts"
@@ -233,7 +262,7 @@ async def run_stream(h, oracle, msgs, base, msg_idx, wire, label, limit_per_msg=
             await h.set(R["C_CTRL"], 4)  # an earlier image's done
         else:
             raise AssertionError(f"{ctx}: no error after {limit_per_msg} cycles, CPU engine says {w}")
-        assert await h.reg64(R["N_REQUESTS"]) - h.requests0 == done_ok, f"{ctx}: requests counter"
+        assert await h.reg64(R["N_REQUESTS"]) - h.requests0 == ran, f"{ctx}: requests counter"
         code, off = await h.reg(R["C_ERR_KIND"]), await h.reg64(R["C_ERR_OFFSET"])
         got = (KINDS.get(code) or DEVICE_ERRORS.get(code) or f"code {code}", off)
         assert got == w, f"{ctx}: ERR_KIND/ERR_OFFSET {got}, CPU engine {w}"
@@ -242,7 +271,7 @@ async def run_stream(h, oracle, msgs, base, msg_idx, wire, label, limit_per_msg=
         await h.set(R["C_CTRL"], 4)
         await h.go(cur, msg_idx, wire)
     t1 = h.cycle
-    assert await h.reg64(R["N_REQUESTS"]) - h.requests0 == n_ok
+    assert await h.reg64(R["N_REQUESTS"]) - h.requests0 == n_ran
     await h.set(R["C_CTRL"], 2 | 4)  # stop (at this message boundary) and acknowledge: the next go re-arms
     for _ in range(100):
         if not await h.reg(R["C_STATUS"]) & 1:
@@ -252,13 +281,16 @@ async def run_stream(h, oracle, msgs, base, msg_idx, wire, label, limit_per_msg=
     got = h.ram.read(base - 64, end - base + 128)
     assert got[:64] == bytes([FILL]) * 64, f"{label}: bytes before the first image written"
     assert got[-64:] == bytes([FILL]) * 64, f"{label}: bytes after the last image written: {got[-64:].hex()}"
+    headers = 0
     for i, ((w, at), data) in enumerate(zip(want, msgs)):
         if w[0] == "ok":
             img = got[64 + at - base:64 + at - base + len(w[1])]
-            assert img == w[1], f"{label} message {i} at {at:#x}: {first_difference(img, w[1])}"
+            headers += check_image(img, w[1], words, h.ptr, f"{label} message {i} at {at:#x}")
     assert await h.reg(R["C_CURSOR"]) == end & 0xFFFFFFFF
-    h.requests0 += n_ok
-    return t1 - t0, sum(len(m) for m in msgs), verdicts
+    h.requests0 += n_ran
+    h.bytes_in += sum(len(d) for (w, _), d in zip(want, msgs) if w[0] not in DEVICE_ERRORS.values())
+    h.bytes_out += sum(len(w[1]) for w, _ in want if w[0] == "ok")
+    return t1 - t0, sum(len(m) for m in msgs), verdicts, headers
 
 
 # --------------------------------------------------------------------------- corpus
@@ -309,8 +341,9 @@ class Setup:
         self.s = hwsc.read(os.environ["HW_AXI_HWSC"])
         self.rng = random.Random(seed_for(name))
         self.h = AxiHost(dut, self.rng)
-        self.h.requests0 = 0
+        self.h.requests0 = self.h.bytes_in = self.h.bytes_out = 0  # what the counters should hold
         self.h.in_bytes = int(os.environ["HW_AXI_IN_BYTES"])
+        self.h.ptr = self.s.ptr
 
     def corpus(self, n):
         if self.wire == 0:
@@ -376,13 +409,14 @@ async def test_stream(dut):
     for stalls in (False, True):
         h.stalls(stalls)
         mi, oracle, msgs = x.corpus(12 * SCALE)
-        cycles, nbytes, verdicts = await run_stream(h, oracle, msgs, x.base(), mi, x.wire, f"stalls={stalls}")
+        cycles, nbytes, verdicts, _ = await run_stream(h, oracle, msgs, x.base(), mi, x.wire, f"stalls={stalls}")
         for k, v in verdicts.items():
             total[k] = total.get(k, 0) + v
     dut._log.info("stream: %s", total)
     assert total.get("ok", 0) >= 8 * SCALE and len(total) >= 2, f"too few images or rejections: {total}"
     assert await h.reg64(R["N_REJECTIONS"]) == sum(v for k, v in total.items() if k != "ok")
-    assert await h.reg64(R["N_REQUESTS"]) == total["ok"]
+    assert await h.reg64(R["N_REQUESTS"]) == sum(total.values())  # images and rejections
+    assert await h.reg64(R["N_BYTES_IN"]) == h.bytes_in and await h.reg64(R["N_BYTES_OUT"]) == h.bytes_out
 
 
 @cocotb.test()
@@ -409,11 +443,11 @@ async def test_framing(dut):
         got = (await h.reg(R["C_ERR_KIND"]), await h.reg64(R["C_ERR_OFFSET"]))
         assert st & 4 and got == want, f"{label}: STATUS {st:#x}, ERR_KIND/OFFSET {got}, expected {want}"
         await h.set(R["C_CTRL"], 4)
-        _, _, v = await run_stream(h, oracle, [good], 0x2000, mi, x.wire, f"after {label}")
+        _, _, v, _ = await run_stream(h, oracle, [good], 0x2000, mi, x.wire, f"after {label}")
         assert v == {"ok": 1}
     assert await h.reg64(R["N_PROTOCOL_ERRORS"]) == 2
     # empty messages (one null beat with tlast) between others
-    _, _, v = await run_stream(h, oracle, [b"", good, b""], 0x2000, mi, x.wire, "empty messages")
+    _, _, v, _ = await run_stream(h, oracle, [b"", good, b""], 0x2000, mi, x.wire, "empty messages")
     assert sum(v.values()) == 3 and v.get("ok", 0) >= 1, v
 
 
@@ -440,9 +474,41 @@ async def test_reset_mid_message(dut):
                 break
         await h.reset(3)
         assert await h.reg64(R["N_REQUESTS"]) == 0 and await h.reg(R["C_STATUS"]) == 0
-        h.requests0 = 0
-        _, _, v = await run_stream(h, oracle, good[:2], 0x3000, mi, x.wire, f"after a reset while {when}")
+        h.requests0 = h.bytes_in = h.bytes_out = 0
+        _, _, v, _ = await run_stream(h, oracle, good[:2], 0x3000, mi, x.wire, f"after a reset while {when}")
         assert v == {"ok": 2}, v
+
+
+@cocotb.test()
+async def test_type_registers(dut):
+    """The per-type header-word registers (S_TYPE, by message index) written over AXI4-Lite,
+    a random word per message type: every image carries the written word where the CPU
+    engine's carries the type's default (its message index), and differs nowhere else;
+    without header words (the protobuf core built without --header-word) nothing changes.
+    On the objgraph core the wrapper maps each message to its class's register (a message
+    that is no class: dropped). The defaults written back give the CPU engine's images."""
+    x = Setup(dut, "types")
+    h = x.h
+    await h.reset()
+    mi, oracle, msgs = x.corpus(8 * SCALE)
+    good = [m for m in msgs if oracle.decode(m, 0x4000)[0] == "ok"]
+    assert len(good) >= 3, f"only {len(good)} accepted messages"
+    pw = x.s.ptr
+    n = len(x.s.messages)
+    words = {t: x.rng.getrandbits(8 * pw - 1) | 1 << (8 * pw - 1) for t in range(n)}  # never a message index
+    for t, w in words.items():
+        await h.set_type(t, w)
+    _, _, v, headers = await run_stream(h, oracle, good, x.base(), mi, x.wire, "type registers", words=words)
+    assert v == {"ok": len(good)}, v
+    dut._log.info("type registers: %d images, %d header words written from S_TYPE", len(good), headers)
+    if x.wire == 1 or x.s.header_words:
+        assert headers >= len(good), f"{headers} header words from the registers in {len(good)} images"
+    else:
+        assert headers == 0
+    for t in range(n):
+        await h.set_type(t, t)
+    _, _, v, headers = await run_stream(h, oracle, good, x.base(), mi, x.wire, "type registers restored", words={})
+    assert v == {"ok": len(good)} and headers == 0, v
 
 
 @cocotb.test(skip=not os.environ.get("HW_AXI_BENCH"))
@@ -459,7 +525,7 @@ async def test_throughput(dut):
         h.stalls(stalls)
         h.states = {}
         out0 = await h.reg64(R["N_BYTES_OUT"])
-        cycles, nbytes, _ = await run_stream(h, oracle, msgs, 0x1000, mi, x.wire, "bench")
+        cycles, nbytes, _, _ = await run_stream(h, oracle, msgs, 0x1000, mi, x.wire, "bench")
         split = {}
         for st, n in h.states.items():
             split[names.get(st, "idle")] = split.get(names.get(st, "idle"), 0) + n
@@ -498,7 +564,8 @@ CONFIGS = {
     "og": (EXPR, [], 1, 64, 256),
     # the other stream and bus widths: 32-bit pointers, 128-bit stream / 256-bit AXI data
     # (images realigned inside 32-byte beats), 32-bit stream / 64-bit AXI data
-    "pb_p32": (DIFF / "schemas" / "scalars3.proto", ["-I", str(DIFF / "schemas"), "--pointer-width", "32"], 0, 128, 256),
+    # with a header word per struct (the type registers' words in the images)
+    "pb_p32": (DIFF / "schemas" / "scalars3.proto", ["-I", str(DIFF / "schemas"), "--pointer-width", "32", "--header-word"], 0, 128, 256),
     "og_p32": (EXPR, ["--pointer-width", "32"], 1, 32, 64),
 }
 PB_ENGINE = ["hw_stream_reader.v", "hw_varint_decoder.v", "hw_utf8_check.v", "hw_pb_writer.v", "hw_pb_core.v", "hw_axi_wrap.v"]
