@@ -357,42 +357,52 @@ reg         rdr_restart;                 // the reader restarts (a pass begins o
 assign rdr_start = (state_reg == S_START) || rdr_restart;
 
 /* verilator lint_on UNUSEDSIGNAL */
-// ---------------------------------------------------------------- varint on the window
-// bound of the current read: a packed run's end in S_ELEM, a map entry's in S_SCANME,
-// else the frame's end
-wire [31:0] bound = (state_reg == S_ELEM || state_reg == S_SCANME) ? vend_reg : fr_end_reg;
-wire [31:0] brem = bound - pos;
-wire [31:0] wav32 = {27'd0, win_avail};
-wire [31:0] av = (brem < wav32) ? brem : wav32;
-wire        decisive = (wav32 >= 32'd10) || (wav32 >= brem);
-wire [63:0] vd_val;
-wire [3:0]  vd_len;
-wire        vd_ok, vd_inc, vd_over, vd_o32;
-hw_varint_decoder #(.AVAIL_WIDTH(5)) vdec (
-    .in_bytes(win[79:0]), .avail_bytes(av[4:0]), .value(vd_val), .length(vd_len),
-    .ok(vd_ok), .incomplete(vd_inc), .overlong(vd_over), .over32(vd_o32)
+// ---------------------------------------------------------------- input stage
+// The window's tag and the varint after it, decoded into registers (hw_pb_input, below):
+// this cycle's decisions use what the window held last cycle, when still `ip_fresh`
+// (reader and bounds unchanged); else the states that read a varint wait a cycle.
+wire        ip_fresh, ip_tag_found, ip_tag_o32, ip_val_found;
+wire [4:0]  ip_wav, ip_hdr_len;
+wire [31:0] ip_brem_fr, ip_brem_v;
+wire [63:0] ip_tag_val, ip_val_val;
+wire [3:0]  ip_tag_len, ip_val_len;
+hw_pb_input inp (
+    .clk(clk), .rst(rst), .restart(rdr_start), .win(win), .win_avail(win_avail), .pos(pos),
+    .fr_end(fr_end_reg), .vend(vend_reg),
+    .fresh(ip_fresh), .wav(ip_wav), .brem_fr(ip_brem_fr), .brem_v(ip_brem_v),
+    .tag_val(ip_tag_val), .tag_len(ip_tag_len), .tag_found(ip_tag_found), .tag_o32(ip_tag_o32),
+    .val_val(ip_val_val), .val_len(ip_val_len), .val_found(ip_val_found), .hdr_len(ip_hdr_len)
 );
-wire        tag_ok = vd_ok && !vd_o32;
+// bytes left in the bound of the current read (valid when ip_fresh): a packed run's end in
+// S_ELEM, a map entry's in S_SCANME, else the frame's end
+wire [31:0] brem = (state_reg == S_ELEM || state_reg == S_SCANME) ? ip_brem_v : ip_brem_fr;
+// the reader's window now (copies, string bytes) and as the input stage decoded it
+wire [31:0] wav32 = {27'd0, win_avail};
+wire [31:0] iwav32 = {27'd0, ip_wav};
+wire [31:0] av = (brem < iwav32) ? brem : iwav32;
+wire        decisive = ip_fresh && ((iwav32 >= 32'd10) || (iwav32 >= brem));
+// the tag varint within the bound (what a decoder given av bytes would say)
+wire        vd_ok = ip_fresh && ip_tag_found && {28'd0, ip_tag_len} <= brem;
+wire [63:0] vd_val = ip_tag_val;
+wire [3:0]  vd_len = vd_ok ? ip_tag_len : 4'd0;
+wire        vd_inc = !vd_ok && (av < 32'd10);
+wire        vd_over = !vd_ok && (av >= 32'd10);
+wire        tag_ok = vd_ok && !ip_tag_o32;
 wire        tag_trunc = vd_inc && (av < 32'd5);
 wire [31:0] tag_num = vd_val[34:3];
 wire [2:0]  tag_wt = vd_val[2:0];
 wire [31:0] vd_len32 = {28'd0, vd_len};
 // bytes left in the bound after the varint (for length checks)
 wire [63:0] after_len = {32'd0, brem - vd_len32};
-// the value after the tag, decoded in the same cycle (S_TAG fast paths)
+// the value after the tag (S_TAG fast paths, the scan; read only when tag_ok)
 /* verilator lint_off UNUSEDSIGNAL */
-wire [127:0] win2 = win >> {vd_len, 3'b000};
-wire [31:0] av2 = av - vd_len32;
-wire        v2_ok, v2_inc, v2_over, v2_o32;
+wire [127:0] win2 = win >> {ip_tag_len, 3'b000};
 /* verilator lint_on UNUSEDSIGNAL */
-wire [63:0] v2_val;
-wire [3:0]  v2_len;
-hw_varint_decoder #(.AVAIL_WIDTH(5)) vdec2 (
-    .in_bytes(win2[79:0]), .avail_bytes(av2[4:0]), .value(v2_val), .length(v2_len),
-    .ok(v2_ok), .incomplete(v2_inc), .overlong(v2_over), .over32(v2_o32)
-);
+wire [63:0] v2_val = ip_val_val;
+wire [3:0]  v2_len = ip_val_len;
+wire        v2_ok = ip_val_found && {27'd0, ip_hdr_len} <= brem;
 wire [31:0] v2_len32 = {28'd0, v2_len};
-wire [31:0] hdr2 = vd_len32 + v2_len32;            // tag + length bytes
+wire [31:0] hdr2 = {27'd0, ip_hdr_len};            // tag + length bytes
 // the window from the string after its tag and length (S_TAG) or from the string (S_STR4)
 // Byte selects, not a shifter: yosys' resource sharing (share, in synth_ecp5) considers
 // every wide $shl/$shr and enumerates the mux paths from its output to flip-flops; from a
@@ -749,7 +759,7 @@ endtask
 task pop_after;
     input [31:0] len;
     begin
-        if (pos + len >= fr_end_reg && fr_grp_reg == 32'd0 && depth_reg > 32'd1
+        if (len >= ip_brem_fr && fr_grp_reg == 32'd0 && depth_reg > 32'd1
                 && !(!pass_reg && ma_map && cnt_q_u != 32'd0)) begin
             {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next,
              fr_start_next, fr_pslot_next, fr_scan_next} = stk_q;
@@ -1479,9 +1489,11 @@ always @* begin
                 else if (vd_over) fail(E_VARINT_TOO_LONG, pos);
                 else cons(pass_reg ? C_COPYU : C_SKIP, vd_len32, (gdepth_reg != 32'd0) ? S_GRP : S_UNK_END);
             end
-        3'd1: if (brem < 32'd8) fail(E_TRUNCATED, pos);
+        3'd1: if (!ip_fresh) ;
+              else if (brem < 32'd8) fail(E_TRUNCATED, pos);
               else cons(pass_reg ? C_COPYU : C_SKIP, 32'd8, (gdepth_reg != 32'd0) ? S_GRP : S_UNK_END);
-        3'd5: if (brem < 32'd4) fail(E_TRUNCATED, pos);
+        3'd5: if (!ip_fresh) ;
+              else if (brem < 32'd4) fail(E_TRUNCATED, pos);
               else cons(pass_reg ? C_COPYU : C_SKIP, 32'd4, (gdepth_reg != 32'd0) ? S_GRP : S_UNK_END);
         3'd2: if (decisive) begin
                 if (vd_inc) fail(E_TRUNCATED, pos);
@@ -1811,7 +1823,7 @@ always @* begin
             end else begin
                 scan_add(uslot_k[3:0], uslot, cnt_q_u, vd_len32 + sc_vlen, ma_nc);
             end
-        end else if (wav32 >= SCAN_FULL || wav32 >= brem) begin
+        end else if (ip_fresh && (iwav32 >= SCAN_FULL || iwav32 >= brem)) begin
             state_next = S_BAIL;
         end
     end
@@ -1826,7 +1838,7 @@ always @* begin
             end else begin
                 state_next = S_BAIL;
             end
-        end else if (wav32 >= SCAN_FULL || wav32 >= brem) begin
+        end else if (ip_fresh && (iwav32 >= SCAN_FULL || iwav32 >= brem)) begin
             state_next = S_BAIL;
         end
     end
@@ -2057,6 +2069,106 @@ assign image_size = top_reg[31:0];
 assign cycles = cycles_reg;
 
 endmodule
+
+/*
+ * hw_pb_input -- the protobuf core's input stage: the Stream Reader's window decoded into
+ * registers, so the state machine never runs the varint decoders in its own cycle.
+ *
+ * Every cycle it registers, from the window at the reader's position `pos`:
+ *   the tag varint (decoded over the window's valid bytes: value, length, found, > 32 bits),
+ *   the varint right after it (the value or length: value, length, found),
+ *   hdr_len = both lengths (tag + length prefix), the window's valid bytes,
+ *   brem_fr = fr_end - pos and brem_v = vend - pos (bytes left in the frame / the packed
+ *   run or map entry), so no bound arithmetic is left for the consuming cycle.
+ * The state machine uses them a cycle later. `fresh` says they describe the window it sees
+ * now: the reader has not moved or restarted and neither bound has changed since (an
+ * equality of registers, no path from the state machine's decisions). When not fresh the
+ * state machine waits a cycle; so a field handled in one cycle costs two.
+ *
+ * The decodes do not know the bound: the consumer limits them (a varint of length L is
+ * whole when L <= brem; ProtoACC/the MSR Stream Reader keep the same split). The register
+ * outputs describe the window at pos_q; bytes beyond `wav` are not looked at.
+ */
+/* verilator lint_off DECLFILENAME */
+// (in hw_pb_core.v: the engine's file list stays as the bus wrapper's testbench has it)
+module hw_pb_input (
+    input  wire         clk,
+    input  wire         rst,
+    input  wire         restart,      // the reader restarts this cycle (new pass or input)
+    input  wire [127:0] win,          // the reader's window (byte 0 at pos)
+    input  wire [4:0]   win_avail,    // its valid bytes
+    input  wire [31:0]  pos,
+    input  wire [31:0]  fr_end,       // the current frame's end
+    input  wire [31:0]  vend,         // a packed run's or map entry's end
+
+    output wire         fresh,        // the registers below describe this cycle's window
+    output reg  [4:0]   wav = 5'd0,
+    output reg  [31:0]  brem_fr = 32'd0,
+    output reg  [31:0]  brem_v = 32'd0,
+    output reg  [63:0]  tag_val = 64'd0,
+    output reg  [3:0]   tag_len = 4'd0,   // 0 when not found
+    output reg          tag_found = 1'b0, // whole within wav bytes
+    output reg          tag_o32 = 1'b0,   // found and longer than 5 bytes or above 32 bits
+    output reg  [63:0]  val_val = 64'd0,
+    output reg  [3:0]   val_len = 4'd0,
+    output reg          val_found = 1'b0, // whole within wav - tag_len bytes
+    output reg  [4:0]   hdr_len = 5'd0    // tag_len + val_len
+);
+
+// ---------------------------------------------------------------- decode (from the reader's registers)
+wire [63:0] d1_val;
+wire [3:0]  d1_len;
+wire        d1_ok, d1_o32;
+/* verilator lint_off UNUSEDSIGNAL */
+wire        d1_inc, d1_over, d2_inc, d2_over, d2_o32;
+/* verilator lint_on UNUSEDSIGNAL */
+hw_varint_decoder #(.AVAIL_WIDTH(5)) dec_tag (
+    .in_bytes(win[79:0]), .avail_bytes(win_avail), .value(d1_val), .length(d1_len),
+    .ok(d1_ok), .incomplete(d1_inc), .overlong(d1_over), .over32(d1_o32)
+);
+// the window after the tag: byte selects, not a shifter (see win3 in hw_pb_core)
+wire [31:0] d1_len32 = {28'd0, d1_len};
+reg  [79:0] win_after;
+integer     b;
+always @* begin
+    for (b = 0; b < 10; b = b + 1)
+        win_after[8 * b +: 8] = (b + d1_len32 < 16) ? win[8 * (b + d1_len32) +: 8] : 8'd0;
+end
+wire [4:0]  avail_after = win_avail - {1'b0, d1_len};
+wire [63:0] d2_val;
+wire [3:0]  d2_len;
+wire        d2_ok;
+hw_varint_decoder #(.AVAIL_WIDTH(5)) dec_val (
+    .in_bytes(win_after), .avail_bytes(avail_after), .value(d2_val), .length(d2_len),
+    .ok(d2_ok), .incomplete(d2_inc), .overlong(d2_over), .over32(d2_o32)
+);
+
+// ---------------------------------------------------------------- registers
+reg  [31:0] pos_q = 32'd0, fr_end_q = 32'd0, vend_q = 32'd0;
+reg         restart_q = 1'b1;
+always @(posedge clk) begin
+    wav       <= win_avail;
+    brem_fr   <= fr_end - pos;
+    brem_v    <= vend - pos;
+    tag_val   <= d1_val;
+    tag_len   <= d1_len;
+    tag_found <= d1_ok;
+    tag_o32   <= d1_o32;
+    val_val   <= d2_val;
+    val_len   <= d2_len;
+    val_found <= d2_ok;
+    hdr_len   <= {1'b0, d1_len} + {1'b0, d2_len};
+    pos_q     <= pos;
+    fr_end_q  <= fr_end;
+    vend_q    <= vend;
+    restart_q <= restart;
+    if (rst) restart_q <= 1'b1;
+end
+
+assign fresh = !restart_q && pos_q == pos && fr_end_q == fr_end && vend_q == vend;
+
+endmodule
+/* verilator lint_on DECLFILENAME */
 
 `resetall
 `default_nettype wire
