@@ -1,11 +1,15 @@
 """cocotb testbench for hw_pb_input (in rtl/hw_pb_core.v; cocotb 2.x, Icarus Verilog): the
-protobuf core's input stage. Random windows built from encoded fields (tags of 1-5 bytes,
-values and lengths of 1-10 bytes, overlong and truncated varints, any number of valid
-bytes, garbage past them) with positions and bounds that hold or move, and restarts.
-Checks, a cycle after each window: the tag varint and the varint after it (found, length,
-value; the value against the official protobuf library's decoder), the 32-bit limit, the
-header length, the window's valid bytes, the bytes left to both bounds; and `fresh`
-(exactly when position and bounds held and the reader did not restart)."""
+protobuf core's input stage. A random stream of encoded fields (tags of 1-5 bytes of every
+wire type, values and lengths of 1-10 bytes, short and long strings, overlong tags,
+continuation bytes without end) read through a window with any number of valid bytes
+(garbage past them), a position that holds, skips the shown field whole, skips other
+amounts or jumps, skip hints, bounds that hold, pop, enter or move, and restarts. Checks, every cycle, against a
+model of the two registered decode sets (cur at the position, spec at the end of the
+shown field, or the hinted skip): which set is shown, the tag varint and the varint after it (found, length,
+value; every whole varint's value also against the official protobuf library's decoder),
+the 32-bit limit, the header length, the valid bytes, the bytes left to both bounds (the
+frame's end after a pop or entering a child too), and `fresh` (the shown set is at the
+position, bounds held or popped or entered, no restart)."""
 
 import random
 import sys
@@ -17,24 +21,13 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
 from google.protobuf.internal import decoder as pb_decoder
+from google.protobuf.internal.encoder import _VarintBytes as varint   # the official encoder
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
 from tbutil import run_cocotb, seed_for
 
 RTL_DIR = Path(__file__).resolve().parents[2]
 TB_DIR = Path(__file__).resolve().parent
 M32 = (1 << 32) - 1
-
-
-def varint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 def decode(window, avail):
@@ -53,90 +46,162 @@ def decode(window, avail):
     return False, 0, None
 
 
-def expected(window, avail, pos, fr_end, vend):
+def field_len(wt, tfound, tlen, vfound, hdr, vval):
+    """The length of the field a set describes, as the input stage takes it (None: longer
+    than 15 bytes, or not known)."""
+    if not tfound:
+        return 0
+    fl = {0: hdr, 1: tlen + 8, 5: tlen + 4}.get(wt, tlen)
+    if wt == 2:
+        if vfound and vval >> 32:
+            return None
+        fl = hdr + (vval & M32) if vfound else tlen
+    return fl if fl <= 15 else None
+
+
+def decode_set(window, avail, pos, fr_end, vend, up=0, dn=0):
+    """One decode set: the tag and the varint after it at byte 0 of window (avail bytes
+    valid), the bytes left to both bounds, the field's length."""
     found, tlen, tval = decode(window, avail)
     rest = window[tlen:] + bytes(tlen)
     vfound, vlen, vval = decode(rest, avail - tlen)
-    return dict(wav=avail, brem_fr=(fr_end - pos) & M32, brem_v=(vend - pos) & M32,
+    return dict(pos=pos, wav=avail, brem_fr=(fr_end - pos) & M32, brem_v=(vend - pos) & M32,
+                brem_up=(up - pos) & M32, brem_dn=(dn - pos) & M32,
                 tag_found=int(found), tag_len=tlen, tag_val=tval,
                 tag_o32=int(found and (tlen > 5 or tval >> 32 != 0)),
-                val_found=int(vfound), val_len=vlen, val_val=vval, hdr_len=tlen + vlen)
+                val_found=int(vfound), val_len=vlen, val_val=vval, hdr_len=tlen + vlen,
+                fl=field_len(tval & 7 if found else 0, found, tlen, vfound, tlen + vlen, vval))
 
 
-def random_window(rng):
-    """16 bytes: a field's tag and value (or length), or continuation-heavy bytes."""
-    kind = rng.random()
-    if kind < 0.6:
-        tag = varint(rng.choice([rng.randrange(1, 16), rng.randrange(1, 1 << 29)]) << 3 | rng.randrange(8))
-        if rng.random() < 0.1:   # an overlong tag (padded with 0x80 bytes)
-            tag = bytes(b | 0x80 for b in tag) + bytes([0x80] * rng.randrange(1, 4)) + b"\x00"
-        val = varint(rng.choice([rng.randrange(128), rng.randrange(1 << 32), rng.getrandbits(64)]))
-        data = tag + val
-    elif kind < 0.8:
-        data = bytes(rng.randrange(0x80, 0x100) for _ in range(rng.randrange(4, 17)))  # no end within
-    else:
-        data = bytes(rng.randrange(256) for _ in range(16))
-    data = data[:16]
-    return data + bytes(rng.randrange(256) for _ in range(16 - len(data)))
+def sets(window, avail, pos, fr_end, vend, up, dn, shown, hint):
+    """(cur, spec) registered this cycle: the set at pos, and the set at the end of the
+    field the shown set describes (its length taken whatever position it is at), or hint
+    bytes on when given (None: 16 or more)."""
+    cur = decode_set(window, avail, pos, fr_end, vend, up, dn)
+    fl = shown["fl"] if hint is False else hint
+    skip = 0 if fl is None else fl
+    s_avail = 0 if fl is None or skip > avail else avail - skip
+    spec = decode_set(window[skip:] + bytes(skip), s_avail, (pos + skip) & M32, fr_end, vend, up, dn)
+    return cur, spec
+
+
+def random_field(rng):
+    """A field's bytes: a tag of 1-5 bytes and a value of its wire type (lengths short or
+    long), sometimes an overlong tag or continuation bytes without end."""
+    r = rng.random()
+    if r < 0.08:
+        return bytes(rng.randrange(0x80, 0x100) for _ in range(rng.randrange(4, 14)))
+    wt = rng.choice([0, 0, 1, 2, 2, 5, 3, 4, 6, 7])
+    tag = varint(rng.choice([rng.randrange(1, 16), rng.randrange(1, 1 << 29)]) << 3 | wt)
+    if r < 0.12:
+        tag = bytes(b | 0x80 for b in tag) + bytes([0x80] * rng.randrange(1, 4)) + b"\x00"
+    if wt == 0:
+        return tag + varint(rng.choice([rng.randrange(128), rng.randrange(1 << 32), rng.getrandbits(64)]))
+    if wt in (1, 5):
+        return tag + bytes(rng.randrange(256) for _ in range(8 if wt == 1 else 4))
+    if wt == 2:
+        n = rng.choice([rng.randrange(12), rng.randrange(40)])
+        return tag + varint(n) + bytes(rng.randrange(256) for _ in range(n))
+    return tag
 
 
 @cocotb.test()
 async def test_decodes_and_freshness(dut):
     rng = random.Random(seed_for("pb_input"))
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    stream = b"".join(random_field(rng) for _ in range(4000))
     dut.rst.value = 1
     dut.restart.value = 0
     dut.win.value = 0
     dut.win_avail.value = 0
     dut.pos.value = 0
     dut.fr_end.value = 0
+    dut.fr_end_up.value = 0
+    dut.fr_end_dn.value = 0
+    dut.hint_en.value = 0
+    dut.hint_fl.value = 0
     dut.vend.value = 0
     await RisingEdge(dut.clk)
     await RisingEdge(dut.clk)
     dut.rst.value = 0
 
-    n = 3000
-    pos, fr_end, vend = 0, 100, 50
-    prev = None       # (inputs, expected) of the last cycle
-    counts = {"found": 0, "val": 0, "o32": 0, "not_found": 0, "fresh": 0, "stale": 0, "restart": 0}
+    n = 4000
+    pos, fr_end, vend, up, dn = 0, 100, 50, 200, 70
+    shown = decode_set(bytes(16), 0, 0, 0, 0)   # after reset: cur, all zero
+    regs = None   # (cur, spec, restart, fr_end, vend, up, dn) registered last cycle
+    counts = {"found": 0, "val": 0, "o32": 0, "not_found": 0, "fresh": 0, "stale": 0,
+              "restart": 0, "spec": 0, "hint": 0, "pop": 0, "enter": 0}
     for t in range(n):
-        # position and bounds: mostly held (the state machine waits), else moved
+        # the reader: holds (the state machine waits), skips the shown field whole (the
+        # fast paths), skips something else, or jumps; bounds mostly held
         r = rng.random()
-        if r < 0.15:
-            pos = (pos + rng.randrange(1, 20)) & M32
-        elif r < 0.2:
+        if regs is not None and r < 0.45 and type(regs[-1]) is int:
+            pos = pos + regs[-1]   # the hinted skip (spec went there)
+        elif regs is not None and r < 0.45 and shown["fl"] is not None and shown["pos"] == pos:
+            pos = pos + shown["fl"]
+        elif r < 0.6:
+            pos = pos + rng.randrange(1, 20)
+        elif r < 0.62:
+            pos = rng.randrange(len(stream))
+        pos %= len(stream) - 16
+        # bounds: held, popped to the frame below, entered into the child, or anything
+        r = rng.random()
+        if r < 0.03:
             fr_end = rng.getrandbits(32)
-        elif r < 0.25:
+        elif r < 0.06:
             vend = rng.getrandbits(32)
-        elif r < 0.27:
-            pos = rng.getrandbits(32)
-        restart = int(rng.random() < 0.05)
-        window = random_window(rng)
-        avail = rng.choice([16, 16, rng.randrange(17)])
+        elif r < 0.1:
+            fr_end = up
+        elif r < 0.14:
+            fr_end = dn
+        if rng.random() < 0.1:
+            up = rng.choice([fr_end, rng.getrandbits(32)])
+        if rng.random() < 0.1:
+            dn = rng.choice([pos + rng.randrange(40), rng.getrandbits(32)])
+        restart = int(rng.random() < 0.03)
+        hint = False
+        if rng.random() < 0.1:
+            hint = rng.choice([rng.randrange(16), None])
+        avail = rng.choice([16, 16, 16, rng.randrange(17)])
+        window = stream[pos:pos + avail] + bytes(rng.randrange(256) for _ in range(16 - avail))
         dut.win.value = int.from_bytes(window, "little")
         dut.win_avail.value = avail
         dut.pos.value, dut.fr_end.value, dut.vend.value = pos, fr_end, vend
+        dut.fr_end_up.value, dut.fr_end_dn.value = up, dn
+        dut.hint_en.value = int(hint is not False)
+        dut.hint_fl.value = 0 if hint is False else 16 if hint is None else hint
         dut.restart.value = restart
         await ReadOnly()
-        if prev is not None:
-            (ppos, pfr, pvend, prestart), want = prev
-            fresh = int(not prestart and (ppos, pfr, pvend) == (pos, fr_end, vend))
+        if regs is not None:
+            cur, spec, prestart, pfr, pvend, pup, pdn, phint = regs
+            shown = dict(spec if spec["pos"] == pos and cur["pos"] != pos else cur)
+            # the frame's end: as registered, the one below (a pop), the child's (entered)
+            if pfr != fr_end:
+                shown["brem_fr"] = shown["brem_up"] if pup == fr_end else shown["brem_dn"]
+            fresh = int(not prestart and shown["pos"] == pos and vend == pvend and fr_end in (pfr, pup, pdn))
+            if fresh:
+                counts["pop"] += pfr != fr_end and pup == fr_end
+                counts["enter"] += pfr != fr_end and pup != fr_end
+                assert shown["brem_fr"] == (fr_end - pos) & M32
             assert int(dut.fresh.value) == fresh, f"cycle {t}: fresh {int(dut.fresh.value)} != {fresh}"
             counts["fresh" if fresh else "stale"] += 1
             counts["restart"] += prestart
-            for k, v in want.items():
-                if v is None:
+            counts["spec"] += fresh and spec["pos"] == pos and cur["pos"] != pos
+            counts["hint"] += fresh and phint is not False and spec["pos"] == pos and cur["pos"] != pos
+            for k, v in shown.items():
+                if v is None or k in ("pos", "fl", "brem_up", "brem_dn"):
                     continue   # a value without its varint's end: unspecified
                 got = int(getattr(dut, k).value)
                 assert got == v, f"cycle {t}: {k} = {got:#x}, want {v:#x}"
-            counts["found" if want["tag_found"] else "not_found"] += 1
-            counts["val"] += want["val_found"]
-            counts["o32"] += want["tag_o32"]
-        prev = ((pos, fr_end, vend, restart), expected(window, avail, pos, fr_end, vend))
+            counts["found" if shown["tag_found"] else "not_found"] += 1
+            counts["val"] += shown["val_found"]
+            counts["o32"] += shown["tag_o32"]
+        regs = sets(window, avail, pos, fr_end, vend, up, dn, shown, hint) + (restart, fr_end, vend, up, dn, hint)
         await RisingEdge(dut.clk)
-    for k, at_least in (("found", n // 3), ("val", n // 4), ("o32", n // 50), ("not_found", n // 10),
-                        ("fresh", n // 3), ("stale", n // 10), ("restart", n // 50)):
-        assert counts[k] >= at_least, f"only {counts[k]} {k} checks"
+    for k, at_least in (("found", n // 3), ("val", n // 4), ("o32", n // 100), ("not_found", n // 20),
+                        ("fresh", n // 3), ("stale", n // 10), ("restart", n // 60), ("spec", n // 6),
+                        ("hint", n // 100), ("pop", n // 100), ("enter", n // 100)):
+        assert counts[k] >= at_least, f"only {counts[k]} {k} checks ({counts})"
 
 
 def test_hw_pb_input():
