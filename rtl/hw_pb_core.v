@@ -773,8 +773,9 @@ endtask
 // (a nested frame that is not a group, and in the pre-pass not a map entry to drop)
 task pop_after;
     input [31:0] len;
+    input [31:0] left;      // ip_brem_fr: bytes from pos to the frame's end
     begin
-        if (len >= ip_brem_fr && fr_grp_reg == 32'd0 && depth_reg > 32'd1
+        if (len >= left && fr_grp_reg == 32'd0 && depth_reg > 32'd1
                 && !(!pass_reg && ma_map && cnt_q_u != 32'd0)) begin
             {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next,
              fr_start_next, fr_pslot_next, fr_scan_next} = stk_q;
@@ -1169,7 +1170,7 @@ always @* begin
                         sret_next = S_TAG;
                         state_next = S_SP0;
                     end else begin
-                        pop_after(hdr2 + v2_val[31:0]);
+                        pop_after(hdr2 + v2_val[31:0], ip_brem_fr);
                     end
                 end else if (fp_str) begin
                     // write pass string: to the copy
@@ -1183,7 +1184,7 @@ always @* begin
                         state_next = S_NE0;
                     end else if (f_pres == 2'd0) begin
                         str_start(fat, v2_val[31:0], pos, s_win, s_hdr);
-                        pop_after(hdr2 + v2_val[31:0]);
+                        pop_after(hdr2 + v2_val[31:0], ip_brem_fr);
                     end else begin
                         sret_next = S_STR4;
                         state_next = S_SP0;
@@ -1195,7 +1196,7 @@ always @* begin
                     end else if (f_rep) begin
                         cnt_we = 1'b1; cnt_wa = cslot; cnt_wd = cnt_q_c + 32'd1;
                     end
-                    pop_after(vd_len32 + fp_slen);
+                    pop_after(vd_len32 + fp_slen, ip_brem_fr);
                 end else if (fp_msg) begin
                     // sub-message with its length in the window (S_MSG and S_MSG2 at once)
                     sk_len = hdr2;
