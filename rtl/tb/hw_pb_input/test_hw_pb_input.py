@@ -111,18 +111,10 @@ async def test_decodes_and_freshness(dut):
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     stream = b"".join(random_field(rng) for _ in range(4000))
     dut.rst.value = 1
-    dut.restart.value = 0
-    dut.win.value = 0
-    dut.win_avail.value = 0
-    dut.pos.value = 0
-    dut.fr_end.value = 0
-    dut.fr_end_up.value = 0
-    dut.fr_end_dn.value = 0
-    dut.hint_en.value = 0
-    dut.hint_fl.value = 0
-    dut.vend.value = 0
-    await RisingEdge(dut.clk)
-    await RisingEdge(dut.clk)
+    for port in ("restart", "win", "win_avail", "pos", "fr_end", "fr_end_up", "fr_end_dn", "hint_en", "hint_fl", "vend"):
+        getattr(dut, port).value = 0
+    for _ in range(2):
+        await RisingEdge(dut.clk)
     dut.rst.value = 0
 
     n = 4000
