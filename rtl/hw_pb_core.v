@@ -21,6 +21,11 @@
  * Image-port requests go through hw_pb_writer (two registered stages: the raw request, then
  * word address / lane-shifted data / byte enables), so the image read data of a request
  * made in cycle t is back in t + 3 and `done` waits for the last write to leave the writer.
+ * The input side goes through hw_pb_input (at the end of this file): the tag and the varint
+ * after it, decoded from the Stream Reader's window into registers, with the bytes left to
+ * the bounds; the state machine decides on them a cycle later (waiting a cycle when they
+ * are not `fresh`), so no path runs from the state register through the varint decoders
+ * into the reader's advance.
  */
 
 `resetall
@@ -357,42 +362,59 @@ reg         rdr_restart;                 // the reader restarts (a pass begins o
 assign rdr_start = (state_reg == S_START) || rdr_restart;
 
 /* verilator lint_on UNUSEDSIGNAL */
-// ---------------------------------------------------------------- varint on the window
-// bound of the current read: a packed run's end in S_ELEM, a map entry's in S_SCANME,
-// else the frame's end
-wire [31:0] bound = (state_reg == S_ELEM || state_reg == S_SCANME) ? vend_reg : fr_end_reg;
-wire [31:0] brem = bound - pos;
-wire [31:0] wav32 = {27'd0, win_avail};
-wire [31:0] av = (brem < wav32) ? brem : wav32;
-wire        decisive = (wav32 >= 32'd10) || (wav32 >= brem);
-wire [63:0] vd_val;
-wire [3:0]  vd_len;
-wire        vd_ok, vd_inc, vd_over, vd_o32;
-hw_varint_decoder #(.AVAIL_WIDTH(5)) vdec (
-    .in_bytes(win[79:0]), .avail_bytes(av[4:0]), .value(vd_val), .length(vd_len),
-    .ok(vd_ok), .incomplete(vd_inc), .overlong(vd_over), .over32(vd_o32)
+// ---------------------------------------------------------------- input stage
+// The window's tag and the varint after it, decoded into registers (hw_pb_input, below):
+// this cycle's decisions use what the window held last cycle, when still `ip_fresh`
+// (reader and bounds unchanged); else the states that read a varint wait a cycle.
+wire        ip_fresh, ip_tag_found, ip_tag_o32, ip_val_found;
+wire [4:0]  ip_wav, ip_hdr_len;
+wire [31:0] ip_brem_fr, ip_brem_v;
+wire [63:0] ip_tag_val, ip_val_val;
+wire [3:0]  ip_tag_len, ip_val_len;
+wire [31:0] ip_fr_end_up;          // the end field of stk_q (declared below)
+// what is skipped next, known from registers: a copy's last bytes (S_CONS), a short
+// string's bytes (S_STR4, when whole in the window)
+wire [31:0] ip_hint_len = (state_reg == S_CONS) ? crem_reg : s_len_reg;
+wire        ip_hint_en = state_reg == S_CONS || state_reg == S_STR4;
+wire [4:0]  ip_hint_fl = (ip_hint_len < 32'd16) ? {1'b0, ip_hint_len[3:0]} : 5'b10000;
+hw_pb_input inp (
+    .clk(clk), .rst(rst), .restart(rdr_start), .win(win), .win_avail(win_avail), .pos(pos),
+    .fr_end(fr_end_reg), .fr_end_up(ip_fr_end_up), .fr_end_dn(c_end_reg), .vend(vend_reg),
+    .hint_en(ip_hint_en), .hint_fl(ip_hint_fl),
+    .fresh(ip_fresh), .wav(ip_wav), .brem_fr(ip_brem_fr), .brem_v(ip_brem_v),
+    .tag_val(ip_tag_val), .tag_len(ip_tag_len), .tag_found(ip_tag_found), .tag_o32(ip_tag_o32),
+    .val_val(ip_val_val), .val_len(ip_val_len), .val_found(ip_val_found), .hdr_len(ip_hdr_len)
 );
-wire        tag_ok = vd_ok && !vd_o32;
+// bytes left in the bound of the current read (valid when ip_fresh): a packed run's end in
+// S_ELEM, a map entry's in S_SCANME, else the frame's end
+wire [31:0] brem = (state_reg == S_ELEM || state_reg == S_SCANME) ? ip_brem_v : ip_brem_fr;
+// the reader's window now (copies, string bytes) and as the input stage decoded it
+wire [31:0] wav32 = {27'd0, win_avail};
+wire [31:0] iwav32 = {27'd0, ip_wav};
+wire [31:0] av = (brem < iwav32) ? brem : iwav32;
+wire        decisive = ip_fresh && ((iwav32 >= 32'd10) || (iwav32 >= brem));
+// the tag varint within the bound (what a decoder given av bytes would say)
+wire        vd_ok = ip_fresh && ip_tag_found && {28'd0, ip_tag_len} <= brem;
+wire [63:0] vd_val = ip_tag_val;
+wire [3:0]  vd_len = vd_ok ? ip_tag_len : 4'd0;
+wire        vd_inc = !vd_ok && (av < 32'd10);
+wire        vd_over = !vd_ok && (av >= 32'd10);
+wire        tag_ok = vd_ok && !ip_tag_o32;
 wire        tag_trunc = vd_inc && (av < 32'd5);
 wire [31:0] tag_num = vd_val[34:3];
 wire [2:0]  tag_wt = vd_val[2:0];
 wire [31:0] vd_len32 = {28'd0, vd_len};
 // bytes left in the bound after the varint (for length checks)
 wire [63:0] after_len = {32'd0, brem - vd_len32};
-// the value after the tag, decoded in the same cycle (S_TAG fast paths)
+// the value after the tag (S_TAG fast paths, the scan; read only when tag_ok)
 /* verilator lint_off UNUSEDSIGNAL */
-wire [127:0] win2 = win >> {vd_len, 3'b000};
-wire [31:0] av2 = av - vd_len32;
-wire        v2_ok, v2_inc, v2_over, v2_o32;
+wire [127:0] win2 = win >> {ip_tag_len, 3'b000};
 /* verilator lint_on UNUSEDSIGNAL */
-wire [63:0] v2_val;
-wire [3:0]  v2_len;
-hw_varint_decoder #(.AVAIL_WIDTH(5)) vdec2 (
-    .in_bytes(win2[79:0]), .avail_bytes(av2[4:0]), .value(v2_val), .length(v2_len),
-    .ok(v2_ok), .incomplete(v2_inc), .overlong(v2_over), .over32(v2_o32)
-);
+wire [63:0] v2_val = ip_val_val;
+wire [3:0]  v2_len = ip_val_len;
+wire        v2_ok = ip_val_found && {27'd0, ip_hdr_len} <= brem;
 wire [31:0] v2_len32 = {28'd0, v2_len};
-wire [31:0] hdr2 = vd_len32 + v2_len32;            // tag + length bytes
+wire [31:0] hdr2 = {27'd0, ip_hdr_len};            // tag + length bytes
 // the window from the string after its tag and length (S_TAG) or from the string (S_STR4)
 // Byte selects, not a shifter: yosys' resource sharing (share, in synth_ecp5) considers
 // every wide $shl/$shr and enumerates the mux paths from its output to flip-flops; from a
@@ -584,6 +606,9 @@ wire [STK_BITS-1:0] stk_ra_next = depth_next[STK_BITS-1:0] - 2;
 reg  [FRW-1:0] stk_rd_reg = {FRW{1'b0}}, stk_fwd_reg = {FRW{1'b0}};
 reg            stk_hit_reg = 1'b0;
 wire [FRW-1:0] stk_q = stk_hit_reg ? stk_fwd_reg : stk_rd_reg;
+// (after msg and inst: see enter; at the root there is no frame below, and no memory read to
+// look at: the simulators' X)
+assign ip_fr_end_up = (depth_reg > 32'd1) ? stk_q[FRW-81 -: 32] : fr_end_reg;
 wire [31:0] gstk_q = gstk_mem[gdepth_reg[STK_BITS-1:0] - 1];
 wire [31:0] im_cb_q = im_cb[c_id_reg[INST_BITS-1:0]];
 wire [31:0] im_sb_q = im_sb[c_id_reg[INST_BITS-1:0]];
@@ -748,8 +773,9 @@ endtask
 // (a nested frame that is not a group, and in the pre-pass not a map entry to drop)
 task pop_after;
     input [31:0] len;
+    input [31:0] left;      // ip_brem_fr: bytes from pos to the frame's end
     begin
-        if (pos + len >= fr_end_reg && fr_grp_reg == 32'd0 && depth_reg > 32'd1
+        if (len >= left && fr_grp_reg == 32'd0 && depth_reg > 32'd1
                 && !(!pass_reg && ma_map && cnt_q_u != 32'd0)) begin
             {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next,
              fr_start_next, fr_pslot_next, fr_scan_next} = stk_q;
@@ -1144,7 +1170,7 @@ always @* begin
                         sret_next = S_TAG;
                         state_next = S_SP0;
                     end else begin
-                        pop_after(hdr2 + v2_val[31:0]);
+                        pop_after(hdr2 + v2_val[31:0], ip_brem_fr);
                     end
                 end else if (fp_str) begin
                     // write pass string: to the copy
@@ -1158,7 +1184,7 @@ always @* begin
                         state_next = S_NE0;
                     end else if (f_pres == 2'd0) begin
                         str_start(fat, v2_val[31:0], pos, s_win, s_hdr);
-                        pop_after(hdr2 + v2_val[31:0]);
+                        pop_after(hdr2 + v2_val[31:0], ip_brem_fr);
                     end else begin
                         sret_next = S_STR4;
                         state_next = S_SP0;
@@ -1170,7 +1196,7 @@ always @* begin
                     end else if (f_rep) begin
                         cnt_we = 1'b1; cnt_wa = cslot; cnt_wd = cnt_q_c + 32'd1;
                     end
-                    pop_after(vd_len32 + fp_slen);
+                    pop_after(vd_len32 + fp_slen, ip_brem_fr);
                 end else if (fp_msg) begin
                     // sub-message with its length in the window (S_MSG and S_MSG2 at once)
                     sk_len = hdr2;
@@ -1479,9 +1505,11 @@ always @* begin
                 else if (vd_over) fail(E_VARINT_TOO_LONG, pos);
                 else cons(pass_reg ? C_COPYU : C_SKIP, vd_len32, (gdepth_reg != 32'd0) ? S_GRP : S_UNK_END);
             end
-        3'd1: if (brem < 32'd8) fail(E_TRUNCATED, pos);
+        3'd1: if (!ip_fresh) ;
+              else if (brem < 32'd8) fail(E_TRUNCATED, pos);
               else cons(pass_reg ? C_COPYU : C_SKIP, 32'd8, (gdepth_reg != 32'd0) ? S_GRP : S_UNK_END);
-        3'd5: if (brem < 32'd4) fail(E_TRUNCATED, pos);
+        3'd5: if (!ip_fresh) ;
+              else if (brem < 32'd4) fail(E_TRUNCATED, pos);
               else cons(pass_reg ? C_COPYU : C_SKIP, 32'd4, (gdepth_reg != 32'd0) ? S_GRP : S_UNK_END);
         3'd2: if (decisive) begin
                 if (vd_inc) fail(E_TRUNCATED, pos);
@@ -1811,7 +1839,7 @@ always @* begin
             end else begin
                 scan_add(uslot_k[3:0], uslot, cnt_q_u, vd_len32 + sc_vlen, ma_nc);
             end
-        end else if (wav32 >= SCAN_FULL || wav32 >= brem) begin
+        end else if (ip_fresh && (iwav32 >= SCAN_FULL || iwav32 >= brem)) begin
             state_next = S_BAIL;
         end
     end
@@ -1826,7 +1854,7 @@ always @* begin
             end else begin
                 state_next = S_BAIL;
             end
-        end else if (wav32 >= SCAN_FULL || wav32 >= brem) begin
+        end else if (ip_fresh && (iwav32 >= SCAN_FULL || iwav32 >= brem)) begin
             state_next = S_BAIL;
         end
     end
@@ -2057,6 +2085,184 @@ assign image_size = top_reg[31:0];
 assign cycles = cycles_reg;
 
 endmodule
+
+/*
+ * hw_pb_input -- the protobuf core's input stage: the Stream Reader's window decoded into
+ * registers, so the state machine never runs the varint decoders in its own cycle.
+ *
+ * A decode set describes the stream at one position p: the tag varint there (value,
+ * length, whole, > 32 bits), the varint right after it (the value or length prefix), both
+ * lengths together, how many bytes from p it looked at (`wav`), and the bytes left from p
+ * to both bounds (brem_fr = fr_end - p, brem_v = vend - p). The decodes do not know the
+ * bound: the consumer limits them (a varint of length L is whole when L <= brem).
+ *
+ * Two sets are registered every cycle from the window at the reader's position `pos`:
+ *   cur   the set at pos;
+ *   spec  the set at pos + L, where L is the length of the field at pos as the set the
+ *         outputs show now says (tag + value for wire types 0, 1, 5; tag + length prefix +
+ *         length for 2; the tag alone otherwise): the next field's header, decoded
+ *         speculatively while the state machine handles this one (ProtoACC's field-level
+ *         pipelining; when the field is not whole in the window the set has wav = 0).
+ * A cycle later the outputs show spec if the reader is at its position and not at cur's
+ * (it skipped the field whole, as the S_TAG fast paths and the one-pass scan do), else cur.
+ * `fresh`: the shown set is at the reader's position, neither bound has changed (but the
+ * frame's end may have become the end of the frame below, a pop, or of the child being
+ * entered: the bytes left to those are registered too) and
+ * the reader did not restart (equalities of registers: no path from the state machine's
+ * decisions). While the consumer copies a string, spec goes to the copy's end instead
+ * (hint_en), so the tag after it is ready too. When not fresh the state machine waits a cycle; so a field it handles in
+ * one cycle and does not skip whole costs two.
+ */
+/* verilator lint_off DECLFILENAME */
+// (in hw_pb_core.v: the engine's file list stays as the bus wrapper's testbench has it)
+module hw_pb_input (
+    input  wire         clk,
+    input  wire         rst,
+    input  wire         restart,      // the reader restarts this cycle (new pass or input)
+    input  wire [127:0] win,          // the reader's window (byte 0 at pos)
+    input  wire [4:0]   win_avail,    // its valid bytes
+    input  wire [31:0]  pos,
+    input  wire [31:0]  fr_end,       // the current frame's end
+    input  wire [31:0]  fr_end_up,    // the end of the frame below (where a pop goes back to)
+    input  wire [31:0]  fr_end_dn,    // the end of the child being entered
+    input  wire [31:0]  vend,         // a packed run's or map entry's end
+    // the consumer knows what it skips next, from its registers (a copy's last bytes):
+    // spec goes there instead of past the shown field ({longer than 15 bytes, length})
+    input  wire         hint_en,
+    input  wire [4:0]   hint_fl,
+
+    output wire         fresh,        // the set below is at pos, with this cycle's bounds
+    output wire [4:0]   wav,          // bytes from its position the decodes looked at
+    output wire [31:0]  brem_fr,
+    output wire [31:0]  brem_v,
+    output wire [63:0]  tag_val,
+    output wire [3:0]   tag_len,      // 0 when not found
+    output wire         tag_found,    // whole within wav bytes
+    output wire         tag_o32,      // found and longer than 5 bytes or above 32 bits
+    output wire [63:0]  val_val,
+    output wire [3:0]   val_len,
+    output wire         val_found,    // whole within wav - tag_len bytes
+    output wire [4:0]   hdr_len       // tag_len + val_len
+);
+
+// the decodes of one window (hw_pb_input_dec's `dec`)
+localparam DW = 64 + 4 + 1 + 1 + 64 + 4 + 1 + 5 + 5;
+
+// ---------------------------------------------------------------- two decodes of a window
+// cur: the window at pos
+wire [DW-1:0] c_dec, s_dec;
+hw_pb_input_dec dec_c (.w(win), .avail(win_avail), .dec(c_dec));
+
+// spec: the window from the end of the field the shown set describes
+wire [4:0]  shown_fl;        // {big, length}
+wire [4:0]  sel_fl = hint_en ? hint_fl : shown_fl;
+wire [3:0]  s_skip = sel_fl[4] ? 4'd0 : sel_fl[3:0];
+wire [4:0]  s_avail = (sel_fl[4] || {1'b0, s_skip} > win_avail) ? 5'd0 : win_avail - {1'b0, s_skip};
+reg  [127:0] s_win;
+integer      sb;
+always @* begin
+    for (sb = 0; sb < 16; sb = sb + 1)
+        s_win[8 * sb +: 8] = (sb + {28'd0, s_skip} < 16) ? win[8 * (sb + {28'd0, s_skip}) +: 8] : 8'd0;
+end
+hw_pb_input_dec dec_s (.w(s_win), .avail(s_avail), .dec(s_dec));
+
+// ---------------------------------------------------------------- the two registered sets
+// {pos, wav, brem_fr, brem_v, the decodes (hw_pb_input_dec), brem_up and brem_dn (to the
+//  end of the frame below and of the child)}
+localparam SW = 32 + 5 + 32 + 32 + DW + 32 + 32;
+reg  [SW-1:0] cur_q = {SW{1'b0}}, spec_q = {SW{1'b0}};
+wire [31:0]   s_pos = pos + {28'd0, s_skip};
+reg  [31:0]   fr_end_q = 32'd0, fr_end_up_q = 32'd0, fr_end_dn_q = 32'd0, vend_q = 32'd0;
+reg           restart_q = 1'b1;
+always @(posedge clk) begin
+    cur_q  <= {pos, win_avail, fr_end - pos, vend - pos, c_dec, fr_end_up - pos, fr_end_dn - pos};
+    spec_q <= {s_pos, s_avail, fr_end - s_pos, vend - s_pos, s_dec, fr_end_up - s_pos, fr_end_dn - s_pos};
+    fr_end_q  <= fr_end;
+    fr_end_up_q <= fr_end_up;
+    fr_end_dn_q <= fr_end_dn;
+    vend_q    <= vend;
+    restart_q <= restart;
+    if (rst) restart_q <= 1'b1;
+end
+
+// shown: spec when the reader is at its position (it skipped the field whole) and not at
+// cur's (there spec, at the same place, never saw more), else cur
+wire          at_cur = cur_q[SW-1 -: 32] == pos;
+wire          at_spec = spec_q[SW-1 -: 32] == pos;
+wire [SW-1:0] shown = (at_spec && !at_cur) ? spec_q : cur_q;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [31:0]   shown_pos;
+/* verilator lint_on UNUSEDSIGNAL */
+wire [31:0]   shown_brem_fr, shown_brem_up, shown_brem_dn;
+assign {shown_pos, wav, shown_brem_fr, brem_v, tag_val, tag_len, tag_found, tag_o32, val_val, val_len, val_found,
+        hdr_len, shown_fl, shown_brem_up, shown_brem_dn} = shown;
+// the frame's end as registered, or the one below it after a pop, or the child's after
+// entering it
+wire          same_end = fr_end_q == fr_end;
+wire          up_end = fr_end_up_q == fr_end;
+assign brem_fr = same_end ? shown_brem_fr : up_end ? shown_brem_up : shown_brem_dn;
+assign fresh = !restart_q && (at_spec || at_cur) && (same_end || up_end || fr_end_dn_q == fr_end)
+               && vend_q == vend;
+
+endmodule
+
+// hw_pb_input's decodes of one window: the tag at byte 0, the varint after it, both
+// lengths, the field's length. dec = {tag_val, tag_len, tag_found, tag_o32, val_val,
+// val_len, val_found, hdr_len, {longer than 15 bytes, field length}}.
+module hw_pb_input_dec (
+    input  wire [127:0] w,            // the window from the set's position
+    input  wire [4:0]   avail,        // its valid bytes
+    output wire [148:0] dec
+);
+
+// the field's length from its two decodes: {longer than 15 bytes (or not known), length}
+// (length 0 then)
+function [4:0] field_len;
+    input [2:0]  wt;
+    input        f1;
+    input [3:0]  l1;
+    input        f2;
+    input [4:0]  hl;
+    input [63:0] v2;
+    reg [33:0] fl;
+    begin
+        case (wt)
+        3'd0: fl = {29'd0, hl};
+        3'd1: fl = {30'd0, l1} + 34'd8;
+        3'd5: fl = {30'd0, l1} + 34'd4;
+        3'd2: fl = f2 ? {29'd0, hl} + {2'd0, v2[31:0]} : {30'd0, l1};
+        default: fl = {30'd0, l1};
+        endcase
+        if (!f1) fl = 34'd0;
+        if (fl > 34'd15 || (f1 && wt == 3'd2 && f2 && v2[63:32] != 32'd0)) field_len = 5'b10000;
+        else field_len = {1'b0, fl[3:0]};
+    end
+endfunction
+
+wire [63:0] v1, v2;
+wire [3:0]  l1, l2;
+wire        f1, f2, o1;
+/* verilator lint_off UNUSEDSIGNAL */
+wire        inc1, over1, inc2, over2, o2;
+/* verilator lint_on UNUSEDSIGNAL */
+hw_varint_decoder #(.AVAIL_WIDTH(5)) dec_tag (
+    .in_bytes(w[79:0]), .avail_bytes(avail), .value(v1), .length(l1),
+    .ok(f1), .incomplete(inc1), .overlong(over1), .over32(o1));
+// the bytes after the tag (byte selects, not a shifter: see win3 in hw_pb_core)
+reg  [79:0] w_after;
+integer     b;
+always @* begin
+    for (b = 0; b < 10; b = b + 1)
+        w_after[8 * b +: 8] = (b + {28'd0, l1} < 16) ? w[8 * (b + {28'd0, l1}) +: 8] : 8'd0;
+end
+hw_varint_decoder #(.AVAIL_WIDTH(5)) dec_val (
+    .in_bytes(w_after), .avail_bytes(avail - {1'b0, l1}), .value(v2),
+    .length(l2), .ok(f2), .incomplete(inc2), .overlong(over2), .over32(o2));
+wire [4:0]  hl = {1'b0, l1} + {1'b0, l2};
+assign dec = {v1, l1, f1, o1, v2, l2, f2, hl, field_len(v1[2:0], f1, l1, f2, hl, v2)};
+
+endmodule
+/* verilator lint_on DECLFILENAME */
 
 `resetall
 `default_nettype wire

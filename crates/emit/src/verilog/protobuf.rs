@@ -1,6 +1,7 @@
 //! The protobuf core: the schema's descriptor ROMs and the `heapwire_core` wrapper around
 //! the generic engine `rtl/hw_pb_core.v` (which instantiates `hw_stream_reader`,
-//! `hw_varint_decoder`, `hw_utf8_check`, `hw_pb_writer`).
+//! `hw_varint_decoder`, `hw_utf8_check`, `hw_pb_writer`, and its input stage `hw_pb_input`,
+//! defined in the same file).
 
 use std::fmt::Write;
 

@@ -1,0 +1,200 @@
+"""cocotb testbench for hw_pb_input (in rtl/hw_pb_core.v; cocotb 2.x, Icarus Verilog): the
+protobuf core's input stage. A random stream of encoded fields (tags of 1-5 bytes of every
+wire type, values and lengths of 1-10 bytes, short and long strings, overlong tags,
+continuation bytes without end) read through a window with any number of valid bytes
+(garbage past them), a position that holds, skips the shown field whole, skips other
+amounts or jumps, skip hints, bounds that hold, pop, enter or move, and restarts. Checks, every cycle, against a
+model of the two registered decode sets (cur at the position, spec at the end of the
+shown field, or the hinted skip): which set is shown, the tag varint and the varint after it (found, length,
+value; every whole varint's value also against the official protobuf library's decoder),
+the 32-bit limit, the header length, the valid bytes, the bytes left to both bounds (the
+frame's end after a pop or entering a child too), and `fresh` (the shown set is at the
+position, bounds held or popped or entered, no restart)."""
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ReadOnly, RisingEdge
+from google.protobuf.internal import decoder as pb_decoder
+from google.protobuf.internal.encoder import _VarintBytes as varint   # the official encoder
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
+from tbutil import run_cocotb, seed_for
+
+RTL_DIR = Path(__file__).resolve().parents[2]
+TB_DIR = Path(__file__).resolve().parent
+M32 = (1 << 32) - 1
+
+
+def decode(window, avail):
+    """hw_varint_decoder over the window's first bytes: (found, length, value); the length
+    is 0 when no byte with bit 7 clear is among the first min(avail, 10)."""
+    for i in range(min(avail, 10)):
+        if not window[i] & 0x80:
+            value = 0
+            for k in range(i + 1):
+                value |= (window[k] & 0x7F) << (7 * k)
+            value &= (1 << 64) - 1
+            # the official decoder agrees on every whole varint
+            ref, end = pb_decoder._DecodeVarint(bytes(window[:i + 1]), 0)
+            assert (ref, end) == (value, i + 1), "model disagrees with protobuf's decoder"
+            return True, i + 1, value
+    return False, 0, None
+
+
+def field_len(wt, tfound, tlen, vfound, hdr, vval):
+    """The length of the field a set describes, as the input stage takes it (None: longer
+    than 15 bytes, or not known)."""
+    if not tfound:
+        return 0
+    fl = {0: hdr, 1: tlen + 8, 5: tlen + 4}.get(wt, tlen)
+    if wt == 2:
+        if vfound and vval >> 32:
+            return None
+        fl = hdr + (vval & M32) if vfound else tlen
+    return fl if fl <= 15 else None
+
+
+def decode_set(window, avail, pos, fr_end, vend, up=0, dn=0):
+    """One decode set: the tag and the varint after it at byte 0 of window (avail bytes
+    valid), the bytes left to both bounds, the field's length."""
+    found, tlen, tval = decode(window, avail)
+    rest = window[tlen:] + bytes(tlen)
+    vfound, vlen, vval = decode(rest, avail - tlen)
+    return dict(pos=pos, wav=avail, brem_fr=(fr_end - pos) & M32, brem_v=(vend - pos) & M32,
+                brem_up=(up - pos) & M32, brem_dn=(dn - pos) & M32,
+                tag_found=int(found), tag_len=tlen, tag_val=tval,
+                tag_o32=int(found and (tlen > 5 or tval >> 32 != 0)),
+                val_found=int(vfound), val_len=vlen, val_val=vval, hdr_len=tlen + vlen,
+                fl=field_len(tval & 7 if found else 0, found, tlen, vfound, tlen + vlen, vval))
+
+
+def sets(window, avail, pos, fr_end, vend, up, dn, shown, hint):
+    """(cur, spec) registered this cycle: the set at pos, and the set at the end of the
+    field the shown set describes (its length taken whatever position it is at), or hint
+    bytes on when given (None: 16 or more)."""
+    cur = decode_set(window, avail, pos, fr_end, vend, up, dn)
+    fl = shown["fl"] if hint is False else hint
+    skip = 0 if fl is None else fl
+    s_avail = 0 if fl is None or skip > avail else avail - skip
+    spec = decode_set(window[skip:] + bytes(skip), s_avail, (pos + skip) & M32, fr_end, vend, up, dn)
+    return cur, spec
+
+
+def random_field(rng):
+    """A field's bytes: a tag of 1-5 bytes and a value of its wire type (lengths short or
+    long), sometimes an overlong tag or continuation bytes without end."""
+    r = rng.random()
+    if r < 0.08:
+        return bytes(rng.randrange(0x80, 0x100) for _ in range(rng.randrange(4, 14)))
+    wt = rng.choice([0, 0, 1, 2, 2, 5, 3, 4, 6, 7])
+    tag = varint(rng.choice([rng.randrange(1, 16), rng.randrange(1, 1 << 29)]) << 3 | wt)
+    if r < 0.12:
+        tag = bytes(b | 0x80 for b in tag) + bytes([0x80] * rng.randrange(1, 4)) + b"\x00"
+    if wt == 0:
+        return tag + varint(rng.choice([rng.randrange(128), rng.randrange(1 << 32), rng.getrandbits(64)]))
+    if wt in (1, 5):
+        return tag + bytes(rng.randrange(256) for _ in range(8 if wt == 1 else 4))
+    if wt == 2:
+        n = rng.choice([rng.randrange(12), rng.randrange(40)])
+        return tag + varint(n) + bytes(rng.randrange(256) for _ in range(n))
+    return tag
+
+
+@cocotb.test()
+async def test_decodes_and_freshness(dut):
+    rng = random.Random(seed_for("pb_input"))
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    stream = b"".join(random_field(rng) for _ in range(4000))
+    dut.rst.value = 1
+    for port in ("restart", "win", "win_avail", "pos", "fr_end", "fr_end_up", "fr_end_dn", "hint_en", "hint_fl", "vend"):
+        getattr(dut, port).value = 0
+    for _ in range(2):
+        await RisingEdge(dut.clk)
+    dut.rst.value = 0
+
+    n = 4000
+    pos, fr_end, vend, up, dn = 0, 100, 50, 200, 70
+    shown = decode_set(bytes(16), 0, 0, 0, 0)   # after reset: cur, all zero
+    regs = None   # (cur, spec, restart, fr_end, vend, up, dn) registered last cycle
+    counts = {"found": 0, "val": 0, "o32": 0, "not_found": 0, "fresh": 0, "stale": 0,
+              "restart": 0, "spec": 0, "hint": 0, "pop": 0, "enter": 0}
+    for t in range(n):
+        # the reader: holds (the state machine waits), skips the shown field whole (the
+        # fast paths), skips something else, or jumps; bounds mostly held
+        r = rng.random()
+        if regs is not None and r < 0.45 and type(regs[-1]) is int:
+            pos = pos + regs[-1]   # the hinted skip (spec went there)
+        elif regs is not None and r < 0.45 and shown["fl"] is not None and shown["pos"] == pos:
+            pos = pos + shown["fl"]
+        elif r < 0.6:
+            pos = pos + rng.randrange(1, 20)
+        elif r < 0.62:
+            pos = rng.randrange(len(stream))
+        pos %= len(stream) - 16
+        # bounds: held, popped to the frame below, entered into the child, or anything
+        r = rng.random()
+        if r < 0.03:
+            fr_end = rng.getrandbits(32)
+        elif r < 0.06:
+            vend = rng.getrandbits(32)
+        elif r < 0.1:
+            fr_end = up
+        elif r < 0.14:
+            fr_end = dn
+        if rng.random() < 0.1:
+            up = rng.choice([fr_end, rng.getrandbits(32)])
+        if rng.random() < 0.1:
+            dn = rng.choice([pos + rng.randrange(40), rng.getrandbits(32)])
+        restart = int(rng.random() < 0.03)
+        hint = False
+        if rng.random() < 0.1:
+            hint = rng.choice([rng.randrange(16), None])
+        avail = rng.choice([16, 16, 16, rng.randrange(17)])
+        window = stream[pos:pos + avail] + bytes(rng.randrange(256) for _ in range(16 - avail))
+        dut.win.value = int.from_bytes(window, "little")
+        dut.win_avail.value = avail
+        dut.pos.value, dut.fr_end.value, dut.vend.value = pos, fr_end, vend
+        dut.fr_end_up.value, dut.fr_end_dn.value = up, dn
+        dut.hint_en.value = int(hint is not False)
+        dut.hint_fl.value = 0 if hint is False else 16 if hint is None else hint
+        dut.restart.value = restart
+        await ReadOnly()
+        if regs is not None:
+            cur, spec, prestart, pfr, pvend, pup, pdn, phint = regs
+            shown = dict(spec if spec["pos"] == pos and cur["pos"] != pos else cur)
+            # the frame's end: as registered, the one below (a pop), the child's (entered)
+            if pfr != fr_end:
+                shown["brem_fr"] = shown["brem_up"] if pup == fr_end else shown["brem_dn"]
+            fresh = int(not prestart and shown["pos"] == pos and vend == pvend and fr_end in (pfr, pup, pdn))
+            if fresh:
+                counts["pop"] += pfr != fr_end and pup == fr_end
+                counts["enter"] += pfr != fr_end and pup != fr_end
+                assert shown["brem_fr"] == (fr_end - pos) & M32
+            assert int(dut.fresh.value) == fresh, f"cycle {t}: fresh {int(dut.fresh.value)} != {fresh}"
+            counts["fresh" if fresh else "stale"] += 1
+            counts["restart"] += prestart
+            counts["spec"] += fresh and spec["pos"] == pos and cur["pos"] != pos
+            counts["hint"] += fresh and phint is not False and spec["pos"] == pos and cur["pos"] != pos
+            for k, v in shown.items():
+                if v is None or k in ("pos", "fl", "brem_up", "brem_dn"):
+                    continue   # a value without its varint's end: unspecified
+                got = int(getattr(dut, k).value)
+                assert got == v, f"cycle {t}: {k} = {got:#x}, want {v:#x}"
+            counts["found" if shown["tag_found"] else "not_found"] += 1
+            counts["val"] += shown["val_found"]
+            counts["o32"] += shown["tag_o32"]
+        regs = sets(window, avail, pos, fr_end, vend, up, dn, shown, hint) + (restart, fr_end, vend, up, dn, hint)
+        await RisingEdge(dut.clk)
+    for k, at_least in (("found", n // 3), ("val", n // 4), ("o32", n // 100), ("not_found", n // 20),
+                        ("fresh", n // 3), ("stale", n // 10), ("restart", n // 60), ("spec", n // 6),
+                        ("hint", n // 100), ("pop", n // 100), ("enter", n // 100)):
+        assert counts[k] >= at_least, f"only {counts[k]} {k} checks ({counts})"
+
+
+def test_hw_pb_input():
+    run_cocotb(TB_DIR, "hw_pb_input", [RTL_DIR / "hw_pb_core.v", RTL_DIR / "hw_varint_decoder.v"], "default")
