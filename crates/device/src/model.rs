@@ -301,8 +301,6 @@ pub struct Device {
     in_len: u32,
     last: Outcome,
     status: u32,
-    /// The engine's STATUS register after the last request, where it has one.
-    engine_status: Option<u32>,
     counters: Counters,
 }
 
@@ -319,7 +317,6 @@ impl Device {
             in_len: 0,
             last: Outcome::default(),
             status: 0,
-            engine_status: None,
             counters: Counters::default(),
         }
     }
@@ -498,18 +495,13 @@ impl Device {
     /// bytes of the input memory, to completion.
     pub fn go(&mut self) -> &Outcome {
         self.status = Status::BUSY;
-        self.engine_status = None;
         let out = match self.run(self.go.clone(), self.in_len as u64) {
             Ok(o) => o,
             Err(e) => Outcome::device_error(&e),
         };
-        // the engine's own error bit where it has a STATUS register (run checked that it
-        // agrees with the verdict)
-        let error = match self.engine_status {
-            Some(st) => st & Status::ERROR != 0,
-            None => out.err != 0,
-        };
-        self.status = Status::DONE | if error { Status::ERROR } else { 0 };
+        // An engine with a STATUS register of its own has had it checked against this
+        // verdict (`outcome_from_registers`), so the error bit follows from `err` alike.
+        self.status = Status::DONE | if out.err != 0 { Status::ERROR } else { 0 };
         self.last = out;
         &self.last
     }
@@ -567,7 +559,6 @@ impl Device {
         s.type_words = options.type_words;
         let time = if self.factory.kind() == EngineKind::Cpu { nanos } else { engine.last_cycles().unwrap_or(0) };
         if let Some(regs) = engine.last_registers() {
-            self.engine_status = Some(regs.status);
             return self.outcome_from_registers(&regs, r);
         }
         self.counters.0[C_REQUESTS] += 1;
