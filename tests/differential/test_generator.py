@@ -18,6 +18,36 @@ def test_corpus_is_valid_and_deterministic(case):
     assert g1 == g2
 
 
+_CORPUS_DIGEST = """
+import hashlib
+from hwdiff import gen
+from hwdiff.schemas import CASES
+h = hashlib.sha256()
+for case in CASES:
+    g = gen.Gen(7)
+    for _ in range(20):
+        h.update(g.message(case.writer).SerializePartialToString(deterministic=True))
+print(h.hexdigest())
+"""
+
+
+def test_corpus_is_the_same_in_every_process():
+    # The pool's extension order (and set/dict order under another hash seed) can change
+    # from one process to the next; the corpus must not, or a failure cannot be replayed.
+    import os
+    import subprocess
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    digests = set()
+    for hash_seed in ("1", "2", "3"):
+        env = dict(os.environ, PYTHONHASHSEED=hash_seed)
+        out = subprocess.run([sys.executable, "-c", _CORPUS_DIGEST], cwd=here, env=env,
+                             capture_output=True, text=True, check=True)
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1, f"the same seed gave different corpora: {digests}"
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if c.reader == c.writer], ids=lambda c: c.id)
 def test_generator_covers_every_field(case):
     g = gen.Gen(harness.case_seed(case, "coverage"))

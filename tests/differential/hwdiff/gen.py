@@ -173,7 +173,10 @@ class Gen:
         # at chain depth, keep siblings small
         nested_ok = depth < 6 and (target is None or depth < 3)
         oneof_done = set()
-        fields = list(desc.fields) + list(schemas.pool().FindAllExtensions(desc))
+        # The pool lists extensions in an order that changes from one process to the next
+        # (upb's hash table); sorted, the same seed gives the same corpus on every run.
+        extensions = sorted(schemas.pool().FindAllExtensions(desc), key=lambda f: f.number)
+        fields = list(desc.fields) + extensions
         self.rng.shuffle(fields)
         if chain_field is not None:
             fields.remove(chain_field)
