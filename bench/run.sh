@@ -4,6 +4,7 @@
 # bytes as the limit; same machine, same run, same corpus.
 #
 #   bench/run.sh [--quick] [--reps K] [--rounds R] [--only NAME[,NAME...]] [--regen]
+#                [--clock cpu|wall]
 #
 #   --quick   small files (~0.5 MB each), 3 repetitions, 1 round: for CI and
 #             the README's first command. Default: ~4 MB files, 9 reps, 3 rounds.
@@ -12,6 +13,9 @@
 #             table shows each engine's best round (noise only ever slows down)
 #   --only    run only these workloads (names as in manifest.json, e.g. social_login,gm1)
 #   --regen   regenerate the workloads even if they are present and current
+#   --clock   what every engine times its passes with: cpu (default), the engine
+#             thread's CPU time, so that time the scheduler gives to other processes
+#             on a shared machine is not counted; or wall, elapsed time
 #
 # Steps: build the upb baselines (bench/baselines/upb/build.sh: upb's sources
 # through cargo fetch, gcc and clang), the C++ arena baseline
@@ -29,7 +33,7 @@ cd "$(dirname "$0")/.."
 root="$PWD"
 source scripts/env.sh
 
-quick=0; reps=""; rounds=""; only=""; regen=0
+quick=0; reps=""; rounds=""; only=""; regen=0; clock=cpu
 while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
@@ -37,11 +41,13 @@ while (($#)); do
     --rounds) rounds="$2"; shift ;;
     --only) only="$2"; shift ;;
     --regen) regen=1 ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --clock) clock="$2"; shift ;;
+    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
+case "$clock" in cpu|wall) ;; *) echo "run.sh: --clock: '$clock' is neither cpu nor wall" >&2; exit 2 ;; esac
 if ((quick)); then mode=quick; mb=0.5; : "${reps:=3}" "${rounds:=1}"; else mode=full; mb=4; : "${reps:=9}" "${rounds:=3}"; fi
 
 say() { echo "bench: $*" >&2; }
@@ -78,6 +84,10 @@ fi
 [ -n "$hw_bin" ] && [ ! -x "$hw_bin" ] && hw_bin=""
 hw_reps=()
 if [ -n "$hw_bin" ] && "$hw_bin" bench --help 2>&1 | grep -q -- '--reps'; then hw_reps=(--reps "$reps"); fi
+if [ -n "$hw_bin" ]; then
+  if "$hw_bin" bench --help 2>&1 | grep -q -- '--clock'; then hw_reps+=(--clock "$clock")
+  else say "heapwire: this build has no bench --clock: it times with the wall clock"; fi
+fi
 
 # ---- workloads --------------------------------------------------------------
 stamp="$(cat bench/gen_workloads.py bench/schemas/*.proto | sha256sum | cut -c1-16) mb=$mb"
@@ -143,19 +153,19 @@ for ((r = 1; r <= rounds; r++)); do
       printf '%s\t%s\t%s\t%s\t%s\t%s\theapwire\tnot built\t\n' "${meta[@]}" >> "$tsv"
     fi
     if [ -n "$upb_bin" ]; then
-      run_engine "${meta[@]}" upb -- "$upb_bin" --descriptor-set "$upb_fds" --type "$type" --reps "$reps" "$input"
-      run_engine "${meta[@]}" memcpy -- "$upb_bin" --memcpy --descriptor-set "$upb_fds" --type "$type" --reps "$reps" "$input"
+      run_engine "${meta[@]}" upb -- "$upb_bin" --descriptor-set "$upb_fds" --type "$type" --reps "$reps" --clock "$clock" "$input"
+      run_engine "${meta[@]}" memcpy -- "$upb_bin" --memcpy --descriptor-set "$upb_fds" --type "$type" --reps "$reps" --clock "$clock" "$input"
     else
       printf '%s\t%s\t%s\t%s\t%s\t%s\tupb\tnot built\t\n' "${meta[@]}" >> "$tsv"
     fi
     if [ -n "$upb_fast_bin" ]; then
-      run_engine "${meta[@]}" upb_fasttable -- "$upb_fast_bin" --descriptor-set "$upb_fds" --type "$type" --reps "$reps" "$input"
+      run_engine "${meta[@]}" upb_fasttable -- "$upb_fast_bin" --descriptor-set "$upb_fds" --type "$type" --reps "$reps" --clock "$clock" "$input"
     else
       printf '%s\t%s\t%s\t%s\t%s\t%s\tupb_fasttable\tnot built\t\n' "${meta[@]}" >> "$tsv"
     fi
-    run_engine "${meta[@]}" cpp_arena -- "$cpp_bin" --type "$type" --reps "$reps" "$input"
+    run_engine "${meta[@]}" cpp_arena -- "$cpp_bin" --type "$type" --reps "$reps" --clock "$clock" "$input"
     if [ -n "$prost_bin" ]; then
-      run_engine "${meta[@]}" prost -- "$prost_bin" --type "$type" --reps "$reps" "$input"
+      run_engine "${meta[@]}" prost -- "$prost_bin" --type "$type" --reps "$reps" --clock "$clock" "$input"
     else
       printf '%s\t%s\t%s\t%s\t%s\t%s\tprost\tnot built\t\n' "${meta[@]}" >> "$tsv"
     fi
@@ -163,9 +173,9 @@ for ((r = 1; r <= rounds; r++)); do
 done
 
 # ---- report -----------------------------------------------------------------
-python3 - "$tsv" "$out" "$mode" "$reps" "$rounds" <<'EOF'
+python3 - "$tsv" "$out" "$mode" "$reps" "$rounds" "$clock" <<'EOF'
 import datetime, json, os, platform, subprocess, sys
-tsv, out, mode, reps, rounds = sys.argv[1:6]
+tsv, out, mode, reps, rounds, clock = sys.argv[1:7]
 
 def num(s):
     try:
@@ -212,7 +222,7 @@ except (OSError, StopIteration):
     pass
 meta = {
     "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-    "mode": mode, "reps": int(reps), "rounds": int(rounds),
+    "mode": mode, "reps": int(reps), "rounds": int(rounds), "clock": clock,
     "statistic": "per engine process: median of reps after one warm-up pass; reported: the best of the rounds' medians",
     "throughput": "message payload bytes (length prefixes excluded); MB = 1e6 bytes; single thread",
     "cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
@@ -255,10 +265,10 @@ print(line(hdr))
 print(line(["-" * x for x in w]))
 for t in table:
     print(line(t))
-print(f"({mode}: best of {rounds} rounds of median-of-{reps}; payload MB/s, MB = 1e6 B; single thread; {cpu})")
+print(f"({mode}: best of {rounds} rounds of median-of-{reps}, {clock} clock; payload MB/s, MB = 1e6 B; single thread; {cpu})")
 
 with open(os.path.join(out, "results.md"), "w") as fh:
-    fh.write(f"Decode throughput, {meta['date']} ({mode} run: best of {rounds} interleaved rounds, each the median of {reps} reps after a warm-up; "
+    fh.write(f"Decode throughput, {meta['date']} ({mode} run: best of {rounds} interleaved rounds, each the median of {reps} reps after a warm-up, timed with the {clock} clock; "
              f"single thread, payload bytes, MB = 10^6 B). CPU: {cpu}; {meta['cores']} cores; "
              f"upb from the protobuf crate 4.31.1-release (default: g++ {meta['cxx']} -O2; fasttable: {meta['clang']} -O2); "
              f"libprotobuf {meta['libprotobuf']} (g++ {meta['cxx']} -O2, arena); {meta['rustc']}; prost 0.14; "

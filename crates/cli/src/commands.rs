@@ -4,7 +4,7 @@
 use std::io::{BufRead, Write};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
+use crate::clock::BenchClock;
 
 use heapwire_engine::framing::{put_varint, Delimited};
 use heapwire_engine::{Engine, Error, Options, Rejection, Request, Wire};
@@ -185,9 +185,16 @@ pub fn encode_image(s: &CompiledSchema, msg: usize, wire: Wire, base: u64, image
     write_out(out, &bytes)
 }
 
-/// `bench`: decode throughput through the engine door, median of `reps` timed passes
-/// over every message of the input.
-pub fn bench(engine: &mut dyn Engine, job: &Job, data: &[u8], reps: usize, out: &mut dyn Write) -> Result<(), Failure> {
+/// `bench`: decode throughput through the engine door, median of `reps` passes over every
+/// message of the input, each timed with `clock`.
+pub fn bench(
+    engine: &mut dyn Engine,
+    job: &Job,
+    data: &[u8],
+    reps: usize,
+    clock: BenchClock,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
     engine.check(job.msg, job.wire).map_err(Failure::Usage)?;
     // Split the stream first so only decoding is timed.
     let mut msgs = Vec::new();
@@ -213,7 +220,7 @@ pub fn bench(engine: &mut dyn Engine, job: &Job, data: &[u8], reps: usize, out: 
     }
     let mut times = Vec::with_capacity(reps);
     for r in 0..reps {
-        let t = Instant::now();
+        let t = clock.now();
         for &(st, len) in &msgs {
             // No black_box on the input: the engine is behind a `dyn` call the compiler
             // cannot see through, and black_box's spill of the slice (two 8-byte stores
@@ -222,13 +229,15 @@ pub fn bench(engine: &mut dyn Engine, job: &Job, data: &[u8], reps: usize, out: 
             let _ = engine.decode(&request(job, &data[st..st + len]), &mut image);
             std::hint::black_box(&image);
         }
-        times.push(t.elapsed().as_secs_f64());
-        eprint!("\rbench: rep {}/{reps}", r + 1);
+        let secs = clock.now() - t;
+        times.push(secs);
+        eprintln!("bench: rep {}/{reps}: {:.1} MB/s", r + 1, payload as f64 / secs / 1e6);
     }
-    eprintln!();
-    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let med = times[times.len() / 2];
-    writeln!(out, "messages: {}, payload: {} bytes, reps: {reps}", msgs.len(), payload)?;
+    times.sort_by(f64::total_cmp);
+    let n = times.len();
+    // The same median as the baselines in bench/: the mean of the middle two for even n.
+    let med = if n % 2 == 1 { times[n / 2] } else { (times[n / 2 - 1] + times[n / 2]) / 2.0 };
+    writeln!(out, "messages: {}, payload: {} bytes, reps: {reps}, clock: {}", msgs.len(), payload, clock.name())?;
     writeln!(out, "decode: {:.1} MB/s, {:.0} msg/s", payload as f64 / med / 1e6, msgs.len() as f64 / med)?;
     Ok(())
 }

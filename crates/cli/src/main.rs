@@ -13,6 +13,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use heapwire_engine::Options;
 use heapwire_schema::{CompiledSchema, LayoutOptions, PointerWidth};
 
+mod clock;
 mod commands;
 mod device;
 
@@ -89,6 +90,11 @@ enum Cmd {
         /// Timed passes over the input; the median is reported.
         #[arg(long, default_value_t = 9)]
         reps: usize,
+        /// The clock passes are timed with: `cpu`, this thread's CPU time (time spent
+        /// waiting for a core while other processes run is not counted), or `wall`,
+        /// elapsed time. The baselines in bench/ take the same flag and default.
+        #[arg(long, value_name = "cpu|wall", value_parser = clock::BenchClock::parse, default_value = "cpu")]
+        clock: clock::BenchClock,
         input: PathBuf,
     },
     /// A device: serve one, or read one's header block and counters.
@@ -346,13 +352,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 commands::encode_json(&s, msg, common.wire.into(), common.delimited, &opts, &read_all(&input)?, &mut out)?;
             }
         }
-        Cmd::Bench { schema, include, type_name, wire, delimited, reps, input } => {
+        Cmd::Bench { schema, include, type_name, wire, delimited, reps, clock, input } => {
             let s = Arc::new(load_schema(&schema, &include, LayoutOptions::default())?);
             let msg = message_index(&s, &type_name)?;
             let data = std::fs::read(&input).map_err(|e| Failure::Usage(format!("{}: {e}", input.display())))?;
             let mut engine = heapwire_cpu::CpuEngine::new(s.clone());
             let job = commands::Job { schema: s, msg, wire: wire.into(), options: Options::default(), delimited, json: false };
-            commands::bench(&mut engine, &job, &data, reps.max(1), &mut out)?;
+            commands::bench(&mut engine, &job, &data, reps.max(1), clock, &mut out)?;
         }
         Cmd::Device { cmd: DeviceCmd::Serve { listen, transport, engine, slots, in_bytes, out_bytes, key_file, fault } } => {
             let faults = fault

@@ -69,6 +69,24 @@ fn bench_reads_one_message_a_stream_or_an_object_graph() {
 }
 
 #[test]
+fn bench_times_with_the_cpu_clock_unless_told_wall() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("input.bin");
+    std::fs::write(&f, NODE).unwrap();
+    let run = |clock: &[&str]| heapwire(&[&["bench", "--reps", "2"], &UNIT[..], clock, &[f.to_str().unwrap()]].concat(), b"");
+    for (args, name) in [(&[][..], "cpu"), (&["--clock", "cpu"][..], "cpu"), (&["--clock", "wall"][..], "wall")] {
+        let o = run(args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let out = String::from_utf8(o.stdout).unwrap();
+        assert!(out.contains(&format!("clock: {name}\n")), "{args:?}: {out}");
+        assert!(out.lines().last().unwrap().starts_with("decode: "), "{out}");
+    }
+    let o = run(&["--clock", "cycles"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("'cycles' is neither cpu nor wall"), "{}", stderr(&o));
+}
+
+#[test]
 fn objgraph_json_round_trip_one_document_per_line() {
     let g = paper();
     let o = heapwire(&[&["decode", "--delimited", "--json"], &EXPR[..], &["-"]].concat(), &delimit(&[&g, &g]));

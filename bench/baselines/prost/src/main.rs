@@ -1,18 +1,23 @@
 //! Baseline: prost decoding a length-delimited stream of bench messages.
 //!
-//!   prost-bench --type pkg.Type [--reps K] FILE
+//!   prost-bench --type pkg.Type [--reps K] [--clock cpu|wall] FILE
 //!
 //! Same protocol as the C++ arena baseline and `heapwire bench`: the whole file
 //! is read first, one untimed warm-up pass, then K timed passes over every
 //! message (`T::decode(&[u8])`, the ordinary prost call: a fresh owned struct
 //! per message, dropped after). MB = 10^6 bytes of message payload (length
-//! prefixes excluded). The last line is the median pass:
+//! prefixes excluded). Passes are timed with the calling thread's CPU clock
+//! (`--clock cpu`, the default) or elapsed time (`--clock wall`), read by the same code
+//! as `heapwire bench` (crates/cli/src/clock.rs). The last line is the median pass:
 //!
 //!   decode: <MB/s> MB/s, <msgs/s> msg/s
 use prost::Message;
 use std::hint::black_box;
 use std::process::ExitCode;
-use std::time::Instant;
+
+#[path = "../../../../crates/cli/src/clock.rs"]
+mod clock;
+use clock::BenchClock;
 
 pub mod social {
     include!(concat!(env!("OUT_DIR"), "/heapwire.bench.social.rs"));
@@ -27,16 +32,16 @@ pub mod kinds {
     include!(concat!(env!("OUT_DIR"), "/heapwire.bench.kinds.rs"));
 }
 
-type PassFn = fn(&[&[u8]]) -> Option<f64>;
+type PassFn = fn(&[&[u8]], BenchClock) -> Option<f64>;
 
-/// One pass over all messages; seconds, or None if a message failed to decode.
-fn pass<T: Message + Default>(msgs: &[&[u8]]) -> Option<f64> {
-    let t0 = Instant::now();
+/// One pass over all messages; seconds on `clock`, or None if a message failed to decode.
+fn pass<T: Message + Default>(msgs: &[&[u8]], clock: BenchClock) -> Option<f64> {
+    let t0 = clock.now();
     for m in msgs {
         let v = T::decode(black_box(*m)).ok()?;
         black_box(&v);
     }
-    Some(t0.elapsed().as_secs_f64())
+    Some(clock.now() - t0)
 }
 
 const TYPES: &[(&str, PassFn)] = &[
@@ -55,7 +60,7 @@ fn usage(msg: &str) -> ExitCode {
     if !msg.is_empty() {
         eprintln!("prost-bench: {msg}");
     }
-    eprintln!("usage: prost-bench --type pkg.Type [--reps K] [--delimited] FILE\ntypes:");
+    eprintln!("usage: prost-bench --type pkg.Type [--reps K] [--clock cpu|wall] [--delimited] FILE\ntypes:");
     for (t, _) in TYPES {
         eprintln!("  {t}");
     }
@@ -92,13 +97,17 @@ fn split_delimited(buf: &[u8]) -> Option<Vec<&[u8]>> {
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
-    let (mut ty, mut file, mut reps) = (None, None, 9usize);
+    let (mut ty, mut file, mut reps, mut clock) = (None, None, 9usize, BenchClock::Cpu);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--type" => ty = args.next(),
             "--reps" => match args.next().and_then(|r| r.parse().ok()) {
                 Some(r) if r >= 1 => reps = r,
                 _ => return usage("--reps needs a number >= 1"),
+            },
+            "--clock" => match BenchClock::parse(&args.next().unwrap_or_default()) {
+                Ok(c) => clock = c,
+                Err(e) => return usage(&format!("--clock: {e}")),
             },
             "--delimited" => {} // input is always delimited; accepted for symmetry
             "-h" | "--help" => return usage(""),
@@ -121,20 +130,24 @@ fn main() -> ExitCode {
         return ExitCode::from(1);
     };
     let payload: usize = msgs.iter().map(|m| m.len()).sum();
-    if run(&msgs).is_none() {
+    if run(&msgs, clock).is_none() {
         eprintln!("prost-bench: a message failed to decode as {ty}");
         return ExitCode::from(1);
     }
     let mut secs = Vec::with_capacity(reps);
     for r in 0..reps {
-        let Some(t) = run(&msgs) else { return ExitCode::from(1) };
+        let Some(t) = run(&msgs, clock) else { return ExitCode::from(1) };
         eprintln!("prost-bench: rep {}: {:.1} MB/s", r + 1, payload as f64 / t / 1e6);
         secs.push(t);
     }
     secs.sort_by(f64::total_cmp);
     let n = secs.len();
     let med = if n % 2 == 1 { secs[n / 2] } else { (secs[n / 2 - 1] + secs[n / 2]) / 2.0 };
-    eprintln!("prost-bench: {ty}: {} messages, {payload} payload bytes, {reps} reps", msgs.len());
+    eprintln!(
+        "prost-bench: {ty}: {} messages, {payload} payload bytes, {reps} reps, {} clock",
+        msgs.len(),
+        clock.name()
+    );
     println!(
         "decode: {:.1} MB/s, {:.0} msg/s",
         payload as f64 / med / 1e6,
