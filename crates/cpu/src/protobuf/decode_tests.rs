@@ -487,3 +487,52 @@ fn decode_into_rejections_match_decode() {
         check_decode_into(&mut d, mi, &sample(), opts, &want);
     }
 }
+
+/// Strings and bytes of every length 0..=80 (the fast pass copies those of up to 32 bytes
+/// with overlapping loads and stores, longer ones and the reference with `memcpy`): singular
+/// (the last field, so its bytes end both the input and the image), a repeated run, and a
+/// map entry's key and value. `decode` compares the fast pass with the two-pass reference
+/// and `decode_into` in exact-size buffers; here the bytes at the pointer are checked
+/// against the input, and the padding after them must stay zero.
+#[test]
+fn strings_of_every_length_copied_exactly() {
+    let s = schema("unit.proto", LayoutOptions::default());
+    let maps = schema("maps.proto", LayoutOptions::default());
+    let by = field_off(&s, "unit.Node", "by");
+    let text = |n: usize, salt: u8| -> Vec<u8> { (0..n).map(|i| b'!' + ((i * 7 + n + salt as usize) % 90) as u8).collect() };
+    let string_at = |img: &[u8], at: usize| -> (usize, usize) {
+        let (ptr, len) = (u64_at(img, at) as usize, u64_at(img, at + 8) as usize);
+        if len > 0 {
+            let pad = &img[ptr + len..(ptr + len + 7) & !7];
+            assert!(pad.iter().all(|&b| b == 0), "bytes after a {len}-byte string: {pad:02x?}");
+        }
+        (ptr, len)
+    };
+    for n in 0..=80usize {
+        // Binary bytes (every value but the pattern's) as the last field: at the image's end.
+        let data: Vec<u8> = (0..n).map(|i| (i * 37 + n * 11) as u8 ^ 0x80).collect();
+        let mut input = Vec::new();
+        len_field(&mut input, 14, &text(n, 1));
+        len_field(&mut input, 15, &data);
+        let img = decode(&s, "unit.Node", &input, 0).unwrap();
+        let (ptr, len) = string_at(&img, by);
+        assert_eq!(len, n);
+        if n > 0 {
+            assert_eq!(&img[ptr..ptr + n], &data[..], "{n}-byte bytes field");
+            assert_eq!(ptr + ((n + 7) & !7), img.len(), "the last string ends the image");
+        }
+        // A repeated run of strings of lengths n, n/2 and n + 1.
+        let mut input = Vec::new();
+        for (k, m) in [n, n / 2, n + 1].into_iter().enumerate() {
+            len_field(&mut input, 21, &text(m, k as u8));
+        }
+        decode(&s, "unit.Node", &input, 8).unwrap();
+        // A map<string, string> entry whose key and value are n bytes.
+        let mut entry = Vec::new();
+        len_field(&mut entry, 1, &text(n, 3));
+        len_field(&mut entry, 2, &text(n, 4));
+        let mut input = Vec::new();
+        len_field(&mut input, 1, &entry);
+        decode(&maps, "maps.Maps", &input, 0).unwrap();
+    }
+}

@@ -203,7 +203,7 @@ pub(super) fn fast_pass<I: Image + ?Sized>(schema: &CompiledSchema, t: &Tables, 
                         let (p, vend) = read_len(buf, pos, end)?;
                         let data = &buf[p..vend];
                         check_utf8(f, data, p)?;
-                        put_string(img, &mut top, pl, arr + i * stride, data, tag_pos)?;
+                        put_string::<true, _>(img, &mut top, pl, arr + i * stride, data, tag_pos)?;
                         pos = vend;
                     }
                 }
@@ -213,7 +213,7 @@ pub(super) fn fast_pass<I: Image + ?Sized>(schema: &CompiledSchema, t: &Tables, 
                     let data = &buf[p..vend];
                     check_utf8(f, data, p)?;
                     set_present(img.bytes(), soff, msg, f, num, &mut s.state, cases);
-                    put_string(img, &mut top, pl, soff + f.offset as usize, data, tag_pos)?;
+                    put_string::<true, _>(img, &mut top, pl, soff + f.offset as usize, data, tag_pos)?;
                 }
                 _ if !f.is_repeated() => {
                     // A singular closed enum (every other singular scalar took the simple
@@ -335,7 +335,7 @@ fn flat_entry<I: Image + ?Sized>(schema: &CompiledSchema, t: &Tables, img: &mut 
             let data = &buf[p..vend];
             check_utf8(f, data, p)?;
             set_present(img.bytes(), soff, msg, f, num, &mut [], 0);
-            put_string(img, top, pl, soff + f.offset as usize, data, tag_pos)?;
+            put_string::<true, _>(img, top, pl, soff + f.offset as usize, data, tag_pos)?;
         }
     }
     Ok(())

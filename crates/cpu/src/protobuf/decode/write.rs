@@ -134,7 +134,7 @@ pub(super) fn write_pass(schema: &CompiledSchema, t: &Tables, s: &mut Scratch, r
                         set_present(img, soff, msg, f, num, &mut s.state, cases);
                         soff + f.offset as usize
                     };
-                    put_string(img, &mut top, pl, at, &buf[p..vend], tag_pos)?;
+                    put_string::<false, _>(img, &mut top, pl, at, &buf[p..vend], tag_pos)?;
                 }
                 _ if !f.is_repeated() => {
                     // A singular closed enum (every other singular scalar took the simple
