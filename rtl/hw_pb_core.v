@@ -562,10 +562,7 @@ end else begin : g_ram
             ok_q <= cfg_seen_q && cfg_q[63:60] == 4'h1 && {16'd0, cfg_q[15:0]} < MSG_ROWS
                     && {16'd0, cfg_q[31:16]} <= ENUM_ROWS && {23'd0, cfg_q[40:32]} <= OVF_ROWS
                     && {23'd0, cfg_q[59:51]} <= ENUM_VALS;
-        if (rst) begin
-            ok_q <= 1'b0;
-            cfg_seen_q <= 1'b0;
-        end
+        // (rst keeps the tables, as it keeps the type registers)
     end
     wire [15:0] n_msgs = cfg_q[15:0];
     wire [15:0] n_enums = cfg_q[31:16];
