@@ -66,7 +66,20 @@ module hw_pb_core #(
     // 1 = a string or bytes value of up to 16 bytes that is whole in the input window is
     // written through the output memory's second port (out2_wr_*) in the cycle its
     // {ptr,len} pair is written through the first (no copy cycle); 0 = out2_wr_en stays low
-    parameter OUT2_WR = 1
+    parameter OUT2_WR = 1,
+    // 1 = the descriptor tables are RAMs loaded at run time through tbl_wr_* (hw_pb_fields
+    // and the message/enum tables below; the schema parameters above, but for HAS_REQUIRED,
+    // come from the loaded configuration word instead); 0 = the generated ROMs (default)
+    parameter TABLES = 0,
+    // TABLES=1 table sizes: field rows (direct regions and overflow rows), overflow keys
+    // (sparse field numbers), message types (one more row than the largest schema's
+    // messages: the row for an index past the last), enums
+    parameter FIELD_ROWS = 1024,
+    parameter OVF_ROWS = 64,
+    parameter MSG_ROWS = 256,
+    parameter ENUM_ROWS = 64,
+    // TABLES=1: closed-enum values (every closed enum's declared values together, 1..256)
+    parameter ENUM_VALS = 64
 ) (
     input  wire                      clk,
     input  wire                      rst,
@@ -87,6 +100,18 @@ module hw_pb_core #(
     input  wire                      type_wr_en,
     input  wire [15:0]               type_wr_idx,
     input  wire [63:0]               type_wr_data,
+
+    // table load (TABLES=1; ignored otherwise): while table_load is high the core takes
+    // 64-bit table words (docs/hardware.md "Run-time-loaded tables"); when it falls after a
+    // configuration word of the supported format, tables_ok rises. A start while
+    // !tables_ok ends at once with `unsupported` (offset 0). Load only while not busy.
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire                      table_load,
+    input  wire                      tbl_wr_en,
+    input  wire [23:0]               tbl_wr_addr,
+    input  wire [63:0]               tbl_wr_data,
+    /* verilator lint_on UNUSEDSIGNAL */
+    output wire                      tables_ok,
 
     // input memory read port, 1-cycle latency
     output wire                      in_rd_en,
@@ -121,7 +146,10 @@ localparam RZB = 4;
 // reader's buffer always reaches: 16 bytes, but 13 with a 32-bit input word)
 localparam [31:0] SCAN_FULL = (IN_WIDTH == 32) ? 32'd13 : 32'd16;
 // byte mask of a pointer-width pair
-localparam [15:0] PAIR_MASK = (PTR_BYTES == 8) ? 16'hFFFF : 16'h00FF;
+// (pointer width and header words: parameters, or with TABLES=1 the loaded configuration's)
+wire        ptr8;
+wire        hdr_on;
+wire [15:0] PAIR_MASK = ptr8 ? 16'hFFFF : 16'h00FF;
 // output memory capacity in bytes
 localparam [39:0] OUT_BYTES = (40'd1 << (OUT_ADDR_WIDTH + OB_SHIFT));
 // frame stack entries (frames below the current one)
@@ -134,8 +162,10 @@ localparam ST_N = 1 << ST_BITS;
 localparam [31:0] INST_N_32 = INST_N;
 localparam [31:0] CNT_N_32 = CNT_N;
 localparam [31:0] ST_N_32 = ST_N;
-localparam [31:0] PW = PTR_BYTES;
-localparam [3:0] PW4 = PTR_BYTES;
+wire [31:0] PW = ptr8 ? 32'd8 : 32'd4;
+wire [3:0]  PW4 = ptr8 ? 4'd8 : 4'd4;
+// per-type header registers
+localparam NT = (TABLES != 0) ? MSG_ROWS : NUM_MSGS;
 // frame record: msg16, inst32, off32, end32, grp32, cb32, sb32, start32, pslot32, scanned1
 localparam FRW = 16 + 32 * 8 + 1;
 localparam DROP_N = 1 << DROP_BITS;
@@ -146,7 +176,8 @@ localparam [31:0] DROP_N_32 = DROP_N;
 localparam [7:0] E_TRUNCATED = 8'd1, E_VARINT_TOO_LONG = 8'd2, E_FIELD_NUMBER_ZERO = 8'd3,
                  E_INVALID_WIRE_TYPE = 8'd4, E_LENGTH_PAST_END = 8'd5, E_DEPTH_EXCEEDED = 8'd6,
                  E_INVALID_UTF8 = 8'd7, E_GROUP_MISMATCH = 8'd8, E_PACKED_LENGTH = 8'd9,
-                 E_MISSING_REQUIRED = 8'd10, E_BAD_BASE = 8'd12, E_CAPACITY = 8'd13;
+                 E_MISSING_REQUIRED = 8'd10, E_BAD_BASE = 8'd12, E_CAPACITY = 8'd13,
+                 E_UNSUPPORTED = 8'd14;
 
 initial begin
     if (IN_WIDTH != 32 && IN_WIDTH != 64 && IN_WIDTH != 128) begin
@@ -159,6 +190,19 @@ initial begin
     end
     if (PTR_BYTES != 4 && PTR_BYTES != 8) begin
         $error("Error: PTR_BYTES must be 4 or 8 (instance %m)");
+        $finish;
+    end
+    if (TABLES != 0 && TABLES != 1) begin
+        $error("Error: TABLES must be 0 or 1 (instance %m)");
+        $finish;
+    end
+    if (TABLES != 0 && HAS_REQUIRED != 0) begin
+        $error("Error: TABLES=1 has no required-field table: HAS_REQUIRED must be 0 (instance %m)");
+        $finish;
+    end
+    if (TABLES != 0 && (MSG_ROWS < 2 || MSG_ROWS > 65536 || ENUM_ROWS < 1 || ENUM_ROWS > 65536
+                        || ENUM_VALS < 1 || ENUM_VALS > 256)) begin
+        $error("Error: MSG_ROWS must be in 2..65536, ENUM_ROWS in 1..65536, ENUM_VALS in 1..256 (instance %m)");
         $finish;
     end
     if (MAX_DEPTH < 1 || MAX_DEPTH > 4000) begin
@@ -193,6 +237,8 @@ localparam [6:0]
 localparam [2:0] C_SKIP = 3'd0, C_COPYU = 3'd1, C_COPYS = 3'd2, C_UTF8 = 3'd3, C_EMIT = 3'd4;
 
 // ---------------------------------------------------------------- registers
+// after a struct is made: its header word, or on
+wire [6:0] S_AFTER_STRUCT = hdr_on ? S_ROOT2 : S_NI;
 reg [6:0]  state_reg = S_IDLE, state_next;
 reg        pass_reg = 1'b0, pass_next;             // 0 pre-pass, 1 write pass
 reg [15:0] fr_msg_reg = 16'd0, fr_msg_next;
@@ -308,7 +354,7 @@ reg [31:0]    im_cb [0:INST_N-1];
 reg [31:0]    im_sb [0:INST_N-1];
 reg [39:0]    im_off [0:INST_N-1];
 reg [31:0]    im_start [0:INST_N-1];
-reg [63:0]    treg [0:NUM_MSGS-1];
+reg [63:0]    treg [0:NT-1];
 reg [31:0]    drop_mem [0:DROP_N-1];
 
 /* verilator lint_off UNUSEDSIGNAL */
@@ -372,6 +418,10 @@ wire [31:0] ip_brem_fr, ip_brem_v;
 wire [63:0] ip_tag_val, ip_val_val;
 wire [3:0]  ip_tag_len, ip_val_len;
 wire [31:0] ip_fr_end_up;          // the end field of stk_q (declared below)
+/* verilator lint_off UNUSEDSIGNAL */
+wire [31:0] ip_cur_num_next, ip_spec_num_next;   // (TABLES=1 only)
+wire        ip_shown_spec;
+/* verilator lint_on UNUSEDSIGNAL */
 // what is skipped next, known from registers: a copy's last bytes (S_CONS), a short
 // string's bytes (S_STR4, when whole in the window)
 wire [31:0] ip_hint_len = (state_reg == S_CONS) ? crem_reg : s_len_reg;
@@ -383,7 +433,8 @@ hw_pb_input inp (
     .hint_en(ip_hint_en), .hint_fl(ip_hint_fl),
     .fresh(ip_fresh), .wav(ip_wav), .brem_fr(ip_brem_fr), .brem_v(ip_brem_v),
     .tag_val(ip_tag_val), .tag_len(ip_tag_len), .tag_found(ip_tag_found), .tag_o32(ip_tag_o32),
-    .val_val(ip_val_val), .val_len(ip_val_len), .val_found(ip_val_found), .hdr_len(ip_hdr_len)
+    .val_val(ip_val_val), .val_len(ip_val_len), .val_found(ip_val_found), .hdr_len(ip_hdr_len),
+    .cur_num_next(ip_cur_num_next), .spec_num_next(ip_spec_num_next), .shown_spec(ip_shown_spec)
 );
 // bytes left in the bound of the current read (valid when ip_fresh): a packed run's end in
 // S_ELEM, a map entry's in S_SCANME, else the frame's end
@@ -439,8 +490,6 @@ wire [6:0]  state_after = rst ? S_IDLE : state_next;
 wire [31:0] ma_size, ma_size8, ma_hasoff, ma_unkoff;
 wire [7:0]  ma_nc, ma_ns, ma_nms, ma_hwords;
 wire        ma_req, ma_map;
-hw_pb_desc_msg dma (.clk(clk), .m_idx_next(fr_msg_next), .m_size(ma_size), .m_size8(ma_size8), .m_hasoff(ma_hasoff),
-    .m_unkoff(ma_unkoff), .m_nc(ma_nc), .m_ns(ma_ns), .m_nms(ma_nms), .m_req(ma_req), .m_hwords(ma_hwords), .m_map(ma_map));
 // another message (child / root / required check)
 // (a continuous assignment: the state machine's block reads the ROM's outputs)
 function is_req_read;
@@ -457,8 +506,6 @@ wire [15:0] mb_idx_next = is_req_read(state_after) ? im_msg_after : c_msg_next;
 wire [31:0] mb_size, mb_size8, mb_hasoff, mb_unkoff;
 wire [7:0]  mb_nc, mb_ns, mb_nms, mb_hwords;
 wire        mb_req, mb_map;
-hw_pb_desc_msg dmb (.clk(clk), .m_idx_next(mb_idx_next), .m_size(mb_size), .m_size8(mb_size8), .m_hasoff(mb_hasoff),
-    .m_unkoff(mb_unkoff), .m_nc(mb_nc), .m_ns(mb_ns), .m_nms(mb_nms), .m_req(mb_req), .m_hwords(mb_hwords), .m_map(mb_map));
 // field lookup
 wire [31:0] f_num = (state_reg == S_TAG || state_reg == S_SCAN || state_reg == S_SCANME) ? tag_num : t_num_reg;
 // (in S_SCANME the fields of the map entry being scanned)
@@ -471,14 +518,134 @@ wire [1:0]  f_pres;
 wire [15:0] f_pidx, f_sub;
 wire [7:0]  f_slot;
 wire [3:0]  f_size;
-hw_pb_desc_field dfl (.f_msg(f_msg), .f_num(f_num), .f_hit(f_hit), .f_kind(f_kind), .f_kwt(f_kwt),
-    .f_rep(f_rep), .f_closed(f_closed), .f_utf8(f_utf8), .f_packable(f_packable), .f_off(f_off),
-    .f_pres(f_pres), .f_pidx(f_pidx), .f_sub(f_sub), .f_slot(f_slot), .f_elem(f_elem), .f_size(f_size),
-    .f_ocase(f_ocase), .f_ostor(f_ostor), .f_osize(f_osize), .f_map(f_map));
 wire        e_known;
-hw_pb_desc_enum den (.e_idx(f_sub), .e_val(raw_reg[31:0]), .e_known(e_known));
 wire [31:0] r_mask;
-hw_pb_desc_req drq (.r_msg(mb_idx), .r_word(req_w_reg), .r_mask(r_mask));
+// the field row: {f_hit, f_kind, f_kwt, f_rep, f_closed, f_utf8, f_packable, f_off, f_pres,
+// f_pidx, f_sub, f_slot, f_elem, f_size, f_ocase, f_ostor, f_osize, f_map}
+localparam FW = 1 + 5 + 3 + 4 + 32 + 2 + 16 + 16 + 8 + 32 + 4 + 96 + 1;
+// the message row: {m_size, m_size8, m_hasoff, m_unkoff, m_nc, m_ns, m_nms, m_req, m_hwords, m_map}
+localparam MW = 32 * 4 + 8 * 4 + 2;
+generate
+if (TABLES == 0) begin : g_rom
+    // the generated ROMs (<schema>_core.gen.v)
+    assign ptr8 = PTR_BYTES == 8;
+    assign hdr_on = HEADER_WORDS != 0;
+    assign tables_ok = 1'b1;
+    hw_pb_desc_msg dma (.clk(clk), .m_idx_next(fr_msg_next), .m_size(ma_size), .m_size8(ma_size8), .m_hasoff(ma_hasoff),
+        .m_unkoff(ma_unkoff), .m_nc(ma_nc), .m_ns(ma_ns), .m_nms(ma_nms), .m_req(ma_req), .m_hwords(ma_hwords), .m_map(ma_map));
+    hw_pb_desc_msg dmb (.clk(clk), .m_idx_next(mb_idx_next), .m_size(mb_size), .m_size8(mb_size8), .m_hasoff(mb_hasoff),
+        .m_unkoff(mb_unkoff), .m_nc(mb_nc), .m_ns(mb_ns), .m_nms(mb_nms), .m_req(mb_req), .m_hwords(mb_hwords), .m_map(mb_map));
+    hw_pb_desc_field dfl (.f_msg(f_msg), .f_num(f_num), .f_hit(f_hit), .f_kind(f_kind), .f_kwt(f_kwt),
+        .f_rep(f_rep), .f_closed(f_closed), .f_utf8(f_utf8), .f_packable(f_packable), .f_off(f_off),
+        .f_pres(f_pres), .f_pidx(f_pidx), .f_sub(f_sub), .f_slot(f_slot), .f_elem(f_elem), .f_size(f_size),
+        .f_ocase(f_ocase), .f_ostor(f_ostor), .f_osize(f_osize), .f_map(f_map));
+    hw_pb_desc_enum den (.e_idx(f_sub), .e_val(raw_reg[31:0]), .e_known(e_known));
+    hw_pb_desc_req drq (.r_msg(mb_idx), .r_word(req_w_reg), .r_mask(r_mask));
+end else begin : g_ram
+    // ---- configuration word (table region 0): {version 4'h1 [63:60], closed-enum values
+    // [59:51], hdr_on [49], ptr8 [48], overflow keys [40:32], enums [31:16], messages [15:0]}
+    reg [63:0] cfg_q = 64'd0;
+    reg        cfg_seen_q = 1'b0, ok_q = 1'b0, load_q = 1'b0;
+    wire [3:0]  tr = tbl_wr_addr[23:20];
+    wire [19:0] ti = tbl_wr_addr[19:0];
+    wire        twr = table_load && tbl_wr_en;
+    always @(posedge clk) begin
+        load_q <= table_load;
+        if (twr && tr == 4'd0 && ti == 20'd0) begin
+            cfg_q <= tbl_wr_data;
+            cfg_seen_q <= 1'b1;
+        end
+        if (table_load) ok_q <= 1'b0;
+        if (table_load && !load_q) cfg_seen_q <= 1'b0;
+        // the load ends: ok with a configuration of this format that fits the sizes
+        if (!table_load && load_q)
+            ok_q <= cfg_seen_q && cfg_q[63:60] == 4'h1 && {16'd0, cfg_q[15:0]} < MSG_ROWS
+                    && {16'd0, cfg_q[31:16]} <= ENUM_ROWS && {23'd0, cfg_q[40:32]} <= OVF_ROWS
+                    && {23'd0, cfg_q[59:51]} <= ENUM_VALS;
+        // (rst keeps the tables, as it keeps the type registers)
+    end
+    wire [15:0] n_msgs = cfg_q[15:0];
+    wire [15:0] n_enums = cfg_q[31:16];
+    wire [8:0]  n_ovf = cfg_q[40:32];
+    wire [8:0]  n_evals = cfg_q[59:51];
+    assign ptr8 = cfg_q[48];
+    assign hdr_on = cfg_q[49];
+    assign tables_ok = ok_q;
+
+    // ---- message table (region 1, words 0-2 of row m; row n_msgs is the entry for any
+    // index past the last): two copies with registered reads, as the ROM build's
+    localparam MRB = $clog2(MSG_ROWS);
+    reg [63:0] ma0 [0:MSG_ROWS-1];
+    reg [63:0] ma1 [0:MSG_ROWS-1];
+    reg [63:0] ma2 [0:MSG_ROWS-1];
+    reg [63:0] mb0 [0:MSG_ROWS-1];
+    reg [63:0] mb1 [0:MSG_ROWS-1];
+    reg [63:0] mb2 [0:MSG_ROWS-1];
+    wire [31:0] trow = {14'd0, ti[19:2]};
+    wire        mwr = twr && tr == 4'd1 && trow < MSG_ROWS;
+    always @(posedge clk) begin
+        if (mwr && ti[1:0] == 2'd0) begin ma0[trow[MRB-1:0]] <= tbl_wr_data; mb0[trow[MRB-1:0]] <= tbl_wr_data; end
+        if (mwr && ti[1:0] == 2'd1) begin ma1[trow[MRB-1:0]] <= tbl_wr_data; mb1[trow[MRB-1:0]] <= tbl_wr_data; end
+        if (mwr && ti[1:0] == 2'd2) begin ma2[trow[MRB-1:0]] <= tbl_wr_data; mb2[trow[MRB-1:0]] <= tbl_wr_data; end
+    end
+    wire [15:0] maa = (fr_msg_next < n_msgs) ? fr_msg_next : n_msgs;
+    wire [15:0] mba = (mb_idx_next < n_msgs) ? mb_idx_next : n_msgs;
+    reg  [191:0] maq, mbq;
+    always @(posedge clk) begin
+        maq <= {ma2[maa[MRB-1:0]], ma1[maa[MRB-1:0]], ma0[maa[MRB-1:0]]};
+        mbq <= {mb2[mba[MRB-1:0]], mb1[mba[MRB-1:0]], mb0[mba[MRB-1:0]]};
+    end
+    assign {ma_size, ma_size8, ma_hasoff, ma_unkoff, ma_nc, ma_ns, ma_nms, ma_req, ma_hwords, ma_map} = maq[MW-1:0];
+    assign {mb_size, mb_size8, mb_hasoff, mb_unkoff, mb_nc, mb_ns, mb_nms, mb_req, mb_hwords, mb_map} = mbq[MW-1:0];
+
+    // ---- field table: three lookups a cycle ahead, each its own copy (hw_pb_fields): the
+    // tags the input stage's two sets will show (S_TAG, S_SCAN, S_SCANME read the one shown)
+    // and t_num_reg (the other states)
+    wire [15:0] f_msg_after = (state_after == S_SCANME) ? scme_msg_next : fr_msg_next;
+    wire        hc, hs, ht;
+    wire [FW-1:0] rc, rs, rt;
+    hw_pb_fields #(.ROWS(FIELD_ROWS), .OVF(OVF_ROWS), .MSGS(MSG_ROWS), .W(FW)) ftc (
+        .clk(clk), .wr_en(twr), .wr_addr(tbl_wr_addr), .wr_data(tbl_wr_data), .n_msgs(n_msgs), .n_ovf(n_ovf),
+        .l_msg(f_msg_after), .l_num(ip_cur_num_next), .hit(hc), .row(rc));
+    hw_pb_fields #(.ROWS(FIELD_ROWS), .OVF(OVF_ROWS), .MSGS(MSG_ROWS), .W(FW)) fts (
+        .clk(clk), .wr_en(twr), .wr_addr(tbl_wr_addr), .wr_data(tbl_wr_data), .n_msgs(n_msgs), .n_ovf(n_ovf),
+        .l_msg(f_msg_after), .l_num(ip_spec_num_next), .hit(hs), .row(rs));
+    hw_pb_fields #(.ROWS(FIELD_ROWS), .OVF(OVF_ROWS), .MSGS(MSG_ROWS), .W(FW)) ftt (
+        .clk(clk), .wr_en(twr), .wr_addr(tbl_wr_addr), .wr_data(tbl_wr_data), .n_msgs(n_msgs), .n_ovf(n_ovf),
+        .l_msg(f_msg_after), .l_num(t_num_next), .hit(ht), .row(rt));
+    wire          f_tagst = state_reg == S_TAG || state_reg == S_SCAN || state_reg == S_SCANME;
+    wire          fh = f_tagst ? (ip_shown_spec ? hs : hc) : ht;
+    wire [FW-1:0] fr = f_tagst ? (ip_shown_spec ? rs : rc) : rt;
+    // a miss reads as the ROM's default (wire type 7: no wire type matches)
+    localparam [FW-1:0] F_MISS = {1'b0, 5'd0, 3'd7, {(FW-9){1'b0}}};
+    assign {f_hit, f_kind, f_kwt, f_rep, f_closed, f_utf8, f_packable, f_off, f_pres, f_pidx, f_sub, f_slot, f_elem,
+            f_size, f_ocase, f_ostor, f_osize, f_map} = fh ? fr : F_MISS;
+
+    // ---- closed enums: region 4, word e: bit 0 = enum e is closed (indices at or past
+    // n_enums read as open); region 5, word i: the closed enums' declared values as keys
+    // {enum [47:32], value [31:0]}, the first n_evals compared in parallel (the ROM's case)
+    reg         ecl_mem [0:ENUM_ROWS-1];
+    reg  [47:0] ev_q [0:ENUM_VALS-1];
+    localparam ERB = (ENUM_ROWS > 1) ? $clog2(ENUM_ROWS) : 1;
+    localparam EVB = (ENUM_VALS > 1) ? $clog2(ENUM_VALS) : 1;
+    integer ei;
+    initial for (ei = 0; ei < ENUM_VALS; ei = ei + 1) ev_q[ei] = 48'd0;
+    always @(posedge clk) begin
+        if (twr && tr == 4'd4 && {12'd0, ti} < ENUM_ROWS) ecl_mem[ti[ERB-1:0]] <= tbl_wr_data[0];
+        if (twr && tr == 4'd5 && {12'd0, ti} < ENUM_VALS) ev_q[ti[EVB-1:0]] <= tbl_wr_data[47:0];
+    end
+    wire e_closed = f_sub < n_enums && {16'd0, f_sub} < ENUM_ROWS && ecl_mem[f_sub[ERB-1:0]];
+    reg  e_match;
+    always @* begin
+        e_match = 1'b0;
+        for (ei = 0; ei < ENUM_VALS; ei = ei + 1)
+            if (ei < {23'd0, n_evals} && ev_q[ei] == {f_sub, raw_reg[31:0]}) e_match = 1'b1;
+    end
+    assign e_known = !e_closed || e_match;
+    // proto2 required: no table (HAS_REQUIRED is 0: the check is off, as in the CPU engine)
+    assign r_mask = 32'd0;
+end
+endgenerate
 
 /* verilator lint_on UNUSEDSIGNAL */
 // kinds (descriptor.proto numbering)
@@ -615,7 +782,7 @@ wire [31:0] im_sb_q = im_sb[c_id_reg[INST_BITS-1:0]];
 wire [39:0] im_off_q = im_off[c_id_reg[INST_BITS-1:0]];
 wire [39:0] im_off_r = im_off[req_id_reg[INST_BITS-1:0]];
 wire [31:0] im_start_r = im_start[req_id_reg[INST_BITS-1:0]];
-localparam TYPE_BITS = (NUM_MSGS > 1) ? $clog2(NUM_MSGS) : 1;
+localparam TYPE_BITS = (NT > 1) ? $clog2(NT) : 1;
 wire [63:0] treg_q = treg[c_msg_reg[TYPE_BITS-1:0]];
 wire [31:0] drop_q = drop_mem[ndrop_reg[DROP_BITS-1:0]];
 wire [31:0] drop_last = drop_mem[ndrop_reg[DROP_BITS-1:0] - 1'b1];
@@ -703,7 +870,7 @@ task img_wr2;
         o_we = 1'b1;
         o_wa = addr;
         o_w2 = 1'b1;
-        o_w2d = (PTR_BYTES == 8) ? {hi, lo} : {64'd0, hi[31:0], lo[31:0]};
+        o_w2d = ptr8 ? {hi, lo} : {64'd0, hi[31:0], lo[31:0]};
         o_w2m = PAIR_MASK;
     end
 endtask
@@ -745,7 +912,7 @@ task str_start;
         else img_wr(at, (len == 32'd0) ? 64'd0 : base_reg + {24'd0, top_reg}, PW4);
         if (split) begin
             o2_we = 1'b1; o2_a = at + {8'd0, PW};
-            o2_d = {96'd0, len}; o2_m = (PTR_BYTES == 8) ? 16'h00FF : 16'h000F;
+            o2_d = {96'd0, len}; o2_m = ptr8 ? 16'h00FF : 16'h000F;
         end
         if (len == 32'd0) begin
             state_next = (pair_fits(at) || split) ? S_TAG : S_STR5;
@@ -829,7 +996,7 @@ task pass_end;
             drop_lim_next = ndrop_reg;
             rdr_restart = 1'b1;
             start_pass(1'b1, root, len);
-        end else if (PTR_BYTES == 4 && ({24'd0, base_reg[39:0]} + {24'd0, top_reg} > 64'h1_0000_0000
+        end else if (!ptr8 && ({24'd0, base_reg[39:0]} + {24'd0, top_reg} > 64'h1_0000_0000
                                         || base_reg[63:40] != 24'd0)) begin
             fail(E_BAD_BASE, 32'd0);
         end else if (HAS_REQUIRED != 0) begin
@@ -980,8 +1147,6 @@ endtask
 
 // where a finished value returns: the packed run, or the next tag
 wire [6:0] after_val = pk_reg ? S_ELEM : S_TAG;
-// after a new struct is placed: its header word (if any), then the new instance
-localparam [6:0] S_AFTER_STRUCT = (HEADER_WORDS != 0) ? S_ROOT2 : S_NI;
 
 /* verilator lint_off UNUSEDSIGNAL */
 // push the current frame (unless root) and enter the child: instance id, count base,
@@ -1068,7 +1233,7 @@ always @* begin
     end
     S_HDR: begin
         // header word of a new struct at c_off (write pass)
-        if (HEADER_WORDS != 0) img_wr(c_off_reg, treg_q, PW4);
+        if (hdr_on) img_wr(c_off_reg, treg_q, PW4);
         state_next = sret_reg;
     end
 
@@ -1586,7 +1751,7 @@ always @* begin
                     img_wr2(ne_at_reg, base_reg + {24'd0, top_reg}, 64'd1);
                     fil_we = 1'b1; fil_wa = ne_a_reg; filn_wd = 32'd1; fila_wd = top_reg;
                     elem_next = top_reg;
-                    if (sret_reg == S_MSG3 && HEADER_WORDS == 0) begin
+                    if (sret_reg == S_MSG3 && !hdr_on) begin
                         c_off_next = top_reg;
                         zero_lazy(top_reg, tmp40, S_NI, rz_count);
                         if (state_next == S_NI && ni_direct) new_inst(top_reg, sslot);
@@ -1605,7 +1770,7 @@ always @* begin
             img_wr(ne_at_reg + {8'd0, PW}, {32'd0, filn_q + 32'd1}, PW4);
             elem_next = tmp40;
             state_next = sret_reg;
-            if (sret_reg == S_MSG3 && HEADER_WORDS == 0) begin
+            if (sret_reg == S_MSG3 && !hdr_on) begin
                 c_off_next = tmp40;
                 state_next = S_NI;
                 if (ni_direct) new_inst(tmp40, sslot);
@@ -1617,7 +1782,7 @@ always @* begin
         img_wr(ne_at_reg + {8'd0, PW}, {32'd0, ne_n_reg + 32'd1}, PW4);
         elem_next = ne_arr_reg + {8'd0, ne_n_reg} * {8'd0, ne_stride_reg};
         state_next = sret_reg;
-        if (sret_reg == S_MSG3 && HEADER_WORDS == 0) begin
+        if (sret_reg == S_MSG3 && !hdr_on) begin
             // (S_MSG3 without a header word)
             c_off_next = ne_arr_reg + {8'd0, ne_n_reg} * {8'd0, ne_stride_reg};
             state_next = S_NI;
@@ -1963,7 +2128,12 @@ always @* begin
         err_code_next = 8'd0;
         err_off_next = 32'd0;
         top_next = 40'd0;
-        if (base[2:0] != 3'd0) begin
+        if (!tables_ok) begin
+            // TABLES=1 and no tables loaded: refused
+            fast_next = 1'b0;
+            err_code_next = E_UNSUPPORTED;
+            state_next = S_ERR;
+        end else if (base[2:0] != 3'd0) begin
             fast_next = 1'b0;
             err_code_next = E_BAD_BASE;
             state_next = S_ERR;
@@ -1993,7 +2163,7 @@ hw_pb_writer #(.OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH), .RZB(RZB)
 );
 integer k;
 initial begin
-    for (k = 0; k < NUM_MSGS; k = k + 1) treg[k] = {32'd0, k};
+    for (k = 0; k < NT; k = k + 1) treg[k] = {32'd0, k};
 end
 
 always @(posedge clk) begin
@@ -2073,7 +2243,7 @@ always @(posedge clk) begin
         im_off[imw_wa[INST_BITS-1:0]] <= im_off_wd;
         im_start[imw_wa[INST_BITS-1:0]] <= im_start_wd;
     end
-    if (type_wr_en && {16'd0, type_wr_idx} < NUM_MSGS) treg[type_wr_idx[TYPE_BITS-1:0]] <= type_wr_data;
+    if (type_wr_en && {16'd0, type_wr_idx} < NT) treg[type_wr_idx[TYPE_BITS-1:0]] <= type_wr_data;
 end
 
 // (a decode is over when its last image write has left the writer too)
@@ -2142,7 +2312,13 @@ module hw_pb_input (
     output wire [63:0]  val_val,
     output wire [3:0]   val_len,
     output wire         val_found,    // whole within wav - tag_len bytes
-    output wire [4:0]   hdr_len       // tag_len + val_len
+    output wire [4:0]   hdr_len,      // tag_len + val_len
+    // for a table lookup a cycle ahead (hw_pb_core, TABLES=1): the field numbers of the
+    // tags the two sets will hold next cycle (their registers' inputs), and whether the
+    // outputs now show spec
+    output wire [31:0]  cur_num_next,
+    output wire [31:0]  spec_num_next,
+    output wire         shown_spec
 );
 
 // the decodes of one window (hw_pb_input_dec's `dec`)
@@ -2189,7 +2365,11 @@ end
 // cur's (there spec, at the same place, never saw more), else cur
 wire          at_cur = cur_q[SW-1 -: 32] == pos;
 wire          at_spec = spec_q[SW-1 -: 32] == pos;
-wire [SW-1:0] shown = (at_spec && !at_cur) ? spec_q : cur_q;
+assign        shown_spec = at_spec && !at_cur;
+wire [SW-1:0] shown = shown_spec ? spec_q : cur_q;
+// the tag value is the decodes' top 64 bits; its field number bits 34:3
+assign cur_num_next = c_dec[DW-1-29 -: 32];
+assign spec_num_next = s_dec[DW-1-29 -: 32];
 /* verilator lint_off UNUSEDSIGNAL */
 wire [31:0]   shown_pos;
 /* verilator lint_on UNUSEDSIGNAL */

@@ -22,7 +22,8 @@ declare -A LINT_PARAMS=(
   [hw_zigzag]="-GWIDTH=32"
   [hw_varint_decoder]="-GAVAIL_WIDTH=4"
   [hw_utf8_check]="-GLANES=1 -GLANES=16 -GLANES=16:-GIN_REG=1"
-  [hw_pb_core]="-GOUT_WIDTH=128 -GIN_WIDTH=32:-GOUT_WIDTH=256 -GMAX_DEPTH=4:-GINST_BITS=4 -GONE_PASS=0:-GOUT_WIDTH=256"
+  [hw_pb_core]="-GOUT_WIDTH=128 -GIN_WIDTH=32:-GOUT_WIDTH=256 -GMAX_DEPTH=4:-GINST_BITS=4 -GONE_PASS=0:-GOUT_WIDTH=256 -GTABLES=1 -GTABLES=1:-GIN_WIDTH=128:-GOUT_WIDTH=256:-GFIELD_ROWS=64:-GOVF_ROWS=1:-GMSG_ROWS=2:-GENUM_ROWS=1:-GENUM_VALS=1"
+  [hw_pb_fields]="-GROWS=1:-GOVF=1:-GMSGS=1 -GROWS=65536:-GOVF=256:-GMSGS=65536:-GW=256"
   [hw_og_core]="-GOUT_WIDTH=64 -GOUT_WIDTH=128:-GIN_WIDTH=32:-GOBJ_BITS=12 -GIN_WIDTH=128:-GOUT_WIDTH=256"
   [hw_og_reader]="-GIN_WIDTH=32 -GIN_WIDTH=128"
   [hw_axi_wrap]="-GIN_WIDTH=32:-GOUT_WIDTH=256:-GMAX_OUTSTANDING=1 -GIN_WIDTH=128:-GOUT_WIDTH=128:-GMAX_BURST=256:-GAXI_ADDR_WIDTH=64"
@@ -34,7 +35,7 @@ declare -A LINT_TOP=(
   [hw_og_core]="heapwire_og_core"
 )
 declare -A LINT_FILES=(
-  [hw_pb_core]="rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_utf8_check.v rtl/hw_pb_writer.v rtl/gen/unit_core.gen.v"
+  [hw_pb_core]="rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_utf8_check.v rtl/hw_pb_writer.v rtl/hw_pb_fields.v rtl/gen/unit_core.gen.v"
   [hw_og_core]="rtl/hw_og_reader.v rtl/hw_sdp_ram.v rtl/gen/expr_og_core.gen.v"
 )
 
@@ -62,7 +63,7 @@ for f in "${files[@]}"; do
   done
 done
 # the bus wrappers around both example cores (rtl/hw_axi_wrap.v with the generated glue)
-for top in "heapwire_axi rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_utf8_check.v rtl/hw_pb_writer.v rtl/hw_pb_core.v rtl/gen/unit_core.gen.v" \
+for top in "heapwire_axi rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_utf8_check.v rtl/hw_pb_writer.v rtl/hw_pb_fields.v rtl/hw_pb_core.v rtl/gen/unit_core.gen.v" \
            "heapwire_og_axi rtl/hw_og_reader.v rtl/hw_sdp_ram.v rtl/hw_og_core.v rtl/gen/expr_og_core.gen.v"; do
   # (an array, not `set --`: the script's own arguments go to pytest below)
   read -r -a wrap <<< "$top"

@@ -265,7 +265,7 @@ end
 endfunction
 endmodule
 
-// the engine with this schema's parameters
+// the engine with this schema's parameters (TABLES=1: with run-time-loaded tables instead)
 module heapwire_core #(
     parameter IN_WIDTH = 64,        // input memory word width (32, 64, 128)
     parameter IN_ADDR_WIDTH = 12,   // input memory word address bits
@@ -277,13 +277,21 @@ module heapwire_core #(
     parameter ST_BITS = 11,         // log2 state-memory entries
     parameter DROP_BITS = 8,        // log2 dropped-map-entry list entries
     parameter ONE_PASS = 1,         // 1 = one pass first, two passes when needed; 0 = always two
-    parameter OUT2_WR = 1           // 1 = short strings through the second output write port
+    parameter OUT2_WR = 1,          // 1 = short strings through the second output write port
+    parameter TABLES = 0,         // 1 = descriptor tables loaded at run time (tbl_wr_*), 0 = the ROMs
+    parameter FIELD_ROWS = 1024,   // TABLES=1 sizes: field rows, overflow keys, message rows, enums
+    parameter OVF_ROWS = 64,
+    parameter MSG_ROWS = 256,
+    parameter ENUM_ROWS = 64,
+    parameter ENUM_VALS = 64    // TABLES=1: closed-enum values
 ) (
     input  wire clk, input wire rst,
     input  wire start, input wire [31:0] in_len, input wire [15:0] root_msg, input wire [63:0] base,
     output wire busy, output wire done, output wire [7:0] err_code, output wire [31:0] err_offset,
     output wire [31:0] image_size, output wire [63:0] cycles,
     input  wire type_wr_en, input wire [15:0] type_wr_idx, input wire [63:0] type_wr_data,
+    input  wire table_load, input wire tbl_wr_en, input wire [23:0] tbl_wr_addr, input wire [63:0] tbl_wr_data,
+    output wire tables_ok,
     output wire in_rd_en, output wire [IN_ADDR_WIDTH-1:0] in_addr, input wire [IN_WIDTH-1:0] in_rd_data,
     output wire out_wr_en, output wire [OUT_ADDR_WIDTH-1:0] out_wr_addr, output wire [OUT_WIDTH-1:0] out_wr_data,
     output wire [OUT_WIDTH/8-1:0] out_wr_be, output wire out_rd_en, output wire [OUT_ADDR_WIDTH-1:0] out_rd_addr,
@@ -294,11 +302,13 @@ module heapwire_core #(
 hw_pb_core #(
     .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH),
     .MAX_DEPTH(MAX_DEPTH), .INST_BITS(INST_BITS), .CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS), .DROP_BITS(DROP_BITS), .ONE_PASS(ONE_PASS), .OUT2_WR(OUT2_WR),
-    .PTR_BYTES(8), .HEADER_WORDS(0), .NUM_MSGS(3), .HAS_REQUIRED(0)
+    .PTR_BYTES(8), .HEADER_WORDS(0), .NUM_MSGS(3), .HAS_REQUIRED(0),
+    .TABLES(TABLES), .FIELD_ROWS(FIELD_ROWS), .OVF_ROWS(OVF_ROWS), .MSG_ROWS(MSG_ROWS), .ENUM_ROWS(ENUM_ROWS), .ENUM_VALS(ENUM_VALS)
 ) core (
     .clk(clk), .rst(rst), .start(start), .in_len(in_len), .root_msg(root_msg), .base(base),
     .busy(busy), .done(done), .err_code(err_code), .err_offset(err_offset), .image_size(image_size), .cycles(cycles),
     .type_wr_en(type_wr_en), .type_wr_idx(type_wr_idx), .type_wr_data(type_wr_data),
+    .table_load(table_load), .tbl_wr_en(tbl_wr_en), .tbl_wr_addr(tbl_wr_addr), .tbl_wr_data(tbl_wr_data), .tables_ok(tables_ok),
     .in_rd_en(in_rd_en), .in_addr(in_addr), .in_rd_data(in_rd_data),
     .out_wr_en(out_wr_en), .out_wr_addr(out_wr_addr), .out_wr_data(out_wr_data), .out_wr_be(out_wr_be),
     .out_rd_en(out_rd_en), .out_rd_addr(out_rd_addr), .out_rd_data(out_rd_data),
@@ -378,6 +388,7 @@ hw_axi_wrap #(
 );
 assign core_in2_rd_en = 1'b0;
 assign core_in2_addr = {IN_ADDR_WIDTH{1'b0}};
+wire core_tables_ok;
 heapwire_core #(
     .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH),
     .MAX_DEPTH(MAX_DEPTH), .INST_BITS(INST_BITS), .CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS), .DROP_BITS(DROP_BITS),
@@ -390,7 +401,8 @@ heapwire_core #(
     .in_rd_en(core_in_rd_en), .in_addr(core_in_addr), .in_rd_data(core_in_rd_data),
     .out_wr_en(core_out_wr_en), .out_wr_addr(core_out_wr_addr), .out_wr_data(core_out_wr_data), .out_wr_be(core_out_wr_be),
     .out_rd_en(core_out_rd_en), .out_rd_addr(core_out_rd_addr), .out_rd_data(core_out_rd_data),
-    .out2_wr_en(core_out2_wr_en), .out2_wr_addr(core_out2_wr_addr), .out2_wr_data(core_out2_wr_data), .out2_wr_be(core_out2_wr_be)
+    .out2_wr_en(core_out2_wr_en), .out2_wr_addr(core_out2_wr_addr), .out2_wr_data(core_out2_wr_data), .out2_wr_be(core_out2_wr_be),
+    .table_load(1'b0), .tbl_wr_en(1'b0), .tbl_wr_addr(24'd0), .tbl_wr_data(64'd0), .tables_ok(core_tables_ok)
 );
 endmodule
 

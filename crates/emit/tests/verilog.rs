@@ -70,6 +70,7 @@ fn testbenches_connect_every_port_of_the_wrappers() {
         st_bits: 13,
         one_pass: true,
         out2_wr: true,
+        tables: false,
     });
     let og = testbench::objgraph::testbench(&s, &testbench::objgraph::Params { memories: m, obj_bits: 8 });
     if std::env::var_os("HEAPWIRE_SHOW_TB").is_some() {

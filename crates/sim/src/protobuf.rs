@@ -5,7 +5,7 @@
 use heapwire_emit::testbench::protobuf::{testbench, Params};
 use heapwire_emit::testbench::Memories;
 use heapwire_emit::verilog::log2_ceil;
-use heapwire_emit::verilog::protobuf::{check_supported, generate, slots, SOURCES};
+use heapwire_emit::verilog::protobuf::{check_supported, generate, generate_loadable, slots, tables_hex, TableLimits, SOURCES};
 use heapwire_engine::RejectKind;
 use heapwire_schema::CompiledSchema;
 
@@ -30,11 +30,16 @@ pub struct Options {
     /// The core's OUT2_WR parameter: short strings written through the output memory's
     /// second port (default), or that port only reads.
     pub out2_wr: bool,
+    /// The core's TABLES parameter: the schema-independent build with run-time-loaded
+    /// tables (`generate_loadable`, default table sizes), the schema's table image loaded
+    /// before the start (`tables_hex`; a schema that does not fit is
+    /// [`SimError::Unsupported`]); else the build with the schema's ROMs (default).
+    pub tables: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { base: 0, max_depth: 100, max_cycles: 0, out_width: 64, in_width: 64, one_pass: true, out2_wr: true }
+        Options { base: 0, max_depth: 100, max_cycles: 0, out_width: 64, in_width: 64, one_pass: true, out2_wr: true, tables: false }
     }
 }
 
@@ -66,7 +71,7 @@ pub type StateHistogram = Vec<(u8, u8, u64)>;
 /// bound"; every message instance costs at least 2 input bytes), rounded up to powers of
 /// two with floors so that small inputs share one simulator build.
 pub(crate) fn params(schema: &CompiledSchema, root: usize, n: usize, opts: &Options) -> Params {
-    let Options { max_depth, out_width, in_width, one_pass, out2_wr, .. } = *opts;
+    let Options { max_depth, out_width, in_width, one_pass, out2_wr, tables, .. } = *opts;
     let n = n as u64;
     let k = schema.messages.iter().map(|m| ((m.size as u64 + 7) & !7) / 2 + 8).max().unwrap_or(0).max(16);
     let img = ((schema.messages[root].size as u64 + 7) & !7) + n * k + 64;
@@ -90,6 +95,7 @@ pub(crate) fn params(schema: &CompiledSchema, root: usize, n: usize, opts: &Opti
         st_bits: log2_ceil(inst * max_ns).max(13),
         one_pass,
         out2_wr,
+        tables,
     }
 }
 
@@ -111,7 +117,12 @@ fn simulate_inner(schema: &CompiledSchema, root: usize, input: &[u8], opts: &Opt
     }
     check_request(input, opts.in_width, opts.out_width)?;
     let p = params(schema, root, input.len(), opts);
-    let core = generate(schema, "schema");
+    let (core, files) = if opts.tables {
+        let hex = tables_hex(schema, "schema", &TableLimits::default()).map_err(SimError::Unsupported)?;
+        (generate_loadable(), vec![("tables", hex)])
+    } else {
+        (generate(schema, "schema"), Vec::new())
+    };
     let vvp = crate::cache::compile_simulator("", SOURCES, &[("schema_core.gen.v", &core), ("tb.v", &testbench(&p))])?;
     let trace = std::env::var_os("HEAPWIRE_RTL_TRACE").is_some();
     let run = Run {
@@ -121,7 +132,7 @@ fn simulate_inner(schema: &CompiledSchema, root: usize, input: &[u8], opts: &Opt
         base: opts.base,
         max_cycles: if opts.max_cycles > 0 { opts.max_cycles } else { 100_000 + 400 * input.len() as u64 },
         args: [trace.then_some("+trace"), hist.then_some("+hist")].into_iter().flatten().map(String::from).collect(),
-        files: Vec::new(),
+        files,
         error_kind,
     };
     let (out, text) = run.run()?;

@@ -35,6 +35,9 @@ struct Stats {
     failures: Vec<String>,
     cycles: u64,
     bytes: u64,
+    /// the core with run-time-loaded tables (TABLES=1), one build: 64-bit input, 256-bit
+    /// output, one pass and two passes in turn
+    tables: bool,
 }
 
 fn compare(s: &CompiledSchema, mi: usize, input: &[u8], base: u64, label: &str, st: &mut Stats) {
@@ -67,7 +70,12 @@ fn compare(s: &CompiledSchema, mi: usize, input: &[u8], base: u64, label: &str, 
         Some(_) => true,
         None => n % 8 != 5,
     };
-    let hw = simulate(s, mi, input, &Options { base, out_width, in_width, one_pass, out2_wr, ..Default::default() });
+    let opts = if st.tables {
+        Options { base, out_width: 256, in_width: 64, one_pass: n % 2 == 0, tables: true, ..Default::default() }
+    } else {
+        Options { base, out_width, in_width, one_pass, out2_wr, ..Default::default() }
+    };
+    let hw = simulate(s, mi, input, &opts);
     let verdict = match (&cpu, &hw) {
         (Ok(()), Ok(out)) => {
             st.cycles += out.cycles;
@@ -119,7 +127,7 @@ fn run_schema(s: &CompiledSchema, name: &str, seed: u64, cases: u64, st: &mut St
 fn core_matches_cpu_engine() {
     let seed = env_num("HEAPWIRE_RTL_SEED", 12345);
     let cases = env_num("HEAPWIRE_RTL_CASES", 40);
-    let mut st = Stats { ok: 0, rejected: 0, failures: Vec::new(), cycles: 0, bytes: 0 };
+    let mut st = Stats { ok: 0, rejected: 0, failures: Vec::new(), cycles: 0, bytes: 0, tables: false };
     let p32 = LayoutOptions { pointer_width: PointerWidth::P32, header_words: false };
     let hdr = LayoutOptions { pointer_width: PointerWidth::P64, header_words: true };
     let mut sets: Vec<(String, CompiledSchema)> = Vec::new();
@@ -236,4 +244,56 @@ fn core_matches_cpu_engine() {
     assert!(st.failures.is_empty(), "{} mismatches between the core and the CPU engine", st.failures.len());
     assert!(st.ok > 20 && st.rejected > 10, "too few cases exercised");
     assert_eq!(bench_n, per * workloads::SOCIAL.len(), "bench messages checked");
+}
+
+/// One core with run-time-loaded tables (TABLES=1: the same schema-independent build, the
+/// same simulator) serves social.proto, scalars3.proto (32-bit pointers; sparse field
+/// numbers up to 2^29-1 in the overflow rows), proto2.proto (header words; closed enums,
+/// groups, required fields) and social.proto again, each after loading
+/// its tables: images byte-identical to the CPU engine's, rejections of the same kind at
+/// the same offset. HEAPWIRE_RTL_TABLES_CASES cases per schema (default 12).
+#[test]
+fn loaded_tables_serve_schemas_in_turn() {
+    let seed = env_num("HEAPWIRE_RTL_SEED", 12345);
+    let cases = env_num("HEAPWIRE_RTL_TABLES_CASES", 12);
+    let mut st = Stats { ok: 0, rejected: 0, failures: Vec::new(), cycles: 0, bytes: 0, tables: true };
+    let social = schema("bench/schemas/social.proto", &["bench/schemas"], LayoutOptions::default());
+    let p32 = LayoutOptions { pointer_width: PointerWidth::P32, header_words: false };
+    let scalars3 = schema("tests/differential/schemas/scalars3.proto", &["tests/differential/schemas"], p32);
+    let proto2 = schema("tests/differential/schemas/proto2.proto", &["tests/differential/schemas"], LayoutOptions { pointer_width: PointerWidth::P64, header_words: true });
+    let limits = heapwire_emit::verilog::protobuf::TableLimits::default();
+    for s in [&social, &scalars3, &proto2] {
+        heapwire_emit::verilog::protobuf::table_image(s, &limits).expect("the test schemas fit the default table sizes");
+    }
+    // the design the simulator is built from does not depend on the schema
+    assert_eq!(heapwire_emit::verilog::protobuf::generate_loadable(), heapwire_emit::verilog::protobuf::generate_loadable());
+    for (i, (name, s)) in [("social", &social), ("scalars3 (32-bit pointers)", &scalars3), ("proto2 (header words)", &proto2), ("social again", &social)].into_iter().enumerate() {
+        run_schema(s, name, seed.wrapping_add(i as u64 * 104729), cases, &mut st);
+    }
+    // the social workloads' shapes: a few bench messages
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("protobuf_tables_bench_{}", std::process::id()));
+    generate_social_workloads(&dir, 2);
+    for (file, ty) in workloads::SOCIAL {
+        let data = std::fs::read(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let mi = social.message_index(ty).unwrap();
+        for (k, m) in read_delimited(&data, 2).iter().enumerate() {
+            compare(&social, mi, m, 0, &format!("{file} #{k} (tables)"), &mut st);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!("loaded tables: {} images identical, {} rejections identical, {} failures", st.ok, st.rejected, st.failures.len());
+    assert!(st.failures.is_empty(), "{} mismatches:\n{}", st.failures.len(), st.failures.join("\n"));
+    assert!(st.ok >= 4 * cases as usize / 2, "only {} images compared", st.ok);
+    // a schema that does not fit the table sizes is refused, naming what does not fit
+    let small = heapwire_emit::verilog::protobuf::TableLimits { ovf_rows: 4, ..limits };
+    let e = heapwire_emit::verilog::protobuf::table_image(&scalars3, &small).unwrap_err();
+    assert!(e.contains("sparse field numbers") && e.contains("OVF_ROWS"), "{e}");
+    let tiny = heapwire_emit::verilog::protobuf::TableLimits { field_rows: 16, ..limits };
+    let e = heapwire_emit::verilog::protobuf::table_image(&social, &tiny).unwrap_err();
+    assert!(e.contains("field rows") && e.contains("FIELD_ROWS"), "{e}");
+    let one = heapwire_emit::verilog::protobuf::TableLimits { msg_rows: 2, ..limits };
+    let e = heapwire_sim::protobuf::simulate(&social, 0, &[], &Options { tables: true, ..Default::default() });
+    assert!(e.is_ok(), "{e:?}");
+    let e = heapwire_emit::verilog::protobuf::table_image(&social, &one).unwrap_err();
+    assert!(e.contains("message types") && e.contains("MSG_ROWS"), "{e}");
 }

@@ -12,7 +12,11 @@ input up to MAX_LEN bytes can hit `capacity`):
     header words, 32-bit input / 128-bit output words, the second output write port
     unused (OUT2_WR 0);
   * scalars3.proto with 32-bit pointers, 128-bit input / 256-bit output words;
-  * proto2.proto with the core's ONE_PASS parameter 0 (always the two passes), 64/256.
+  * proto2.proto with the core's ONE_PASS parameter 0 (always the two passes), 64/256;
+  * scalars3.proto on the build with run-time-loaded tables (TABLES=1), 64/256: the host
+    loads `<stem>_core_tables.gen.hex` through tbl_wr_* first; test_loaded_tables checks the
+    refusal before a load and one running core serving proto2.proto and scalars3.proto in
+    turn. In CI this config runs a third of the messages (HW_TB_THOROUGH=1: all, 5x).
 
 The testbench is the host (tbutil.CoreHost): input memory with one cycle of read latency
 and junk after the input, output memory filled with 0xA5 with byte-enabled writes and a
@@ -39,8 +43,8 @@ import cocotb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
 import hwsc
-from tbutil import (REPO, CoreHost, Rejected, error_kinds, first_difference, generated_core, run_cocotb, run_heapwire,
-                    save_failing, seed_for, thorough)
+from tbutil import (REPO, CoreHost, Rejected, compile_schema, error_kinds, first_difference, generated_core, run_cocotb,
+                    run_heapwire, save_failing, seed_for, thorough)
 
 TB_DIR = Path(__file__).resolve().parent
 DIFF = REPO / "tests" / "differential"
@@ -51,6 +55,13 @@ ERROR_KINDS = error_kinds("hw_pb_core")
 MAX_LEN = 2048  # longest input a build is sized for (less when the memories would get big, see max_len)
 MAX_DEPTH = 100
 SCALE = 5 if thorough() else 1
+# the RAM build (TABLES=1) in CI: a third of the messages (its CI time stays under ~40 s)
+LIGHT = bool(os.environ.get("HW_PB_TABLES")) and not thorough()
+
+
+def count(n):
+    """How many of a test's n cases (x SCALE) this build runs."""
+    return max(3, n // 3) if LIGHT else n * SCALE
 
 
 def log2_ceil(v):
@@ -94,7 +105,32 @@ class Host(CoreHost):
         self.stats = Counter()
 
     async def setup(self):
-        await super().setup(["root_msg", "type_wr_en", "type_wr_idx", "type_wr_data"])
+        await super().setup(["root_msg", "type_wr_en", "type_wr_idx", "type_wr_data",
+                             "table_load", "tbl_wr_en", "tbl_wr_addr", "tbl_wr_data"])
+        if os.environ.get("HW_PB_TABLES"):
+            await self.load_tables(os.environ["HW_PB_TABLES"])
+
+    async def load_tables(self, path):
+        """Writes a table image (`compile --rtl`'s <stem>_core_tables.gen.hex: {address,
+        data} words) through tbl_wr_* while table_load is high; returns the cycles taken."""
+        from cocotb.triggers import RisingEdge
+
+        words = [int(line, 16) for line in Path(path).read_text().splitlines() if line and not line.startswith("//")]
+        d = self.dut
+        await RisingEdge(d.clk)
+        d.table_load.value = 1
+        cycles = 1
+        for w in words:
+            await RisingEdge(d.clk)
+            d.tbl_wr_en.value, d.tbl_wr_addr.value, d.tbl_wr_data.value = 1, w >> 64, w & (1 << 64) - 1
+            cycles += 1
+        await RisingEdge(d.clk)
+        d.tbl_wr_en.value, d.table_load.value = 0, 0
+        d.tbl_wr_addr.value, d.tbl_wr_data.value = self.rng.getrandbits(24), self.rng.getrandbits(64)
+        await RisingEdge(d.clk)
+        await RisingEdge(d.clk)
+        assert int(d.tables_ok.value) == 1, f"tables_ok low after loading {path}"
+        return cycles + 2
 
     async def write_reg(self, idx, value):
         from cocotb.triggers import RisingEdge
@@ -183,7 +219,8 @@ async def test_generated_messages(dut):
     from hwdiff import harness, oracle
     types = readers(h.s)
     assert types, "no reader types for this schema"
-    for k in range(25 * SCALE):
+    n = count(25)
+    for k in range(n):
         t = types[k % len(types)]
         msg, data = message(g, t)
         if msg is None:
@@ -197,7 +234,7 @@ async def test_generated_messages(dut):
             await h.reset(rng.randrange(1, 4))
         await h.idle(rng.choice([0, 0, 1, 3]))
     dut._log.info("generated messages: %s", dict(h.stats))
-    assert h.stats["ok"] >= 20 * SCALE, f"only {h.stats['ok']} of {25 * SCALE} generated messages fit the build and were checked"
+    assert h.stats["ok"] >= n * 4 // 5, f"only {h.stats['ok']} of {n} generated messages fit the build and were checked"
 
 
 @cocotb.test()
@@ -209,7 +246,8 @@ async def test_mutated_messages(dut):
     g = hwgen.Gen(seed_for("mutants-gen"), huge_prob=0.0)
     types = readers(h.s)
     ops = Counter()
-    for k in range(40 * SCALE):
+    n = count(40)
+    for k in range(n):
         t = types[k % len(types)]
         _, data = message(g, t)
         _, other = message(g, t)
@@ -225,8 +263,8 @@ async def test_mutated_messages(dut):
             await h.reset(rng.randrange(1, 4))
         await h.idle(rng.choice([0, 0, 1, 2]))
     dut._log.info("mutants: verdicts %s, operators %s", dict(h.stats), dict(ops))
-    assert sum(h.stats.values()) >= 30 * SCALE, f"only {sum(h.stats.values())} of {40 * SCALE} mutants checked"
-    assert sum(v for k, v in h.stats.items() if k != "ok") >= 5 * SCALE, f"too few rejections: {dict(h.stats)}"
+    assert sum(h.stats.values()) >= n * 3 // 4, f"only {sum(h.stats.values())} of {n} mutants checked"
+    assert sum(v for k, v in h.stats.items() if k != "ok") >= n // 8, f"too few rejections: {dict(h.stats)}"
 
 
 @cocotb.test()
@@ -285,7 +323,8 @@ async def test_type_registers(dut):
     g = hwgen.Gen(seed_for("regs-gen"), huge_prob=0.0)
     pw = h.s.ptr
     checked = 0
-    for k in range(6 * SCALE):
+    n = count(6)
+    for k in range(n):
         t = rng.choice(readers(h.s))
         mi = h.s.message_index(t)
         _, data = message(g, t)
@@ -313,7 +352,60 @@ async def test_type_registers(dut):
         await h.check(f"register restored {k}", data, t, base)
         checked += 1
     dut._log.info("type registers: %d decodes checked", checked)
-    assert checked >= 4 * SCALE, f"only {checked} of {6 * SCALE} type-register decodes checked"
+    assert checked >= n * 2 // 3, f"only {checked} of {n} type-register decodes checked"
+
+
+@cocotb.test(skip=not os.environ.get("HW_PB_TABLES"))
+async def test_loaded_tables(dut):
+    """The RAM build (TABLES=1): after a load without a configuration word (the earlier
+    tests loaded tables; rst keeps them) tables_ok is low and a start ends at once with
+    `unsupported` at offset 0; then ONE running core serves another schema (proto2.proto: closed enums,
+    groups; its tables loaded) and this one again (tables reloaded), each decode identical
+    to the CPU engine's for that schema."""
+    from cocotb.triggers import RisingEdge
+
+    h = Host(dut, random.Random(seed_for("tables")))
+    await CoreHost.setup(h, ["root_msg", "type_wr_en", "type_wr_idx", "type_wr_data",
+                             "table_load", "tbl_wr_en", "tbl_wr_addr", "tbl_wr_data"])
+    # a load of nothing: no configuration word
+    await RisingEdge(dut.clk)
+    dut.table_load.value = 1
+    await RisingEdge(dut.clk)
+    dut.table_load.value = 0
+    await RisingEdge(dut.clk)
+    await RisingEdge(dut.clk)
+    assert int(dut.tables_ok.value) == 0, "tables_ok after a load without a configuration word"
+    got = await h.run(b"\x08\x01", 0, 0)
+    assert got == ("unsupported", 0), f"a start without loaded tables: {got}"
+    # the other schema, then this one, on the same core
+    this = (h.s, h.cli, os.environ["HW_PB_TABLES"])
+    other = (hwsc.read(os.environ["HW_PB_HWSC2"]), ["--schema", os.environ["HW_PB_PROTO2"], "-I", str(hwschemas.SCHEMA_DIR)],
+             os.environ["HW_PB_TABLES2"])
+    checked = Counter()
+    for round_, (s, cli, tables) in enumerate([other, this]):
+        cycles = await h.load_tables(tables)
+        dut._log.info("tables %s loaded in %d cycles", Path(tables).name, cycles)
+        h.s, h.cli = s, cli
+        os.environ["HW_PB_PROTO"] = cli[1]
+        g = hwgen.Gen(seed_for(f"tables-gen{round_}"), huge_prob=0.0)
+        types = readers(s)
+        assert types, f"no reader types in {cli[1]}"
+        for k in range(count(12)):
+            t = types[k % len(types)]
+            _, data = message(g, t)
+            if data is None:
+                continue
+            if k % 3 == 2:
+                _, other_msg = message(g, t)
+                if other_msg is not None:
+                    _, data = hwmut.Mutator(h.rng, [fd.number for fd in hwschemas.descriptor(t).fields]).mutate(data, other_msg)
+                if len(data) > int(os.environ["HW_PB_MAXLEN"]):
+                    continue
+            verdict = await h.check(f"tables{round_}-{k}", data, t, random_base(h.rng, s))
+            checked[(Path(cli[1]).name, verdict[0])] += 1
+    dut._log.info("loaded tables: %s", dict(checked))
+    for name in (Path(other[1][1]).name, Path(this[1][1]).name):
+        assert sum(v for (n, _), v in checked.items() if n == name) >= count(12) * 2 // 3, f"too few decodes of {name}: {dict(checked)}"
 
 
 @cocotb.test(skip=not os.environ.get("HW_PB_REPLAY"))
@@ -332,10 +424,11 @@ CONFIGS = {
     "proto2_hdr": ("proto2.proto", ["--header-word"], 32, 128, {"OUT2_WR": 0}),
     "scalars3_p32": ("scalars3.proto", ["--pointer-width", "32"], 128, 256, {}),
     "proto2_twopass": ("proto2.proto", [], 64, 256, {"ONE_PASS": 0}),  # the two passes only
+    "scalars3_ram": ("scalars3.proto", [], 64, 256, {"TABLES": 1}),  # run-time-loaded tables
 }
 
 
-ENGINE = ["hw_stream_reader.v", "hw_varint_decoder.v", "hw_utf8_check.v", "hw_pb_writer.v", "hw_pb_core.v"]   # hand-written rtl/ files
+ENGINE = ["hw_stream_reader.v", "hw_varint_decoder.v", "hw_utf8_check.v", "hw_pb_writer.v", "hw_pb_fields.v", "hw_pb_core.v"]   # hand-written rtl/ files
 
 
 def _build_and_test(cfg, testcase=None, width=None):
@@ -347,8 +440,20 @@ def _build_and_test(cfg, testcase=None, width=None):
     n = max_len(s)
     env = {"HW_PB_HWSC": str(gen / f"{proto.stem}.hwsc"), "HW_PB_PROTO": str(proto), "HW_PB_OPTS": " ".join(opts),
            "HW_PB_CFG": cfg, "HW_PB_MAXLEN": str(n)}
-    run_cocotb(TB_DIR, "heapwire_core", sources, cfg, {**sizes(s, in_w, out_w, n), **extra_params}, testcase=testcase,
-               extra_env=env)
+    if extra_params.get("TABLES"):
+        # the tables of this schema, and of proto2.proto for test_loaded_tables
+        other = DIFF / "schemas" / "proto2.proto"
+        gen2 = compile_schema(other, TB_DIR / "sim_build" / cfg / "gen2", extra=["-I", str(DIFF / "schemas")])
+        env.update({"HW_PB_TABLES": str(gen / f"{proto.stem}_core_tables.gen.hex"), "HW_PB_PROTO2": str(other),
+                    "HW_PB_HWSC2": str(gen2 / "proto2.hwsc"), "HW_PB_TABLES2": str(gen2 / "proto2_core_tables.gen.hex")})
+        s2 = hwsc.read(gen2 / "proto2.hwsc")
+        n = min(n, max_len(s2))
+        env["HW_PB_MAXLEN"] = str(n)
+        # memories for the larger of the two schemas
+        params = {k: max(v, sizes(s2, in_w, out_w, n)[k]) for k, v in sizes(s, in_w, out_w, n).items()}
+    else:
+        params = sizes(s, in_w, out_w, n)
+    run_cocotb(TB_DIR, "heapwire_core", sources, cfg, {**params, **extra_params}, testcase=testcase, extra_env=env)
 
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))

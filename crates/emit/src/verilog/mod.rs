@@ -41,7 +41,9 @@ fn footer(v: &mut String) {
 }
 
 /// Writes the generated cores for `schema` and the hand-written engine files they
-/// instantiate into `dir`: `<stem>_core.gen.v` (the protobuf core) and, for a schema with
+/// instantiate into `dir`: `<stem>_core.gen.v` (the protobuf core), `<stem>_core_tables.gen.hex`
+/// (its tables for the run-time-loaded build, TABLES=1, when they fit its default sizes;
+/// else a note on stderr says why not) and, for a schema with
 /// classes, `<stem>_og_core.gen.v` (the objgraph core), each beside copies of its engine's
 /// files and of `hw_axi_wrap.v`, which each core's bus wrapper (`heapwire_axi`,
 /// `heapwire_og_axi`, in the same generated files) instantiates. Returns the paths written.
@@ -54,6 +56,11 @@ pub fn write_core(schema: &heapwire_schema::CompiledSchema, stem: &str, dir: &Pa
         Ok(())
     };
     write(&format!("{stem}_core.gen.v"), &protobuf::generate(schema, stem))?;
+    // the tables for the core built with TABLES=1 (default sizes), when they fit
+    match protobuf::tables_hex(schema, stem, &protobuf::TableLimits::default()) {
+        Ok(hex) => write(&format!("{stem}_core_tables.gen.hex"), &hex)?,
+        Err(e) => eprintln!("note: no {stem}_core_tables.gen.hex: {e}"),
+    }
     write(AXI_SOURCE.0, AXI_SOURCE.1)?;
     for (name, text) in protobuf::SOURCES {
         write(name, text)?;
@@ -82,17 +89,6 @@ pub(crate) struct AxiWrapper<'a> {
     pub glue: &'a str,
     /// hw_axi_wrap's core-specific parameters: `.WIRE(0), .PTR_BYTES(8), ...`
     pub wrap_params: String,
-}
-
-/// `params` (`parameter` lines each ending in a comma and a comment) as the last
-/// parameters of a list: the final comma dropped, the line's layout kept.
-pub(crate) fn last_parameter(params: &str) -> String {
-    let t = params.trim_end_matches('\n');
-    let comment = t.rfind("//").unwrap_or(t.len());
-    match t[..comment].rfind(',') {
-        Some(c) => format!("{} {}", &t[..c], &t[c + 1..]),
-        None => t.to_string(),
-    }
 }
 
 /// The schema name as hw_axi_wrap's NAME parameter: 64 bytes NUL-padded, byte 0 in the

@@ -15,6 +15,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("hw_varint_decoder.v", include_str!("../../../../rtl/hw_varint_decoder.v")),
     ("hw_utf8_check.v", include_str!("../../../../rtl/hw_utf8_check.v")),
     ("hw_pb_writer.v", include_str!("../../../../rtl/hw_pb_writer.v")),
+    ("hw_pb_fields.v", include_str!("../../../../rtl/hw_pb_fields.v")),
 ];
 
 /// heapwire_core's parameters beyond the memories' (heapwire_axi passes them on).
@@ -40,7 +41,8 @@ const PB_AXI_CORE: &str = "heapwire_core #(
     .in_rd_en(core_in_rd_en), .in_addr(core_in_addr), .in_rd_data(core_in_rd_data),
     .out_wr_en(core_out_wr_en), .out_wr_addr(core_out_wr_addr), .out_wr_data(core_out_wr_data), .out_wr_be(core_out_wr_be),
     .out_rd_en(core_out_rd_en), .out_rd_addr(core_out_rd_addr), .out_rd_data(core_out_rd_data),
-    .out2_wr_en(core_out2_wr_en), .out2_wr_addr(core_out2_wr_addr), .out2_wr_data(core_out2_wr_data), .out2_wr_be(core_out2_wr_be)
+    .out2_wr_en(core_out2_wr_en), .out2_wr_addr(core_out2_wr_addr), .out2_wr_data(core_out2_wr_data), .out2_wr_be(core_out2_wr_be),
+    .table_load(1'b0), .tbl_wr_en(1'b0), .tbl_wr_addr(24'd0), .tbl_wr_data(64'd0), .tables_ok(core_tables_ok)
 );
 ";
 
@@ -101,6 +103,13 @@ impl WideBits {
         let val = (val as u128) & ((1u128 << bits) - 1);
         self.hi = (self.hi << bits) | (self.lo >> (128 - bits));
         self.lo = (self.lo << bits) | val;
+    }
+}
+
+impl WideBits {
+    /// The low 256 bits as four 64-bit lanes, lane 0 the lowest.
+    fn lanes(&self) -> [u64; 4] {
+        [self.lo as u64, (self.lo >> 64) as u64, self.hi as u64, (self.hi >> 64) as u64]
     }
 }
 
@@ -229,19 +238,48 @@ pub fn generate(schema: &CompiledSchema, name: &str) -> String {
     v.push_str("    default: ;\n    endcase\n    rom = r_mask;\nend\nendfunction\nendmodule\n\n");
 
     // ---- wrapper
-    let _ = write!(v, "// the engine with this schema's parameters
+    let schema_params = format!(".PTR_BYTES({}), .HEADER_WORDS({}), .NUM_MSGS({}), .HAS_REQUIRED({})",
+        schema.ptr(), schema.layout.header_words as u8, schema.messages.len().max(1), (any_req && ENFORCE_REQUIRED) as u8);
+    v.push_str(&core_wrapper("the engine with this schema's parameters (TABLES=1: with run-time-loaded tables instead)", 0, &schema_params));
+    v.push_str(&super::axi_wrapper(&super::AxiWrapper {
+        module: "heapwire_axi",
+        core_params: PB_AXI_PARAMS,
+        core: PB_AXI_CORE,
+        // the protobuf core has one input read port
+        // (the table-load port stays unused: the bus wrapper's core has the ROMs, TABLES=0)
+        glue: "assign core_in2_rd_en = 1'b0;\nassign core_in2_addr = {IN_ADDR_WIDTH{1'b0}};\nwire core_tables_ok;\n",
+        // error codes are RejectKind's (hw_axi_wrap's default ERR_MAP)
+        wrap_params: format!(".WIRE(0), .PTR_BYTES({}), .NUM_TYPES({}), .MAX_DEPTH(MAX_DEPTH), .NAME({})",
+            schema.ptr(), schema.messages.len().max(1), super::name_param(name)),
+    }));
+    super::footer(&mut v);
+    v
+}
+
+/// `heapwire_core`: `hw_pb_core` with `schema_params` (`.PTR_BYTES(8), ...`), its TABLES
+/// parameter defaulting to `tables`.
+fn core_wrapper(title: &str, tables: u8, schema_params: &str) -> String {
+    let TableLimits { field_rows, ovf_rows, msg_rows, enum_rows, enum_vals } = TableLimits::default();
+    format!("// {title}
 module heapwire_core #(
     parameter IN_WIDTH = 64,        // input memory word width (32, 64, 128)
     parameter IN_ADDR_WIDTH = 12,   // input memory word address bits
     parameter OUT_WIDTH = 64,       // output memory word width (64, 128, 256)
     parameter OUT_ADDR_WIDTH = 12,  // output memory word address bits
-{params}
+{params}    parameter TABLES = {tables},         // 1 = descriptor tables loaded at run time (tbl_wr_*), 0 = the ROMs
+    parameter FIELD_ROWS = {field_rows},   // TABLES=1 sizes: field rows, overflow keys, message rows, enums
+    parameter OVF_ROWS = {ovf_rows},
+    parameter MSG_ROWS = {msg_rows},
+    parameter ENUM_ROWS = {enum_rows},
+    parameter ENUM_VALS = {enum_vals}    // TABLES=1: closed-enum values
 ) (
     input  wire clk, input wire rst,
     input  wire start, input wire [31:0] in_len, input wire [15:0] root_msg, input wire [63:0] base,
     output wire busy, output wire done, output wire [7:0] err_code, output wire [31:0] err_offset,
     output wire [31:0] image_size, output wire [63:0] cycles,
     input  wire type_wr_en, input wire [15:0] type_wr_idx, input wire [63:0] type_wr_data,
+    input  wire table_load, input wire tbl_wr_en, input wire [23:0] tbl_wr_addr, input wire [63:0] tbl_wr_data,
+    output wire tables_ok,
     output wire in_rd_en, output wire [IN_ADDR_WIDTH-1:0] in_addr, input wire [IN_WIDTH-1:0] in_rd_data,
     output wire out_wr_en, output wire [OUT_ADDR_WIDTH-1:0] out_wr_addr, output wire [OUT_WIDTH-1:0] out_wr_data,
     output wire [OUT_WIDTH/8-1:0] out_wr_be, output wire out_rd_en, output wire [OUT_ADDR_WIDTH-1:0] out_rd_addr,
@@ -252,29 +290,213 @@ module heapwire_core #(
 hw_pb_core #(
     .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH),
     .MAX_DEPTH(MAX_DEPTH), .INST_BITS(INST_BITS), .CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS), .DROP_BITS(DROP_BITS), .ONE_PASS(ONE_PASS), .OUT2_WR(OUT2_WR),
-    .PTR_BYTES({ptr}), .HEADER_WORDS({hdr}), .NUM_MSGS({nm}), .HAS_REQUIRED({req})
+    {schema_params},
+    .TABLES(TABLES), .FIELD_ROWS(FIELD_ROWS), .OVF_ROWS(OVF_ROWS), .MSG_ROWS(MSG_ROWS), .ENUM_ROWS(ENUM_ROWS), .ENUM_VALS(ENUM_VALS)
 ) core (
     .clk(clk), .rst(rst), .start(start), .in_len(in_len), .root_msg(root_msg), .base(base),
     .busy(busy), .done(done), .err_code(err_code), .err_offset(err_offset), .image_size(image_size), .cycles(cycles),
     .type_wr_en(type_wr_en), .type_wr_idx(type_wr_idx), .type_wr_data(type_wr_data),
+    .table_load(table_load), .tbl_wr_en(tbl_wr_en), .tbl_wr_addr(tbl_wr_addr), .tbl_wr_data(tbl_wr_data), .tables_ok(tables_ok),
     .in_rd_en(in_rd_en), .in_addr(in_addr), .in_rd_data(in_rd_data),
     .out_wr_en(out_wr_en), .out_wr_addr(out_wr_addr), .out_wr_data(out_wr_data), .out_wr_be(out_wr_be),
     .out_rd_en(out_rd_en), .out_rd_addr(out_rd_addr), .out_rd_data(out_rd_data),
     .out2_wr_en(out2_wr_en), .out2_wr_addr(out2_wr_addr), .out2_wr_data(out2_wr_data), .out2_wr_be(out2_wr_be)
 );
 endmodule
-",
-        params = super::last_parameter(PB_AXI_PARAMS), ptr = schema.ptr(), hdr = schema.layout.header_words as u8, nm = schema.messages.len().max(1), req = (any_req && ENFORCE_REQUIRED) as u8);
-    v.push_str(&super::axi_wrapper(&super::AxiWrapper {
-        module: "heapwire_axi",
-        core_params: PB_AXI_PARAMS,
-        core: PB_AXI_CORE,
-        // the protobuf core has one input read port
-        glue: "assign core_in2_rd_en = 1'b0;\nassign core_in2_addr = {IN_ADDR_WIDTH{1'b0}};\n",
-        // error codes are RejectKind's (hw_axi_wrap's default ERR_MAP)
-        wrap_params: format!(".WIRE(0), .PTR_BYTES({}), .NUM_TYPES({}), .MAX_DEPTH(MAX_DEPTH), .NAME({})",
-            schema.ptr(), schema.messages.len().max(1), super::name_param(name)),
-    }));
+", params = PB_AXI_PARAMS)
+}
+
+/// The sizes of the run-time-loaded tables (`hw_pb_core`'s FIELD_ROWS, OVF_ROWS, MSG_ROWS,
+/// ENUM_ROWS); the default is the core's default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TableLimits {
+    /// field rows: every message's direct region and the overflow rows (at most 65536)
+    pub field_rows: u32,
+    /// overflow keys: field numbers above their message's direct region (at most 256)
+    pub ovf_rows: u32,
+    /// message rows: the schema's messages plus one (at most 65536)
+    pub msg_rows: u32,
+    /// enum rows: every closed enum's index must be below it
+    pub enum_rows: u32,
+    /// closed-enum values: every closed enum's declared values together (at most 256)
+    pub enum_vals: u32,
+}
+
+impl Default for TableLimits {
+    fn default() -> Self {
+        TableLimits { field_rows: 1024, ovf_rows: 64, msg_rows: 256, enum_rows: 64, enum_vals: 64 }
+    }
+}
+
+/// The schema-independent core with run-time-loaded tables: `heapwire_core` with TABLES=1
+/// (no ROMs; the schema parameters are the loaded configuration's, docs/hardware.md
+/// "Run-time-loaded tables"). One build serves every schema [`table_image`] accepts.
+pub fn generate_loadable() -> String {
+    let mut v = super::header(
+        "heapwire_core_tables.gen.v",
+        "protobuf.rs",
+        "The protobuf core with descriptor tables loaded at run time (TABLES=1): schema-independent;\n\
+         load a schema's table image (table_image, <stem>_core_tables.gen.hex) through tbl_wr_* first.",
+    );
+    v.push_str(&core_wrapper("the engine with run-time-loaded tables", 1, ".PTR_BYTES(8), .HEADER_WORDS(0), .NUM_MSGS(1), .HAS_REQUIRED(0)"));
     super::footer(&mut v);
     v
+}
+
+/// The direct span of a message's field region (docs/hardware.md "Run-time-loaded tables"):
+/// the largest field number n of the message with n <= 2 * (its fields numbered <= n) + 16;
+/// fields above it go to the overflow rows. Dense numbering costs at most a third of the
+/// rows in holes; a sparse number (2047, 536870911) costs one overflow key.
+pub fn direct_span(numbers: &[u32]) -> u32 {
+    let mut sorted: Vec<u32> = numbers.to_vec();
+    sorted.sort_unstable();
+    let mut span = 0;
+    for (j, &n) in sorted.iter().enumerate() {
+        if (n as u64) <= 2 * (j as u64 + 1) + 16 {
+            span = n;
+        }
+    }
+    span
+}
+
+/// One field row (the bits of `hw_pb_desc_field`'s output, hit bit on top) as four 64-bit
+/// lanes, lane 0 the low bits.
+fn field_row(schema: &CompiledSchema, m: &heapwire_schema::Message, s: &Slots, fi: usize) -> [u64; 4] {
+    let f = &m.fields[fi];
+    let (pres, pidx, oo) = match f.presence {
+        Presence::Implicit => (0, 0, None),
+        Presence::HasBit(b) => (1, b, None),
+        Presence::Oneof(o) => (2, o, Some(&m.oneofs[o as usize])),
+        Presence::Pointer => (3, 0, None),
+    };
+    let sub = if f.sub == NONE { 0 } else { f.sub };
+    let elem = if f.is_repeated() { schema.element_size(f) } else { 0 };
+    let size = f.kind.scalar_size().unwrap_or(0);
+    let closed = f.kind == Kind::Enum && f.is_closed_enum();
+    let (ocase, ostor, osize) = oo.map_or((0, 0, 0), |o| (o.case_offset, o.storage_offset, o.storage_size));
+    let mut e = WideBits::default();
+    for (val, bits) in [
+        (1, 1), (f.kind as u32, 5), (f.kind.wire_type() as u32, 3), (f.is_repeated() as u32, 1), (closed as u32, 1),
+        ((f.validates_utf8() && f.kind == Kind::String) as u32, 1), (f.kind.is_packable() as u32, 1), (f.offset, 32),
+        (pres, 2), (pidx, 16), (sub, 16), (s.slot[fi], 8), (elem, 32), (size as u32, 4), (ocase, 32), (ostor, 32),
+        (osize, 32), (f.is_map() as u32, 1),
+    ] {
+        e.push(val, bits);
+    }
+    e.lanes()
+}
+
+/// The run-time-loaded tables of `schema` for a core with table sizes `limits`: the words
+/// to write through `tbl_wr_*`, as (address, data), in load order (one word a cycle).
+/// Refuses, naming what does not fit, a schema whose tables exceed `limits`.
+pub fn table_image(schema: &CompiledSchema, limits: &TableLimits) -> Result<Vec<(u32, u64)>, String> {
+    check_supported(schema)?;
+    let n_msgs = schema.messages.len() as u32;
+    if n_msgs + 1 > limits.msg_rows {
+        return Err(format!("loadable tables: {n_msgs} message types, the core's message table holds {} (MSG_ROWS - 1)", limits.msg_rows - 1));
+    }
+    let mut words: Vec<(u32, u64)> = Vec::new();
+    let at = |region: u32, idx: u32| (region << 20) | idx;
+    // direct spans and overflow fields
+    let mut spans = Vec::with_capacity(schema.messages.len());
+    let mut ovf: Vec<(usize, usize)> = Vec::new();
+    for (mi, m) in schema.messages.iter().enumerate() {
+        let span = direct_span(&m.fields.iter().map(|f| f.number).collect::<Vec<_>>());
+        ovf.extend(m.fields.iter().enumerate().filter(|(_, f)| f.number > span).map(|(fi, _)| (mi, fi)));
+        spans.push(span);
+    }
+    let direct_rows: u64 = spans.iter().map(|&s| s as u64).sum();
+    if ovf.len() as u32 > limits.ovf_rows {
+        return Err(format!("loadable tables: {} sparse field numbers need overflow keys, the core has {} (OVF_ROWS)", ovf.len(), limits.ovf_rows));
+    }
+    if direct_rows + ovf.len() as u64 > limits.field_rows as u64 {
+        return Err(format!("loadable tables: {} field rows needed ({direct_rows} direct, {} overflow), the core has {} (FIELD_ROWS)",
+            direct_rows + ovf.len() as u64, ovf.len(), limits.field_rows));
+    }
+    // enums: a closed flag per enum (indices past the last closed one read as open), and
+    // every closed enum's declared values as keys
+    let n_enums = schema.enums.iter().rposition(|e| e.closed).map_or(0, |i| i as u32 + 1);
+    if n_enums > limits.enum_rows {
+        let e = &schema.enums[n_enums as usize - 1];
+        return Err(format!("loadable tables: closed enum {} is enum {}, the core's enum table holds {} (ENUM_ROWS)", e.full_name, n_enums - 1, limits.enum_rows));
+    }
+    let mut enum_words: Vec<(u32, u64)> = (0..n_enums).map(|ei| (at(4, ei), schema.enums[ei as usize].closed as u64)).collect();
+    let mut n_vals = 0u32;
+    for (ei, e) in schema.enums.iter().enumerate().filter(|(_, e)| e.closed) {
+        let mut vals: Vec<u32> = e.values.iter().map(|x| x.number as u32).collect();
+        vals.sort_unstable();
+        vals.dedup();
+        for v in vals {
+            enum_words.push((at(5, n_vals), ((ei as u64) << 32) | v as u64));
+            n_vals += 1;
+        }
+    }
+    if n_vals > limits.enum_vals {
+        return Err(format!("loadable tables: closed enums declare {n_vals} values, the core's closed-enum value table holds {} (ENUM_VALS)", limits.enum_vals));
+    }
+    // configuration
+    let cfg = (1u64 << 60) | (n_vals as u64) << 51 | (schema.layout.header_words as u64) << 49 | ((schema.ptr() == 8) as u64) << 48
+        | (ovf.len() as u64) << 32 | (n_enums as u64) << 16 | n_msgs as u64;
+    words.push((at(0, 0), cfg));
+    // messages: the entry in words 0-2, {span, base} in word 3; row n_msgs for an index past the last
+    let mut start = 0u32;
+    for (mi, m) in schema.messages.iter().enumerate() {
+        let s = slots(m);
+        let req = m.fields.iter().any(|f| f.is_required());
+        let e = msg_entry(m.size, m.hasbits_offset, m.unknown_offset, s.n_counts, s.n_state, s.n_msg_state, req, m.hasbit_count.div_ceil(32), m.is_map_entry()).lanes();
+        let row = mi as u32 * 4;
+        for (w, &x) in e.iter().take(3).enumerate() {
+            words.push((at(1, row + w as u32), x));
+        }
+        let base = start.wrapping_sub(1) & 0xffff;
+        words.push((at(1, row + 3), ((spans[mi] as u64) << 16) | base as u64));
+        start += spans[mi];
+    }
+    let none = msg_entry(0, 0, 0, 1, 0, 0, false, 0, false).lanes();
+    for (w, &x) in none.iter().take(3).enumerate() {
+        words.push((at(1, n_msgs * 4 + w as u32), x));
+    }
+    // fields: direct rows (a hole is its top lane, the hit bit, cleared), then overflow rows and keys
+    let mut row = 0u32;
+    for (mi, m) in schema.messages.iter().enumerate() {
+        let s = slots(m);
+        for n in 1..=spans[mi] {
+            match m.fields.iter().position(|f| f.number == n) {
+                Some(fi) => {
+                    for (w, &x) in field_row(schema, m, &s, fi).iter().enumerate() {
+                        words.push((at(2, row * 4 + w as u32), x));
+                    }
+                }
+                None => words.push((at(2, row * 4 + 3), 0)),
+            }
+            row += 1;
+        }
+    }
+    for (k, &(mi, fi)) in ovf.iter().enumerate() {
+        let m = &schema.messages[mi];
+        for (w, &x) in field_row(schema, m, &slots(m), fi).iter().enumerate() {
+            words.push((at(2, row * 4 + w as u32), x));
+        }
+        words.push((at(3, k as u32), ((row as u64) << 48) | ((mi as u64) << 32) | m.fields[fi].number as u64));
+        row += 1;
+    }
+    words.extend(enum_words);
+    Ok(words)
+}
+
+/// [`table_image`] as the file `heapwire compile --rtl` writes (`<stem>_core_tables.gen.hex`):
+/// a do-not-edit header, then one `{address[23:0], data[63:0]}` word a line in hex (22
+/// digits; `$readmemh` reads it into an 88-bit memory).
+pub fn tables_hex(schema: &CompiledSchema, stem: &str, limits: &TableLimits) -> Result<String, String> {
+    let words = table_image(schema, limits)?;
+    let mut t = format!(
+        "// {stem}_core_tables.gen.hex -- GENERATED by heapwire (crates/emit/src/verilog/protobuf.rs) from the compiled schema; do not edit.\n\
+         // The protobuf core's run-time-loaded tables (TABLES=1, FIELD_ROWS={} OVF_ROWS={} MSG_ROWS={} ENUM_ROWS={} ENUM_VALS={}): {} words,\n\
+         // each {{address[23:0], data[63:0]}}, written in this order through tbl_wr_* while table_load is high.\n",
+        limits.field_rows, limits.ovf_rows, limits.msg_rows, limits.enum_rows, limits.enum_vals, words.len()
+    );
+    for (a, d) in words {
+        let _ = writeln!(t, "{a:06x}{d:016x}");
+    }
+    Ok(t)
 }
