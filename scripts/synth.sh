@@ -15,6 +15,9 @@
 #              Opt-in: scripts/synth.sh pb-ecp5 (needs target/release/heapwire)
 #   pb-xilinx  the same protobuf core and parameters, yosys synth_xilinx (xc7) cell counts
 #              (no place and route). Opt-in like pb-ecp5.
+#   pb-ram-ecp5  the pb-ecp5 core built with run-time-loaded tables (TABLES=1, the default
+#              table sizes: docs/hardware.md "Run-time-loaded tables"), synth_ecp5 + nextpnr-ecp5
+#              out of context. Opt-in like pb-ecp5.
 #   og-axi-ecp5  the objgraph core on standard buses (heapwire_og_axi: rtl/hw_axi_wrap.v
 #              around it, docs/hardware.md "The cores on standard buses"), the og-ecp5
 #              core parameters, yosys synth_ecp5 + nextpnr-ecp5 out of context. Opt-in.
@@ -160,7 +163,7 @@ for step in "${steps[@]}"; do
       summary+=("  axi (wrapper alone) ecp5 cells: $(cells "$OUT/axi-ecp5.stat")")
     fi
     ;;
-  pb-ecp5 | pb-xilinx | pb-axi-ecp5)
+  pb-ecp5 | pb-xilinx | pb-axi-ecp5 | pb-ram-ecp5)
     HW=${HEAPWIRE:-target/release/heapwire}
     if [[ ! -x $HW ]]; then
       echo "synth: $HW not built (cargo build --release -p heapwire-cli)" >&2
@@ -170,7 +173,8 @@ for step in "${steps[@]}"; do
     rm -rf "$S"
     "$HW" compile bench/schemas/social.proto -o "$S" --rtl >/dev/null || { fail=1; continue; }
     PB_TOP=heapwire_core; [[ $step == pb-axi-ecp5 ]] && PB_TOP=heapwire_axi
-    PB_READ="read_verilog -sv $S/hw_stream_reader.v $S/hw_varint_decoder.v $S/hw_utf8_check.v $S/hw_pb_writer.v $S/hw_pb_fields.v $S/hw_pb_core.v $S/hw_axi_wrap.v $S/social_core.gen.v; chparam -set IN_ADDR_WIDTH 8 -set OUT_ADDR_WIDTH 8 -set MAX_DEPTH 4 -set INST_BITS 4 -set CNT_BITS 5 -set ST_BITS 5 -set DROP_BITS 2 $PB_TOP"
+    PB_TABLES=""; [[ $step == pb-ram-ecp5 ]] && PB_TABLES="-set TABLES 1"
+    PB_READ="read_verilog -sv $S/hw_stream_reader.v $S/hw_varint_decoder.v $S/hw_utf8_check.v $S/hw_pb_writer.v $S/hw_pb_fields.v $S/hw_pb_core.v $S/hw_axi_wrap.v $S/social_core.gen.v; chparam -set IN_ADDR_WIDTH 8 -set OUT_ADDR_WIDTH 8 -set MAX_DEPTH 4 -set INST_BITS 4 -set CNT_BITS 5 -set ST_BITS 5 -set DROP_BITS 2 $PB_TABLES $PB_TOP"
     if [[ $step == pb-xilinx ]]; then
       run pb-xilinx-synth yosys -q -l "$OUT/pb-xilinx.log" -p "$PB_READ; synth_xilinx -top $PB_TOP -flatten; tee -q -o $OUT/pb-xilinx.stat stat" \
         && summary+=("  pb xilinx cells: $(cells "$OUT/pb-xilinx.stat")")
@@ -180,7 +184,7 @@ for step in "${steps[@]}"; do
     fi
     ;;
   *)
-    echo "synth: unknown step '$step' (og-ecp5 og-ice40 og-xilinx pb-ecp5 pb-xilinx og-axi-ecp5 pb-axi-ecp5 axi-ecp5)" >&2
+    echo "synth: unknown step '$step' (og-ecp5 og-ice40 og-xilinx pb-ecp5 pb-xilinx pb-ram-ecp5 og-axi-ecp5 pb-axi-ecp5 axi-ecp5)" >&2
     exit 2
     ;;
   esac

@@ -148,6 +148,11 @@ enum Cmd {
         /// Protobuf core: always the two passes (ONE_PASS=0), no one-pass attempt first.
         #[arg(long)]
         two_pass: bool,
+        /// Protobuf core: the build with run-time-loaded tables (TABLES=1, default table
+        /// sizes), the schema's tables loaded before each decode; a schema beyond the sizes
+        /// is an error naming what does not fit.
+        #[arg(long)]
+        tables: bool,
         /// Input file, or - for standard input.
         #[arg(default_value = "-")]
         input: String,
@@ -393,13 +398,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let name = common.schema.file_stem().and_then(|n| n.to_str()).unwrap_or("schema");
             device::submit(&uri, &opts, name, &job, &mut *open_input(&input)?, &mut out)?;
         }
-        Cmd::Sim { common, base, in_width, out_width, no_out2, two_pass, input } => {
+        Cmd::Sim { common, base, in_width, out_width, no_out2, two_pass, tables, input } => {
             let s = Arc::new(load_schema(&common.schema, &common.include, layout(&common.layout))?);
             let msg = message_index(&s, &common.type_name)?;
             let mut engine = heapwire_sim::SimEngine::new(s.clone());
             if matches!(common.wire, Wire::Objgraph) {
-                if no_out2 || two_pass {
-                    return Err(Failure::Usage("--no-out2 and --two-pass are protobuf core parameters (not with --wire objgraph)".into()));
+                if no_out2 || two_pass || tables {
+                    return Err(Failure::Usage("--no-out2, --two-pass and --tables are protobuf core parameters (not with --wire objgraph)".into()));
                 }
                 engine.objgraph.out_width = out_width;
                 engine.objgraph.in_width = in_width.unwrap_or(64);
@@ -408,6 +413,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 engine.protobuf.in_width = in_width.unwrap_or(128);
                 engine.protobuf.out2_wr = !no_out2;
                 engine.protobuf.one_pass = !two_pass;
+                engine.protobuf.tables = tables;
+                if tables {
+                    heapwire_emit::verilog::protobuf::table_image(&s, &Default::default()).map_err(|e| Failure::Usage(format!("--tables: {e}")))?;
+                }
             }
             let options = Options { base, ..Options::default() };
             let job = commands::Job { schema: s, msg, wire: common.wire.into(), options, delimited: common.delimited, json: false };

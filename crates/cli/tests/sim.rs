@@ -113,12 +113,16 @@ fn protobuf_sim_core_parameters() {
     assert!(narrow > default, "64/64 ({narrow} cycles) should take more cycles than 128/256 ({default})");
     let plain = run(&["--in-width", "32", "--out-width", "128", "--no-out2", "--two-pass"]);
     assert!(plain > default, "32/128, two passes, one write port ({plain} cycles) vs 128/256 ({default})");
+    // run-time-loaded tables: the same image and, read a cycle ahead, the same cycles
+    assert_eq!(run(&["--tables"]), default, "--tables (TABLES=1) takes the ROM build's cycles");
     for bad in [&["--in-width", "48"][..], &["--out-width", "32"][..]] {
         let o = heapwire(&[&["sim"], &UNIT[..], bad, &["-"]].concat(), &a);
         assert_eq!(o.status.code(), Some(2), "sim {bad:?}: {}", stderr(&o));
     }
     let o = heapwire(&[&["sim"], &EXPR[..], &["--two-pass", "-"]].concat(), b"");
     assert_eq!(o.status.code(), Some(2), "objgraph --two-pass: {}", stderr(&o));
+    let o = heapwire(&[&["sim"], &EXPR[..], &["--tables", "-"]].concat(), b"");
+    assert_eq!(o.status.code(), Some(2), "objgraph --tables: {}", stderr(&o));
 }
 
 #[test]

@@ -1,11 +1,11 @@
 //! Throughput of the simulated protobuf core: bytes/cycle per social workload (first N
 //! messages of bench/out/quick/*.bin; run `python3 bench/gen_workloads.py --out
 //! bench/out/quick --mb 0.5` or `bench/run.sh --quick` first).
-//!   cargo run --release -p heapwire-sim --example figures -- [N] [hist] [w=BITS] [in=BITS] [no-out2]
+//!   cargo run --release -p heapwire-sim --example figures -- [N] [hist] [w=BITS] [in=BITS] [no-out2] [tables]
 //! (`hist`: also the cycles per (pass, state) of the core, per workload and in total;
 //! `w=`: the output memory width, 64 (default), 128 or 256; `in=`: the input memory
 //! width, 64 (default), 32 or 128; `no-out2`: the core's OUT2_WR=0, short strings copied
-//! through the first write port).
+//! through the first write port; `tables`: the build with run-time-loaded tables, TABLES=1).
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -28,8 +28,10 @@ fn main() {
     let width = |key: &str| std::env::args().skip(2).find_map(|a| a.strip_prefix(key).and_then(|w| w.parse().ok())).unwrap_or(64);
     let (out_width, in_width) = (width("w="), width("in="));
     let out2_wr = !std::env::args().skip(2).any(|a| a == "no-out2");
-    let opts = Options { out_width, in_width, out2_wr, ..Default::default() };
-    println!("{in_width}-bit input memory, {out_width}-bit output memory, second write port {}", if out2_wr { "used" } else { "unused" });
+    let tables = std::env::args().skip(2).any(|a| a == "tables");
+    let opts = Options { out_width, in_width, out2_wr, tables, ..Default::default() };
+    println!("{in_width}-bit input memory, {out_width}-bit output memory, second write port {}, tables {}", if out2_wr { "used" } else { "unused" },
+        if tables { "loaded at run time (TABLES=1)" } else { "in ROMs" });
     let mut all = BTreeMap::new();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let p = root.join("bench/schemas/social.proto");

@@ -18,7 +18,10 @@ pub fn heapwire(args: &[&str], stdin: &[u8]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    c.stdin.take().unwrap().write_all(stdin).unwrap();
+    // a command that exits before reading its input (a usage error) closes the pipe first
+    if let Err(e) = c.stdin.take().unwrap().write_all(stdin) {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "writing heapwire's input: {e}");
+    }
     c.wait_with_output().unwrap()
 }
 

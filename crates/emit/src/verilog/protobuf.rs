@@ -177,21 +177,11 @@ pub fn generate(schema: &CompiledSchema, name: &str) -> String {
         let s = slots(m);
         for (fi, f) in m.fields.iter().enumerate() {
             let key = ((mi as u64) << 32) | f.number as u64;
-            let (pres, pidx, oo) = match f.presence {
-                Presence::Implicit => (0, 0, None),
-                Presence::HasBit(b) => (1, b, None),
-                Presence::Oneof(o) => (2, o, Some(&m.oneofs[o as usize])),
-                Presence::Pointer => (3, 0, None),
-            };
-            let sub = if f.sub == NONE { 0 } else { f.sub };
-            let elem = if f.is_repeated() { schema.element_size(f) } else { 0 };
-            let size = f.kind.scalar_size().unwrap_or(0);
-            let closed = f.kind == Kind::Enum && f.is_closed_enum();
-            let _ = writeln!(v, "    48'd{key}: begin // {}.{}\n        f_hit = 1'b1; f_kind = 5'd{}; f_kwt = 3'd{}; f_rep = 1'b{}; f_closed = 1'b{}; f_utf8 = 1'b{}; f_packable = 1'b{};\n        f_off = 32'd{}; f_pres = 2'd{pres}; f_pidx = 16'd{pidx}; f_sub = 16'd{sub}; f_slot = 8'd{}; f_elem = 32'd{elem}; f_size = 4'd{size}; f_map = 1'b{};",
-                m.full_name, f.name, f.kind as u8, f.kind.wire_type(), f.is_repeated() as u8, closed as u8,
-                (f.validates_utf8() && f.kind == Kind::String) as u8, f.kind.is_packable() as u8, f.offset, s.slot[fi], f.is_map() as u8);
-            if let Some(o) = oo {
-                let _ = writeln!(v, "        f_ocase = 32'd{}; f_ostor = 32'd{}; f_osize = 32'd{};", o.case_offset, o.storage_offset, o.storage_size);
+            let (x, oneof) = field_values(schema, m, &s, fi);
+            let _ = writeln!(v, "    48'd{key}: begin // {}.{}\n        f_hit = 1'b1; f_kind = 5'd{}; f_kwt = 3'd{}; f_rep = 1'b{}; f_closed = 1'b{}; f_utf8 = 1'b{}; f_packable = 1'b{};\n        f_off = 32'd{}; f_pres = 2'd{}; f_pidx = 16'd{}; f_sub = 16'd{}; f_slot = 8'd{}; f_elem = 32'd{}; f_size = 4'd{}; f_map = 1'b{};",
+                m.full_name, f.name, x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[9], x[10], x[11], x[12], x[13], x[17]);
+            if oneof {
+                let _ = writeln!(v, "        f_ocase = 32'd{}; f_ostor = 32'd{}; f_osize = 32'd{};", x[14], x[15], x[16]);
             }
             v.push_str("    end\n");
         }
@@ -359,9 +349,15 @@ pub fn direct_span(numbers: &[u32]) -> u32 {
     span
 }
 
-/// One field row (the bits of `hw_pb_desc_field`'s output, hit bit on top) as four 64-bit
-/// lanes, lane 0 the low bits.
-fn field_row(schema: &CompiledSchema, m: &heapwire_schema::Message, s: &Slots, fi: usize) -> [u64; 4] {
+/// The widths of `hw_pb_desc_field`'s outputs, in its output concatenation's order (the
+/// hit bit first, on top).
+const FIELD_BITS: [u32; 18] = [1, 5, 3, 1, 1, 1, 1, 32, 2, 16, 16, 8, 32, 4, 32, 32, 32, 1];
+
+/// One field's `hw_pb_desc_field` outputs ({f_hit, f_kind, f_kwt, f_rep, f_closed, f_utf8,
+/// f_packable, f_off, f_pres, f_pidx, f_sub, f_slot, f_elem, f_size, f_ocase, f_ostor,
+/// f_osize, f_map}, widths [`FIELD_BITS`]) and whether it is a oneof member: the ROM's case
+/// entry and the loaded tables' row.
+fn field_values(schema: &CompiledSchema, m: &heapwire_schema::Message, s: &Slots, fi: usize) -> ([u32; 18], bool) {
     let f = &m.fields[fi];
     let (pres, pidx, oo) = match f.presence {
         Presence::Implicit => (0, 0, None),
@@ -371,16 +367,24 @@ fn field_row(schema: &CompiledSchema, m: &heapwire_schema::Message, s: &Slots, f
     };
     let sub = if f.sub == NONE { 0 } else { f.sub };
     let elem = if f.is_repeated() { schema.element_size(f) } else { 0 };
-    let size = f.kind.scalar_size().unwrap_or(0);
+    let size = f.kind.scalar_size().unwrap_or(0) as u32;
     let closed = f.kind == Kind::Enum && f.is_closed_enum();
     let (ocase, ostor, osize) = oo.map_or((0, 0, 0), |o| (o.case_offset, o.storage_offset, o.storage_size));
+    let utf8 = f.validates_utf8() && f.kind == Kind::String;
+    (
+        [
+            1, f.kind as u32, f.kind.wire_type() as u32, f.is_repeated() as u32, closed as u32, utf8 as u32, f.kind.is_packable() as u32,
+            f.offset, pres, pidx, sub, s.slot[fi], elem, size, ocase, ostor, osize, f.is_map() as u32,
+        ],
+        oo.is_some(),
+    )
+}
+
+/// One field row (the bits of `hw_pb_desc_field`'s output, hit bit on top) as four 64-bit
+/// lanes, lane 0 the low bits.
+fn field_row(schema: &CompiledSchema, m: &heapwire_schema::Message, s: &Slots, fi: usize) -> [u64; 4] {
     let mut e = WideBits::default();
-    for (val, bits) in [
-        (1, 1), (f.kind as u32, 5), (f.kind.wire_type() as u32, 3), (f.is_repeated() as u32, 1), (closed as u32, 1),
-        ((f.validates_utf8() && f.kind == Kind::String) as u32, 1), (f.kind.is_packable() as u32, 1), (f.offset, 32),
-        (pres, 2), (pidx, 16), (sub, 16), (s.slot[fi], 8), (elem, 32), (size as u32, 4), (ocase, 32), (ostor, 32),
-        (osize, 32), (f.is_map() as u32, 1),
-    ] {
+    for (val, bits) in field_values(schema, m, s, fi).0.into_iter().zip(FIELD_BITS) {
         e.push(val, bits);
     }
     e.lanes()
