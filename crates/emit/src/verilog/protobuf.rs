@@ -367,7 +367,7 @@ fn field_values(schema: &CompiledSchema, m: &heapwire_schema::Message, s: &Slots
     };
     let sub = if f.sub == NONE { 0 } else { f.sub };
     let elem = if f.is_repeated() { schema.element_size(f) } else { 0 };
-    let size = f.kind.scalar_size().unwrap_or(0) as u32;
+    let size = f.kind.scalar_size().unwrap_or(0);
     let closed = f.kind == Kind::Enum && f.is_closed_enum();
     let (ocase, ostor, osize) = oo.map_or((0, 0, 0), |o| (o.case_offset, o.storage_offset, o.storage_size));
     let utf8 = f.validates_utf8() && f.kind == Kind::String;
