@@ -5,6 +5,9 @@
  * crates/emit/src/verilog/protobuf.rs) into `<schema>_core.gen.v`: the combinational
  * descriptor ROMs hw_pb_desc_msg / hw_pb_desc_field / hw_pb_desc_enum / hw_pb_desc_req and
  * a wrapper `heapwire_core` that instantiates this module with the schema's parameters.
+ * With TABLES=1 the tables are RAMs loaded at run time through tbl_wr_* instead (the field
+ * table in hw_pb_fields, read a cycle ahead; the message and closed-enum tables below), so
+ * one build serves any schema that fits (docs/hardware.md "Run-time-loaded tables").
  *
  * Semantics: exactly crates/cpu/src/protobuf/decode/ (the reference) and docs/image-layout.md.
  * Two passes over the input memory, one state machine:
@@ -145,11 +148,9 @@ localparam RZB = 4;
 // the scan gives up on a field it cannot read from a window this full (the least the
 // reader's buffer always reaches: 16 bytes, but 13 with a 32-bit input word)
 localparam [31:0] SCAN_FULL = (IN_WIDTH == 32) ? 32'd13 : 32'd16;
-// byte mask of a pointer-width pair
-// (pointer width and header words: parameters, or with TABLES=1 the loaded configuration's)
+// 8-byte pointers; header words (the parameters, or with TABLES=1 the loaded configuration's)
 wire        ptr8;
 wire        hdr_on;
-wire [15:0] PAIR_MASK = ptr8 ? 16'hFFFF : 16'h00FF;
 // output memory capacity in bytes
 localparam [39:0] OUT_BYTES = (40'd1 << (OUT_ADDR_WIDTH + OB_SHIFT));
 // frame stack entries (frames below the current one)
@@ -162,6 +163,8 @@ localparam ST_N = 1 << ST_BITS;
 localparam [31:0] INST_N_32 = INST_N;
 localparam [31:0] CNT_N_32 = CNT_N;
 localparam [31:0] ST_N_32 = ST_N;
+// (tasks read the pointer width as PW[3], never ptr8: the state machine's block reads PW
+// itself, so it is sensitive to it; rtl/tb/test_sensitivity.py)
 wire [31:0] PW = ptr8 ? 32'd8 : 32'd4;
 wire [3:0]  PW4 = ptr8 ? 4'd8 : 4'd4;
 // per-type header registers
@@ -870,8 +873,9 @@ task img_wr2;
         o_we = 1'b1;
         o_wa = addr;
         o_w2 = 1'b1;
-        o_w2d = ptr8 ? {hi, lo} : {64'd0, hi[31:0], lo[31:0]};
-        o_w2m = PAIR_MASK;
+        // byte mask of a pointer-width pair
+        o_w2d = PW[3] ? {hi, lo} : {64'd0, hi[31:0], lo[31:0]};
+        o_w2m = PW[3] ? 16'hFFFF : 16'h00FF;
     end
 endtask
 
@@ -912,7 +916,7 @@ task str_start;
         else img_wr(at, (len == 32'd0) ? 64'd0 : base_reg + {24'd0, top_reg}, PW4);
         if (split) begin
             o2_we = 1'b1; o2_a = at + {8'd0, PW};
-            o2_d = {96'd0, len}; o2_m = ptr8 ? 16'h00FF : 16'h000F;
+            o2_d = {96'd0, len}; o2_m = PW[3] ? 16'h00FF : 16'h000F;
         end
         if (len == 32'd0) begin
             state_next = (pair_fits(at) || split) ? S_TAG : S_STR5;
@@ -996,7 +1000,7 @@ task pass_end;
             drop_lim_next = ndrop_reg;
             rdr_restart = 1'b1;
             start_pass(1'b1, root, len);
-        end else if (!ptr8 && ({24'd0, base_reg[39:0]} + {24'd0, top_reg} > 64'h1_0000_0000
+        end else if (!PW[3] && ({24'd0, base_reg[39:0]} + {24'd0, top_reg} > 64'h1_0000_0000
                                         || base_reg[63:40] != 24'd0)) begin
             fail(E_BAD_BASE, 32'd0);
         end else if (HAS_REQUIRED != 0) begin
