@@ -536,3 +536,46 @@ fn strings_of_every_length_copied_exactly() {
         decode(&maps, "maps.Maps", &input, 0).unwrap();
     }
 }
+
+/// UTF-8 checks of strings on either side of the inline copy's 32 bytes: every length
+/// 2..=80 with one invalid byte (rejected, by the fast pass as by the two passes) or a
+/// valid two-byte character (accepted), at the start, the middle and the end, singular, in
+/// a repeated run and as a map value.
+#[test]
+fn utf8_of_strings_of_every_length_checked() {
+    let s = schema("unit.proto", LayoutOptions::default());
+    let maps = schema("maps.proto", LayoutOptions::default());
+    for n in 2..=80usize {
+        for at in [0, (n - 2) / 2, n - 2] {
+            for (patch, valid) in [(&[0xffu8, b'x'][..], false), (&[0xc3, 0xa9][..], true)] {
+                let mut text = vec![b'a'; n];
+                text[at..at + 2].copy_from_slice(patch);
+                let mut entry = Vec::new();
+                len_field(&mut entry, 1, b"k");
+                len_field(&mut entry, 2, &text);
+                let mut map_input = Vec::new();
+                len_field(&mut map_input, 1, &entry);
+                let cases = [
+                    (&s, "unit.Node", 14, None),
+                    (&s, "unit.Node", 21, None),
+                    (&maps, "maps.Maps", 0, Some(map_input)),
+                ];
+                for (schema, ty, num, whole) in cases {
+                    let input = whole.unwrap_or_else(|| {
+                        let mut input = Vec::new();
+                        len_field(&mut input, 21, b"first");
+                        len_field(&mut input, num, &text);
+                        input
+                    });
+                    let got = decode(schema, ty, &input, 0);
+                    if valid {
+                        got.unwrap_or_else(|e| panic!("{ty} field {num}, {n} bytes, é at {at}: {e}"));
+                    } else {
+                        let e = got.expect_err("invalid UTF-8 accepted");
+                        assert_eq!(e.kind, RejectKind::InvalidUtf8, "{ty} field {num}, {n} bytes, 0xff at {at}");
+                    }
+                }
+            }
+        }
+    }
+}
