@@ -84,3 +84,23 @@ fn testbenches_connect_every_port_of_the_wrappers() {
         }
     }
 }
+
+/// The direct span rule of the run-time-loaded field table (docs/hardware.md "Run-time-loaded
+/// tables"), and the load sizes docs/hardware.md and BENCHMARKS.md quote.
+#[test]
+fn loadable_tables_layout_and_sizes() {
+    use protobuf::{direct_span, table_image, TableLimits};
+    assert_eq!(direct_span(&[1, 2, 3]), 3);
+    assert_eq!(direct_span(&[3, 1, 2, 2047, 536870911]), 3, "sparse numbers go to overflow keys");
+    assert_eq!(direct_span(&[18]), 18, "up to 16 holes besides twice the fields");
+    assert_eq!(direct_span(&[19]), 0);
+    assert_eq!(direct_span(&[]), 0);
+    let diff = |f: &str| -> CompiledSchema {
+        let p = root().join("tests/differential/schemas").join(f);
+        compile_files(std::slice::from_ref(&p), &[p.parent().unwrap().to_path_buf()], LayoutOptions::default()).unwrap()
+    };
+    let limits = TableLimits::default();
+    for (s, words) in [(schema("bench/schemas/social.proto"), 276), (diff("scalars3.proto"), 859), (diff("proto2.proto"), 326)] {
+        assert_eq!(table_image(&s, &limits).unwrap().len(), words, "{}: table words (docs quote them)", s.messages[0].full_name);
+    }
+}
