@@ -104,3 +104,28 @@ fn loadable_tables_layout_and_sizes() {
         assert_eq!(table_image(&s, &limits).unwrap().len(), words, "{}: table words (docs quote them)", s.messages[0].full_name);
     }
 }
+
+/// `write_core` removes an optional output (the table image, the objgraph core) that an
+/// earlier run left when this schema does not get it, and writes both when it does.
+#[test]
+fn write_core_leaves_no_stale_optional_outputs() {
+    let dir = std::env::temp_dir().join(format!("heapwire-emit-stale-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // 70 sparse field numbers: more overflow keys than the default 64, and no classes
+    let fields: String = (1..=70).map(|i| format!("  int32 f{i} = {};\n", 100_000 + i * 1000)).collect();
+    let proto = dir.join("sparse.proto");
+    std::fs::write(&proto, format!("syntax = \"proto3\";\npackage sp;\nmessage M {{\n{fields}}}\n")).unwrap();
+    let sparse = compile_files(std::slice::from_ref(&proto), std::slice::from_ref(&dir), LayoutOptions::default()).unwrap();
+    let (tables, og) = (dir.join("x_core_tables.gen.hex"), dir.join("x_og_core.gen.v"));
+    std::fs::write(&tables, "stale").unwrap();
+    std::fs::write(&og, "stale").unwrap();
+    heapwire_emit::verilog::write_core(&sparse, "x", &dir).unwrap();
+    assert!(dir.join("x_core.gen.v").exists());
+    assert!(!tables.exists(), "a table image the schema does not fit was left behind");
+    assert!(!og.exists(), "an objgraph core for a schema without classes was left behind");
+    heapwire_emit::verilog::write_core(&schema("bench/schemas/social.proto"), "x", &dir).unwrap();
+    assert!(tables.exists(), "the table image is written when the schema fits");
+    heapwire_emit::verilog::write_core(&schema("examples/expression_tree/expr.proto"), "x", &dir).unwrap();
+    assert!(og.exists(), "the objgraph core is written for a schema with classes");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -55,21 +55,34 @@ pub fn write_core(schema: &heapwire_schema::CompiledSchema, stem: &str, dir: &Pa
         out.push(p);
         Ok(())
     };
+    // An optional output this schema does not get is removed if an earlier run left one,
+    // so that a stale table image or objgraph core is never taken for this schema's.
+    let remove_stale = |name: &str| match std::fs::remove_file(dir.join(name)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    };
     write(&format!("{stem}_core.gen.v"), &protobuf::generate(schema, stem))?;
     // the tables for the core built with TABLES=1 (default sizes), when they fit
+    let tables = format!("{stem}_core_tables.gen.hex");
     match protobuf::tables_hex(schema, stem, &protobuf::TableLimits::default()) {
-        Ok(hex) => write(&format!("{stem}_core_tables.gen.hex"), &hex)?,
-        Err(e) => eprintln!("note: no {stem}_core_tables.gen.hex: {e}"),
+        Ok(hex) => write(&tables, &hex)?,
+        Err(e) => {
+            eprintln!("note: no {tables}: {e}");
+            remove_stale(&tables)?;
+        }
     }
     write(AXI_SOURCE.0, AXI_SOURCE.1)?;
     for (name, text) in protobuf::SOURCES {
         write(name, text)?;
     }
+    let og = format!("{stem}_og_core.gen.v");
     if objgraph::check_supported(schema).is_ok() {
-        write(&format!("{stem}_og_core.gen.v"), &objgraph::generate(schema, stem))?;
+        write(&og, &objgraph::generate(schema, stem))?;
         for (name, text) in objgraph::SOURCES {
             write(name, text)?;
         }
+    } else {
+        remove_stale(&og)?;
     }
     Ok(out)
 }
