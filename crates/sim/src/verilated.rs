@@ -168,6 +168,9 @@ pub struct Pool(Arc<Mutex<PoolInner>>);
 struct PoolInner {
     idle: Vec<Proc>,
     stats: PoolStats,
+    /// The loadable program built (or found) for a configuration, so that the next
+    /// engine does not hash the sources and ask Verilator its version again.
+    built: Vec<(Config, PathBuf)>,
 }
 
 /// What a [`Pool`]'s engines did with the loadable program.
@@ -329,7 +332,17 @@ impl VerilatedEngine {
         }
         verilog_check(&self.schema, wire)?;
         let exe = match wire {
-            Wire::Protobuf if self.tables(wire).is_some() => build_loadable(&self.config)?,
+            Wire::Protobuf if self.tables(wire).is_some() => {
+                let known = self.pool.lock().built.iter().find(|(c, _)| *c == self.config).map(|(_, p)| p.clone());
+                match known {
+                    Some(p) if p.exists() => p,
+                    _ => {
+                        let p = build_loadable(&self.config)?;
+                        self.pool.lock().built.push((self.config.clone(), p.clone()));
+                        p
+                    }
+                }
+            }
             Wire::Protobuf => build_protobuf(&self.schema, &self.config)?,
             Wire::Objgraph => build_objgraph(&self.schema, &self.config)?,
         };
