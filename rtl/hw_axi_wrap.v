@@ -36,6 +36,19 @@
  * with no register, a write to a read-only one, answer SLVERR (the device's errors 64
  * and 65). CTRL write bits: 0 go, 1 stop after the current message, 2 acknowledge
  * (clears DONE, ERROR and irq).
+ *
+ * Run-time-loaded tables (TABLES=1: the protobuf core built with TABLES=1; docs/device.md
+ * "The hardware variant"): slot 0's S_TABLE_CTRL, S_TABLE_ADDR, S_TABLE_DATA drive the
+ * core's table-load port. S_TABLE_CTRL bit 0 written 1 raises table_load, written 0 drops
+ * it (tables_ok rises the cycle after, if the words loaded a configuration that fits);
+ * S_TABLE_ADDR is the next word's address (it counts up by one after each word); writing
+ * S_TABLE_DATA's high word (0x007) writes {high, low} to the core at S_TABLE_ADDR. While
+ * busy (STATUS bit 0: armed, a message in flight) every write to these three answers
+ * SLVERR and changes nothing (stop first: CTRL bit 1), as does a data word with table_load
+ * low. S_STATE reads 0 (no tables), 1 (loading) or 2 (tables_ok); S_NUM_TYPES the loaded
+ * configuration's message count (0 without tables), which the go bit checks MSG against;
+ * a go without tables runs the core, which refuses with `unsupported` at offset 0.
+ * rst drops table_load (ending a load in progress); the core keeps its tables.
  */
 
 `resetall
@@ -55,6 +68,8 @@ module hw_axi_wrap #(
     parameter MAX_DEPTH = 100,          // the core's nesting limit (read-only MAX_DEPTH)
     parameter [127:0] ERR_MAP = 128'h0f0e0d0c0b0a09080706050403020100, // core code c < 16 -> RejectKind code, byte c
     parameter [511:0] NAME = 512'd0,    // schema name, NUL-padded, byte 0 first (S_NAME)
+    parameter TABLES = 0,               // 1 = the core's tables are loaded at run time (the
+                                        // S_TABLE_ registers; NUM_TYPES = its MSG_ROWS - 1)
     // buses
     parameter AXIL_ADDR_WIDTH = 16,     // AXI4-Lite byte address bits (slot 0 ends at 0x8000)
     parameter AXI_ADDR_WIDTH = 32,      // AXI4 master address bits (the low bits of the cursor)
@@ -130,6 +145,11 @@ module hw_axi_wrap #(
     output wire                        core_type_wr_en,
     output wire [15:0]                 core_type_wr_idx,
     output wire [63:0]                 core_type_wr_data,
+    output wire                        core_table_load,   // TABLES=1: the table-load port
+    output wire                        core_tbl_wr_en,
+    output wire [23:0]                 core_tbl_wr_addr,
+    output wire [63:0]                 core_tbl_wr_data,
+    input  wire                        core_tables_ok,    // (tie high without TABLES)
     input  wire                        core_in_rd_en,
     input  wire [IN_ADDR_WIDTH-1:0]    core_in_addr,
     output wire [IN_WIDTH-1:0]         core_in_rd_data,
@@ -180,6 +200,9 @@ initial begin
     if (AXI_ADDR_WIDTH < 12 || AXI_ADDR_WIDTH > 64) begin
         $error("hw_axi_wrap: AXI_ADDR_WIDTH must be 12..64"); $finish;
     end
+    if (TABLES != 0 && (TABLES != 1 || WIRE != 0)) begin
+        $error("hw_axi_wrap: TABLES must be 0 or 1, and 1 only with the protobuf core (WIRE 0)"); $finish;
+    end
 end
 
 // ---------------------------------------------------------------- the register map
@@ -198,6 +221,8 @@ localparam [RA-1:0] R_N_REQUESTS = 'h080, R_N_BYTES_IN = 'h082, R_N_BYTES_OUT = 
 localparam [RA-1:0] R_SLOT0 = 'h1000;
 localparam [RA-1:0] R_S_STATE = 'h000, R_S_CHECKSUM = 'h001, R_S_TABLE_LEN = 'h002, R_S_NUM_TYPES = 'h003,
                     R_S_NAME = 'h010, R_S_TYPE = 'h040;
+// the table-load port (TABLES=1 only)
+localparam [RA-1:0] R_S_TABLE_CTRL = 'h004, R_S_TABLE_ADDR = 'h005, R_S_TABLE_DATA = 'h006;
 localparam [31:0] MAGIC = 32'h56445748;             // "HWDV"
 localparam [31:0] VERSION = 32'd1;
 localparam [31:0] ENGINE_RTL = 32'd3;               // H_ENGINE of a hardware device
@@ -219,6 +244,11 @@ reg [63:0] time_reg = 0;
 reg [63:0] n_requests_reg = 0, n_bytes_in_reg = 0, n_bytes_out_reg = 0, n_rejections_reg = 0, n_protocol_reg = 0;
 reg done_flag_reg = 1'b0, err_flag_reg = 1'b0, stop_reg = 1'b0;
 reg [31:0] type_lo_reg = 0;                         // S_TYPE low word, written to the core with the high word
+// the table-load port (TABLES=1)
+reg        tload_reg = 1'b0;                        // table_load
+reg [23:0] taddr_reg = 0;                           // S_TABLE_ADDR: the next word's address
+reg [31:0] tdata_lo_reg = 0;                        // S_TABLE_DATA low word
+reg [15:0] tn_types_reg = 0;                        // messages of the loaded configuration word (kept by rst, as the tables)
 
 // ---------------------------------------------------------------- AXI4-Lite slave
 reg s_axil_bvalid_reg = 1'b0, s_axil_rvalid_reg = 1'b0;
@@ -243,7 +273,11 @@ wire [31:0] wd = s_axil_wdata;  // byte strobes: registers take whole words
 wire busy = (st_reg != ST_IDLE) && (st_reg != ST_HALT);
 // error: halted on an error until the next go bit (the irq flag may be acknowledged sooner)
 wire [31:0] status = {29'd0, st_reg == ST_HALT, done_flag_reg, busy};
-wire [31:0] caps = (WIRE == 0 ? 32'd1 : 32'd2) | 32'h10;
+wire [31:0] caps = (WIRE == 0 ? 32'd1 : 32'd2) | 32'h10 | (TABLES != 0 ? 32'h8 : 32'd0);
+wire tables_on = TABLES != 0;
+// slot 0: ready (the schema built in), or with TABLES=1 empty / loading / ready (tables_ok)
+wire [31:0] slot_state = !tables_on ? 32'd2 : tload_reg ? 32'd1 : core_tables_ok ? 32'd2 : 32'd0;
+wire [31:0] num_types = !tables_on ? NUM_TYPES : core_tables_ok ? {16'd0, tn_types_reg} : 32'd0;
 
 // the read side: value and whether the address has a register
 reg [31:0] rd_val;
@@ -258,7 +292,7 @@ always @* begin
     R_H_SLOTS: rd_val = 32'd1;
     R_H_IN_BYTES: rd_val = IN_BYTES;
     R_H_OUT_BYTES: rd_val = OUT_BYTES;
-    R_H_PTR_WIDTHS: rd_val = 32'd1 << PTR_BYTES;
+    R_H_PTR_WIDTHS: rd_val = tables_on ? 32'h110 : 32'd1 << PTR_BYTES;  // loaded: either width
     R_H_ENGINE: rd_val = ENGINE_RTL;
     R_H_TYPE_REGS: rd_val = NUM_TYPES;
     R_H_TABLE_BYTES: rd_val = 32'd0;
@@ -293,12 +327,16 @@ always @* begin
     R_N_PROTOCOL_ERRORS: rd_val = n_protocol_reg[31:0];
     R_N_PROTOCOL_ERRORS + 1'b1: rd_val = n_protocol_reg[63:32];
     R_N_RELOADS, R_N_RELOADS + 1'b1, R_N_RELOAD_BYTES, R_N_RELOAD_BYTES + 1'b1: rd_val = 32'd0;
-    R_SLOT0 + R_S_STATE: rd_val = 32'd2;            // ready: the schema is built in
+    R_SLOT0 + R_S_STATE: rd_val = slot_state;
     R_SLOT0 + R_S_CHECKSUM, R_SLOT0 + R_S_TABLE_LEN: rd_val = 32'd0;  // no table file
-    R_SLOT0 + R_S_NUM_TYPES: rd_val = NUM_TYPES;
+    R_SLOT0 + R_S_NUM_TYPES: rd_val = num_types;
     default: begin
         if (ra >= R_SLOT0 + R_S_NAME && ra < R_SLOT0 + R_S_NAME + 16)
             rd_val = NAME[32 * (ra - (R_SLOT0 + R_S_NAME)) +: 32];
+        else if (tables_on && ra == R_SLOT0 + R_S_TABLE_CTRL)
+            rd_val = {30'd0, core_tables_ok, tload_reg};
+        else if (tables_on && ra == R_SLOT0 + R_S_TABLE_ADDR)
+            rd_val = {8'd0, taddr_reg};
         else
             rd_hit = 1'b0;
     end
@@ -306,13 +344,19 @@ always @* begin
 end
 
 // the write side: which register, and whether it is writable
-wire wr_type = wa >= R_SLOT0 + R_S_TYPE && wa < R_SLOT0 + R_S_TYPE + 2 * NUM_TYPES;
+localparam [31:0] TYPE_WORDS = 2 * NUM_TYPES;
+wire wr_type = wa >= R_SLOT0 + R_S_TYPE && {{(32-RA){1'b0}}, wa - (R_SLOT0 + R_S_TYPE)} < TYPE_WORDS;
 wire [RA-1:0] wr_type_word = wa - (R_SLOT0 + R_S_TYPE);
+// the table-load registers: there with TABLES=1, taken only while not busy (a data word
+// only while loading)
+wire wr_tbl = tables_on && wa >= R_SLOT0 + R_S_TABLE_CTRL && wa <= R_SLOT0 + R_S_TABLE_DATA + 1'b1;
+wire wr_tbl_ok = !busy && (wa != R_SLOT0 + R_S_TABLE_DATA + 1'b1 || tload_reg);
+wire wr_tbl_take = axil_wr && wr_tbl && wr_tbl_ok;
 reg wr_ok;
 always @* begin
     case (wa)
     R_C_CTRL, R_C_SLOT, R_C_MSG, R_C_WIRE, R_C_BASE, R_C_BASE + 1'b1, R_C_IN_LEN, R_C_MAX_IMAGE: wr_ok = 1'b1;
-    default: wr_ok = wr_type;
+    default: wr_ok = wr_type || (wr_tbl && wr_tbl_ok);
     endcase
 end
 wire wr_go = axil_wr && wa == R_C_CTRL && wd[0];
@@ -322,6 +366,30 @@ wire wr_ack = axil_wr && wa == R_C_CTRL && wd[2];
 assign core_type_wr_en = axil_wr && wr_type && wr_type_word[0];
 assign core_type_wr_idx = {{(17-RA){1'b0}}, wr_type_word[RA-1:1]};
 assign core_type_wr_data = {wd, type_lo_reg};
+
+assign core_table_load = tload_reg;
+assign core_tbl_wr_en = wr_tbl_take && wa == R_SLOT0 + R_S_TABLE_DATA + 1'b1;
+assign core_tbl_wr_addr = taddr_reg;
+assign core_tbl_wr_data = {wd, tdata_lo_reg};
+
+always @(posedge clk) begin
+    if (wr_tbl_take) begin
+        case (wa)
+        R_SLOT0 + R_S_TABLE_CTRL: tload_reg <= wd[0];
+        R_SLOT0 + R_S_TABLE_ADDR: taddr_reg <= wd[23:0];
+        R_SLOT0 + R_S_TABLE_DATA: tdata_lo_reg <= wd;
+        default: begin                              // the high word: the word is written
+            taddr_reg <= taddr_reg + 24'd1;
+            if (taddr_reg == 24'd0) tn_types_reg <= tdata_lo_reg[15:0];  // the configuration word
+        end
+        endcase
+    end
+    if (rst) begin
+        tload_reg <= 1'b0;
+        taddr_reg <= 0;
+        tdata_lo_reg <= 0;
+    end
+end
 
 always @(posedge clk) begin
     if (axil_wr) begin
@@ -507,7 +575,9 @@ wire b_fire = m_axi_bvalid && m_axi_bready;
 assign irq = done_flag_reg | err_flag_reg;
 
 // go: the request registers checked as the device checks them
-wire [7:0] go_err = slot_reg != 0 ? D_NO_SLOT : msg_reg >= NUM_TYPES ? D_NO_MESSAGE : wire_reg != WIRE ? D_BAD_WIRE : 8'd0;
+// (TABLES=1 without tables: MSG is not checked, the core refuses the message: `unsupported`)
+wire msg_bad = tables_on ? core_tables_ok && msg_reg >= {16'd0, tn_types_reg} : msg_reg >= NUM_TYPES;
+wire [7:0] go_err = slot_reg != 0 ? D_NO_SLOT : msg_bad ? D_NO_MESSAGE : wire_reg != WIRE ? D_BAD_WIRE : 8'd0;
 
 task halt;
     input [7:0] kind;

@@ -4,7 +4,7 @@
 #      (must be warning-free); hw_pb_core is linted inside the committed example core
 #      rtl/gen/unit_core.gen.v (top heapwire_core) with the modules it instantiates, hw_og_core
 #      inside rtl/gen/expr_og_core.gen.v (top heapwire_og_core); the bus wrapper hw_axi_wrap
-#      alone and inside both (tops heapwire_axi, heapwire_og_axi);
+#      alone and inside both (tops heapwire_axi, also with TABLES=1, heapwire_og_axi);
 #   2. python3 -m pytest -q rtl/tb  (cocotb 2.x testbenches on Icarus Verilog: the building
 #      blocks, the protobuf core's descriptor ROMs (hw_pb_dispatch) and both cores against the
 #      CPU engine and a Python model; the core testbenches generate their cores with the
@@ -67,10 +67,14 @@ for top in "heapwire_axi rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_u
            "heapwire_og_axi rtl/hw_og_reader.v rtl/hw_sdp_ram.v rtl/hw_og_core.v rtl/gen/expr_og_core.gen.v"; do
   # (an array, not `set --`: the script's own arguments go to pytest below)
   read -r -a wrap <<< "$top"
-  if ! verilator --lint-only -Wall --top-module "${wrap[0]}" rtl/hw_axi_wrap.v "${wrap[@]:1}"; then
-    echo "test_rtl: lint FAILED: ${wrap[0]}" >&2
-    fail=1
-  fi
+  # heapwire_axi also with the run-time-loaded tables (TABLES=1: the table-load registers)
+  for g in "" $([[ ${wrap[0]} == heapwire_axi ]] && echo -GTABLES=1); do
+    # shellcheck disable=SC2086
+    if ! verilator --lint-only -Wall --top-module "${wrap[0]}" $g rtl/hw_axi_wrap.v "${wrap[@]:1}"; then
+      echo "test_rtl: lint FAILED: ${wrap[0]} $g" >&2
+      fail=1
+    fi
+  done
 done
 ((fail == 0)) && echo "test_rtl: lint clean (${#files[@]} files)"
 

@@ -304,6 +304,9 @@ module heapwire_og_axi #(
     input  wire [7:0] m_axi_bid, input wire [1:0] m_axi_bresp, input wire m_axi_bvalid, output wire m_axi_bready
 );
 wire core_start, core_busy, core_done, core_type_wr_en, core_in_rd_en, core_in2_rd_en, core_out_wr_en, core_out_rd_en, core_out2_wr_en;
+wire core_table_load, core_tbl_wr_en, core_tables_ok;
+wire [23:0] core_tbl_wr_addr;
+wire [63:0] core_tbl_wr_data;
 wire [31:0] core_in_len, core_err_offset, core_image_size;
 wire [15:0] core_root, core_type_wr_idx;
 wire [63:0] core_base, core_max_image, core_cycles, core_type_wr_data;
@@ -335,6 +338,8 @@ hw_axi_wrap #(
     .core_busy(core_busy), .core_done(core_done), .core_err_code(core_err_code), .core_err_offset(core_err_offset),
     .core_image_size(core_image_size), .core_cycles(core_cycles),
     .core_type_wr_en(core_type_wr_en), .core_type_wr_idx(core_type_wr_idx), .core_type_wr_data(core_type_wr_data),
+    .core_table_load(core_table_load), .core_tbl_wr_en(core_tbl_wr_en), .core_tbl_wr_addr(core_tbl_wr_addr),
+    .core_tbl_wr_data(core_tbl_wr_data), .core_tables_ok(core_tables_ok),
     .core_in_rd_en(core_in_rd_en), .core_in_addr(core_in_addr), .core_in_rd_data(core_in_rd_data),
     .core_in2_rd_en(core_in2_rd_en), .core_in2_addr(core_in2_addr), .core_in2_rd_data(core_in2_rd_data),
     .core_out_wr_en(core_out_wr_en), .core_out_wr_addr(core_out_wr_addr), .core_out_wr_data(core_out_wr_data), .core_out_wr_be(core_out_wr_be),
@@ -362,6 +367,7 @@ assign core_out2_wr_en = 1'b0;
 assign core_out2_wr_addr = {OUT_ADDR_WIDTH{1'b0}};
 assign core_out2_wr_data = {OUT_WIDTH{1'b0}};
 assign core_out2_wr_be = {(OUT_WIDTH/8){1'b0}};
+assign core_tables_ok = 1'b1;  // no table-load port: the tables are built in
 heapwire_og_core #(
     .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH), .OBJ_BITS(OBJ_BITS)
 ) core (

@@ -283,7 +283,7 @@ module heapwire_core #(
     parameter OVF_ROWS = 64,
     parameter MSG_ROWS = 256,
     parameter ENUM_ROWS = 64,
-    parameter ENUM_VALS = 64    // TABLES=1: closed-enum values
+    parameter ENUM_VALS = 64   // TABLES=1: closed-enum values
 ) (
     input  wire clk, input wire rst,
     input  wire start, input wire [31:0] in_len, input wire [15:0] root_msg, input wire [63:0] base,
@@ -329,6 +329,12 @@ module heapwire_axi #(
     parameter DROP_BITS = 8,        // log2 dropped-map-entry list entries
     parameter ONE_PASS = 1,         // 1 = one pass first, two passes when needed; 0 = always two
     parameter OUT2_WR = 1,          // 1 = short strings through the second output write port
+    parameter TABLES = 0,         // 1 = descriptor tables loaded at run time (tbl_wr_*), 0 = the ROMs
+    parameter FIELD_ROWS = 1024,   // TABLES=1 sizes: field rows, overflow keys, message rows, enums
+    parameter OVF_ROWS = 64,
+    parameter MSG_ROWS = 256,
+    parameter ENUM_ROWS = 64,
+    parameter ENUM_VALS = 64,   // TABLES=1: closed-enum values
     parameter AXI_ADDR_WIDTH = 32,  // AXI4 master address bits
     parameter MAX_BURST = 16,       // beats per burst
     parameter MAX_OUTSTANDING = 4   // bursts awaiting their write response
@@ -349,6 +355,9 @@ module heapwire_axi #(
     input  wire [7:0] m_axi_bid, input wire [1:0] m_axi_bresp, input wire m_axi_bvalid, output wire m_axi_bready
 );
 wire core_start, core_busy, core_done, core_type_wr_en, core_in_rd_en, core_in2_rd_en, core_out_wr_en, core_out_rd_en, core_out2_wr_en;
+wire core_table_load, core_tbl_wr_en, core_tables_ok;
+wire [23:0] core_tbl_wr_addr;
+wire [63:0] core_tbl_wr_data;
 wire [31:0] core_in_len, core_err_offset, core_image_size;
 wire [15:0] core_root, core_type_wr_idx;
 wire [63:0] core_base, core_max_image, core_cycles, core_type_wr_data;
@@ -360,7 +369,8 @@ wire [OUT_WIDTH-1:0] core_out_wr_data, core_out_rd_data, core_out2_wr_data;
 wire [OUT_WIDTH/8-1:0] core_out_wr_be, core_out2_wr_be;
 hw_axi_wrap #(
     .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH),
-    .WIRE(0), .PTR_BYTES(8), .NUM_TYPES(3), .MAX_DEPTH(MAX_DEPTH), .NAME(512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000616d65686373),
+    .WIRE(0), .PTR_BYTES(8), .NUM_TYPES(TABLES != 0 ? MSG_ROWS - 1 : 3), .MAX_DEPTH(MAX_DEPTH),
+    .NAME(TABLES != 0 ? 512'd0 : 512'h00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000616d65686373), .TABLES(TABLES),
     .AXIL_ADDR_WIDTH(16), .AXI_ADDR_WIDTH(AXI_ADDR_WIDTH), .MAX_BURST(MAX_BURST), .MAX_OUTSTANDING(MAX_OUTSTANDING)
 ) wrap (
     .clk(clk), .rst(rst), .irq(irq),
@@ -380,6 +390,8 @@ hw_axi_wrap #(
     .core_busy(core_busy), .core_done(core_done), .core_err_code(core_err_code), .core_err_offset(core_err_offset),
     .core_image_size(core_image_size), .core_cycles(core_cycles),
     .core_type_wr_en(core_type_wr_en), .core_type_wr_idx(core_type_wr_idx), .core_type_wr_data(core_type_wr_data),
+    .core_table_load(core_table_load), .core_tbl_wr_en(core_tbl_wr_en), .core_tbl_wr_addr(core_tbl_wr_addr),
+    .core_tbl_wr_data(core_tbl_wr_data), .core_tables_ok(core_tables_ok),
     .core_in_rd_en(core_in_rd_en), .core_in_addr(core_in_addr), .core_in_rd_data(core_in_rd_data),
     .core_in2_rd_en(core_in2_rd_en), .core_in2_addr(core_in2_addr), .core_in2_rd_data(core_in2_rd_data),
     .core_out_wr_en(core_out_wr_en), .core_out_wr_addr(core_out_wr_addr), .core_out_wr_data(core_out_wr_data), .core_out_wr_be(core_out_wr_be),
@@ -388,11 +400,11 @@ hw_axi_wrap #(
 );
 assign core_in2_rd_en = 1'b0;
 assign core_in2_addr = {IN_ADDR_WIDTH{1'b0}};
-wire core_tables_ok;
 heapwire_core #(
     .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH),
     .MAX_DEPTH(MAX_DEPTH), .INST_BITS(INST_BITS), .CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS), .DROP_BITS(DROP_BITS),
-    .ONE_PASS(ONE_PASS), .OUT2_WR(OUT2_WR)
+    .ONE_PASS(ONE_PASS), .OUT2_WR(OUT2_WR),
+    .TABLES(TABLES), .FIELD_ROWS(FIELD_ROWS), .OVF_ROWS(OVF_ROWS), .MSG_ROWS(MSG_ROWS), .ENUM_ROWS(ENUM_ROWS), .ENUM_VALS(ENUM_VALS)
 ) core (
     .clk(clk), .rst(rst), .start(core_start), .in_len(core_in_len), .root_msg(core_root), .base(core_base),
     .busy(core_busy), .done(core_done), .err_code(core_err_code), .err_offset(core_err_offset),
@@ -402,7 +414,8 @@ heapwire_core #(
     .out_wr_en(core_out_wr_en), .out_wr_addr(core_out_wr_addr), .out_wr_data(core_out_wr_data), .out_wr_be(core_out_wr_be),
     .out_rd_en(core_out_rd_en), .out_rd_addr(core_out_rd_addr), .out_rd_data(core_out_rd_data),
     .out2_wr_en(core_out2_wr_en), .out2_wr_addr(core_out2_wr_addr), .out2_wr_data(core_out2_wr_data), .out2_wr_be(core_out2_wr_be),
-    .table_load(1'b0), .tbl_wr_en(1'b0), .tbl_wr_addr(24'd0), .tbl_wr_data(64'd0), .tables_ok(core_tables_ok)
+    .table_load(core_table_load), .tbl_wr_en(core_tbl_wr_en), .tbl_wr_addr(core_tbl_wr_addr), .tbl_wr_data(core_tbl_wr_data),
+    .tables_ok(core_tables_ok)
 );
 endmodule
 

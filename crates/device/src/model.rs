@@ -18,6 +18,10 @@ pub trait EngineFactory: Send {
         (1 << 4) | (1 << 8)
     }
     fn make(&self, schema: Arc<CompiledSchema>) -> Result<Box<dyn Engine + Send>, String>;
+    /// The `sim` engine's processes of the loadable protobuf program (None: another engine).
+    fn sim_pool(&self) -> Option<heapwire_sim::verilated::PoolStats> {
+        None
+    }
 }
 
 /// The CPU engine behind a device.
@@ -37,9 +41,15 @@ impl EngineFactory for CpuFactory {
 /// AXI bus wrapper and driven through the device register map over AXI4-Lite, the input
 /// over AXI4-Stream and the image from the wrapper's AXI4 master (`Config::bus`), one
 /// process alive across requests (`heapwire_sim::VerilatedEngine`), their memories the
-/// device's.
+/// device's. The protobuf core is the build with run-time-loaded tables
+/// (`Config::tables`): one verilation for every schema that fits it, and a slot install
+/// loads the schema's table words over AXI4-Lite into a running process (the factory's
+/// [`heapwire_sim::verilated::Pool`]: the slot's previous engine gives its process back
+/// when the install starts); a schema that does not fit gets its own ROM build, with a
+/// note on stderr saying why.
 pub struct SimFactory {
     config: heapwire_sim::verilated::Config,
+    pool: heapwire_sim::verilated::Pool,
 }
 
 impl SimFactory {
@@ -50,10 +60,18 @@ impl SimFactory {
             in_bytes: dev.in_bytes as u64,
             out_bytes: dev.out_bytes as u64,
             bus: true,
+            tables: true,
             ..Default::default()
         };
         config.validate().map_err(|e| format!("the sim engine's memories: {e}"))?;
-        Ok(SimFactory { config })
+        Ok(SimFactory { config, pool: Default::default() })
+    }
+
+    /// The same factory with the per-schema ROM build of the protobuf core (`tables`
+    /// false: one verilation per schema).
+    pub fn with_tables(mut self, tables: bool) -> SimFactory {
+        self.config.tables = tables;
+        self
     }
 }
 
@@ -64,7 +82,10 @@ impl EngineFactory for SimFactory {
     /// Builds (or finds in the build cache) and starts the simulators now, so that the
     /// install, not the first request, waits for Verilator.
     fn make(&self, schema: Arc<CompiledSchema>) -> Result<Box<dyn Engine + Send>, String> {
-        let mut e = heapwire_sim::VerilatedEngine::new(schema.clone(), self.config.clone()).map_err(|e| e.to_string())?;
+        let mut e = heapwire_sim::VerilatedEngine::with_pool(schema.clone(), self.config.clone(), self.pool.clone()).map_err(|e| e.to_string())?;
+        if let Some(why) = e.tables_fallback() {
+            eprintln!("note: sim engine: this schema's protobuf core is verilated for it (ROM build): {why}");
+        }
         let wires = [Wire::Protobuf].into_iter().chain((!schema.classes.is_empty()).then_some(Wire::Objgraph));
         for w in wires {
             // a schema a core does not support is refused per request, by `check`
@@ -74,6 +95,9 @@ impl EngineFactory for SimFactory {
             }
         }
         Ok(Box::new(e))
+    }
+    fn sim_pool(&self) -> Option<heapwire_sim::verilated::PoolStats> {
+        Some(self.pool.stats())
     }
 }
 
@@ -319,6 +343,11 @@ impl Device {
             status: 0,
             counters: Counters::default(),
         }
+    }
+
+    /// The factory that makes the slots' engines.
+    pub fn factory(&self) -> &dyn EngineFactory {
+        self.factory.as_ref()
     }
 
     pub fn header(&self) -> Header {

@@ -122,6 +122,15 @@ pub const S_STATE: u32 = 0x000;
 pub const S_CHECKSUM: u32 = 0x001;
 pub const S_TABLE_LEN: u32 = 0x002;
 pub const S_NUM_TYPES: u32 = 0x003;
+/// The table-load port of the hardware variant built with run-time-loaded tables
+/// (`rtl/hw_axi_wrap.v` with TABLES=1; docs/device.md "The hardware variant"), slot 0
+/// only; the software device has no such registers. `S_TABLE_CTRL`: write bit 0 = 1
+/// begins a load, 0 ends it; reads bit 0 loading, bit 1 tables loaded and valid.
+pub const S_TABLE_CTRL: u32 = 0x004;
+/// The next table word's address (counts up by one after each word).
+pub const S_TABLE_ADDR: u32 = 0x005;
+/// A 64-bit table word: the low word is held, writing the high word (`0x007`) writes it.
+pub const S_TABLE_DATA: u32 = 0x006; // and 0x007
 /// The schema's name, [`NAME_BYTES`] bytes, NUL-padded, 4 per register.
 pub const S_NAME: u32 = 0x010;
 pub const NAME_BYTES: usize = 64;

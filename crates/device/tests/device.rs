@@ -503,3 +503,74 @@ fn register_reads_beside_a_full_window_do_not_wait_for_it() {
     }
     srv.stop();
 }
+
+/// The `sim` device reloads a slot with another schema without verilating again: with one
+/// slot, social.proto, then proto2.proto at 32-bit pointers with header words (another
+/// message set and pointer width), then social.proto again; each install loads the
+/// schema's tables over AXI4-Lite into the process the slot's previous engine gave back
+/// (one process of one program for all three: the factory's pool says so), and every
+/// image and rejection is the `inproc:cpu` device's.
+#[test]
+fn sim_device_reloads_a_slot_into_the_running_core() {
+    if std::process::Command::new("verilator").arg("--version").output().is_err() {
+        eprintln!("skipped: verilator is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    let social = Arc::new(Schema::new("social", load("bench/schemas/social.proto", LayoutOptions::default())));
+    let layout = LayoutOptions { pointer_width: heapwire_schema::PointerWidth::P32, header_words: true };
+    let proto2 = Arc::new(Schema::new("proto2", load("tests/differential/schemas/proto2.proto", layout)));
+    let mut r = Rng::new(18);
+    let phases: Vec<Vec<Job>> = [&social, &proto2, &social]
+        .iter()
+        .map(|s| {
+            let roots: Vec<usize> = (0..s.compiled.messages.len()).filter(|&m| !s.compiled.messages[m].is_map_entry()).collect();
+            (0..40)
+                .map(|k| {
+                    let msg = roots[r.below(roots.len() as u64) as usize];
+                    let mut m = Vec::new();
+                    let mut budget = 40;
+                    protobuf_gen::message(&mut r, &s.compiled, msg, 0, &mut budget, &mut m);
+                    if k % 3 == 1 {
+                        m = protobuf_gen::mutate(&mut r, &m);
+                    }
+                    Job { schema: (*s).clone(), msg: msg as u32, wire: Wire::Protobuf, base: [0u64, 8, 0x1000][k % 3], max_depth: 100, input: m }
+                })
+                .collect()
+        })
+        .collect();
+    let run = |uri: &str| -> (Vec<Result<Image, JobError>>, DeviceHandle) {
+        let mut dev = DeviceHandle::open(uri, &OpenOptions { timeout: Duration::from_secs(600), ..Default::default() }).unwrap();
+        let mut out = Vec::new();
+        for phase in &phases {
+            for j in phase {
+                let (schema, input) = (j.schema.clone(), j.input.clone());
+                dev.submit(Job { schema, input, msg: j.msg, wire: j.wire, base: j.base, max_depth: j.max_depth }).unwrap();
+            }
+            // the phase done before the next schema's requests go out: one install each
+            while dev.outstanding() > 0 {
+                out.push(dev.next().unwrap().1);
+            }
+        }
+        (out, dev)
+    };
+    let (sim, sim_dev) = run("inproc:sim?slots=1&in=64k&out=128k");
+    let (cpu, _) = run("inproc:cpu?slots=1&in=64k&out=128k");
+    let mut rejected = 0;
+    for (k, (s, c)) in sim.into_iter().zip(cpu).enumerate() {
+        match (s, c) {
+            (Ok(s), Ok(c)) => assert!(s.bytes == c.bytes, "case {k}: images differ"),
+            (Err(s), Err(c)) => {
+                assert_eq!(s, c, "case {k}");
+                rejected += 1;
+            }
+            (s, c) => panic!("case {k}: sim {:?}, cpu {:?}", s.map(|i| i.bytes.len()), c.map(|i| i.bytes.len())),
+        }
+    }
+    assert!(rejected > 5 && rejected < 100, "{rejected} of 120 rejected");
+    let reloads = sim_dev.reloads();
+    assert_eq!(reloads.len(), 3, "{reloads:?}");
+    let pool = sim_dev.inproc().unwrap().with(|d| d.factory().sim_pool()).expect("the sim engine's pool");
+    eprintln!("sim device reloads: {reloads:?}; the loadable core: {pool:?}");
+    // one process of one program served all three installs, each loading its tables
+    assert_eq!((pool.spawns, pool.loads, pool.programs.len()), (1, 3, 1), "{pool:?}");
+}

@@ -7,12 +7,17 @@
 //! first request of each wire format, speaks the framing of `vsim_main.cpp` (the C++
 //! harness: the memories served as `heapwire_emit::testbench`'s Icarus testbench serves
 //! them), and restarts it when it has died (the crash is kept, see
-//! [`VerilatedEngine::crashes`]). See `docs/hardware.md`, "The simulated device".
+//! [`VerilatedEngine::crashes`]). With [`Config::tables`] the protobuf core is the build
+//! with run-time-loaded tables, one program for every schema that fits it: the engine loads
+//! its schema's table words over AXI4-Lite into a running process, taken from a [`Pool`]
+//! that engines share, so a slot reloaded with another schema needs no new verilation nor
+//! a new process. See `docs/hardware.md`, "The simulated device".
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use heapwire_emit::testbench::objgraph::Params as OgParams;
 use heapwire_emit::testbench::protobuf::Params as PbParams;
@@ -28,6 +33,13 @@ const HARNESS: &str = include_str!("vsim_main.cpp");
 
 const REQ_MAGIC: u32 = 0x5152_5748; // "HWRQ"
 const RESP_MAGIC: u32 = 0x5352_5748; // "HWRS"
+const LOAD_MAGIC: u32 = 0x4C54_5748; // "HWTL"
+const LOADED_MAGIC: u32 = 0x4154_5748; // "HWTA"
+
+/// The loadable protobuf build's count and state slots per message (its count and state
+/// memories are sized for these; a schema with more is served by its own ROM build).
+pub const TABLES_COUNT_SLOTS: u32 = 16;
+pub const TABLES_STATE_SLOTS: u32 = 8;
 
 /// How many of a core's crashes [`VerilatedEngine::crashes`] keeps (the latest).
 const MAX_CRASHES_KEPT: usize = 64;
@@ -58,6 +70,14 @@ pub struct Config {
     /// over AXI4-Stream and the image written by its AXI4 master (docs/hardware.md), instead
     /// of the core's memory ports.
     pub bus: bool,
+    /// With `bus`: the protobuf core is the build with run-time-loaded tables
+    /// (`generate_loadable`, TABLES=1, default table sizes), one program for every schema
+    /// whose tables fit (`table_image`) with at most [`TABLES_COUNT_SLOTS`] repeated fields
+    /// + 1 and [`TABLES_STATE_SLOTS`] message fields and oneofs per message; the schema's
+    /// table words are loaded over AXI4-Lite (the wrapper's S_TABLE_ registers) into the
+    /// running process. A schema that does not fit gets its own ROM build
+    /// ([`VerilatedEngine::tables_fallback`] says why). The objgraph core is per schema.
+    pub tables: bool,
 }
 
 impl Default for Config {
@@ -75,6 +95,7 @@ impl Default for Config {
             one_pass: pb.one_pass,
             out2_wr: pb.out2_wr,
             bus: false,
+            tables: false,
         }
     }
 }
@@ -99,6 +120,9 @@ impl Config {
         if !(1..=4000).contains(&self.max_depth) {
             return Err(format!("max_depth {} (1..4000)", self.max_depth));
         }
+        if self.tables && !self.bus {
+            return Err("the loaded tables (tables) are loaded through the bus wrapper: set bus too".into());
+        }
         Ok(())
     }
 }
@@ -120,6 +144,65 @@ pub struct VerilatedEngine {
     last_cycles: Option<u64>,
     /// The bus wrapper's registers after the last request ([`Config::bus`]).
     last_registers: Option<EngineRegisters>,
+    /// With [`Config::tables`]: the schema's table words and their fingerprint, or why
+    /// the schema does not fit the loadable core (its own ROM build serves it).
+    loadable: Option<Result<Arc<Tables>, String>>,
+    /// Where the loadable protobuf process comes from and goes back to.
+    pool: Pool,
+}
+
+/// A schema's table words (`table_image`) and a fingerprint of them.
+struct Tables {
+    words: Vec<(u32, u64)>,
+    fingerprint: u64,
+}
+
+/// Idle processes of the loadable protobuf program ([`Config::tables`]), shared by the
+/// engines made with clones of it (the device's engines): an engine takes one when it
+/// starts (or spawns one) and gives it back when dropped, so a schema installed after
+/// another loads its tables into the process that served the other.
+#[derive(Clone, Default)]
+pub struct Pool(Arc<Mutex<PoolInner>>);
+
+#[derive(Default)]
+struct PoolInner {
+    idle: Vec<Proc>,
+    stats: PoolStats,
+    /// The loadable program built (or found) for a configuration, so that the next
+    /// engine does not hash the sources and ask Verilator its version again.
+    built: Vec<(Config, PathBuf)>,
+}
+
+/// What a [`Pool`]'s engines did with the loadable program.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Processes of the loadable program started.
+    pub spawns: u64,
+    /// Table loads into a running process, and the last one's cost.
+    pub loads: u64,
+    pub last_load: Option<TableLoad>,
+    /// The loadable programs used (one per device configuration: no schema builds one).
+    pub programs: Vec<PathBuf>,
+}
+
+/// One table load over AXI4-Lite: words, the simulated core's cycles (the bus writes from
+/// the first S_TABLE_CTRL write to the read of tables_ok), and the wall time the host
+/// waited for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableLoad {
+    pub words: usize,
+    pub cycles: u64,
+    pub time: Duration,
+}
+
+impl Pool {
+    pub fn stats(&self) -> PoolStats {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).stats.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, PoolInner> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// One core's program and process.
@@ -131,6 +214,9 @@ struct Core {
 }
 
 struct Proc {
+    exe: PathBuf,
+    /// The fingerprint of the tables loaded into it (the loadable program).
+    tables: Option<u64>,
     child: Child,
     stdin: ChildStdin,
     stdout: ChildStdout,
@@ -175,9 +261,43 @@ impl VerilatedEngine {
     /// An engine for `schema` with the device `config`; nothing is built or started
     /// before the first request of each wire format (or [`VerilatedEngine::start`]).
     pub fn new(schema: Arc<CompiledSchema>, config: Config) -> Result<Self, SimError> {
+        Self::with_pool(schema, config, Pool::default())
+    }
+
+    /// [`VerilatedEngine::new`] taking the loadable protobuf process from `pool` (and
+    /// giving it back when dropped), with [`Config::tables`].
+    pub fn with_pool(schema: Arc<CompiledSchema>, config: Config, pool: Pool) -> Result<Self, SimError> {
         config.validate().map_err(SimError::Tool)?;
         let core = || Core { exe: None, proc: None, spawns: 0, crashes: Vec::new() };
-        Ok(VerilatedEngine { schema, config, protobuf: core(), objgraph: core(), image: Vec::new(), last_cycles: None, last_registers: None })
+        let loadable = config.tables.then(|| loadable_tables(&schema).map(Arc::new));
+        Ok(VerilatedEngine {
+            schema,
+            config,
+            protobuf: core(),
+            objgraph: core(),
+            image: Vec::new(),
+            last_cycles: None,
+            last_registers: None,
+            loadable,
+            pool,
+        })
+    }
+
+    /// With [`Config::tables`]: why this schema does not fit the loadable protobuf core
+    /// (then its own ROM build serves it); None when it fits or tables are off.
+    pub fn tables_fallback(&self) -> Option<&str> {
+        match &self.loadable {
+            Some(Err(e)) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The loadable protobuf core serves this schema.
+    fn tables(&self, wire: Wire) -> Option<&Arc<Tables>> {
+        match (&self.loadable, wire) {
+            (Some(Ok(t)), Wire::Protobuf) => Some(t),
+            _ => None,
+        }
     }
 
     pub fn config(&self) -> &Config {
@@ -212,6 +332,17 @@ impl VerilatedEngine {
         }
         verilog_check(&self.schema, wire)?;
         let exe = match wire {
+            Wire::Protobuf if self.tables(wire).is_some() => {
+                let known = self.pool.lock().built.iter().find(|(c, _)| *c == self.config).map(|(_, p)| p.clone());
+                match known {
+                    Some(p) if p.exists() => p,
+                    _ => {
+                        let p = build_loadable(&self.config)?;
+                        self.pool.lock().built.push((self.config.clone(), p.clone()));
+                        p
+                    }
+                }
+            }
             Wire::Protobuf => build_protobuf(&self.schema, &self.config)?,
             Wire::Objgraph => build_objgraph(&self.schema, &self.config)?,
         };
@@ -235,17 +366,61 @@ impl VerilatedEngine {
 
     fn ensure(&mut self, wire: Wire) -> Result<(), SimError> {
         let exe = self.program(wire)?;
+        let tables = self.tables(wire).cloned();
+        let pool = self.pool.clone();
         let core = self.core(wire);
         if core.proc.is_none() {
-            let mut child = Command::new(&exe)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| SimError::Tool(format!("cannot start the simulated device {}: {e}", exe.display())))?;
-            let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
-            core.proc = Some(Proc { child, stdin, stdout, regs: None, counters: [0; N_COUNTERS] });
-            core.spawns += 1;
+            // the loadable program: an idle process of the pool, one holding these tables first
+            let idle = tables.as_ref().and_then(|t| {
+                let mut p = pool.lock();
+                let pick = p.idle.iter().position(|q| q.exe == exe && q.tables == Some(t.fingerprint))
+                    .or_else(|| p.idle.iter().position(|q| q.exe == exe));
+                pick.map(|i| p.idle.swap_remove(i))
+            });
+            core.proc = match idle {
+                Some(p) => Some(p),
+                None => {
+                    let mut child = Command::new(&exe)
+                        .stdin(Stdio::piped())
+                        .stdout(Stdio::piped())
+                        .stderr(Stdio::piped())
+                        .spawn()
+                        .map_err(|e| SimError::Tool(format!("cannot start the simulated device {}: {e}", exe.display())))?;
+                    let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+                    core.spawns += 1;
+                    if tables.is_some() {
+                        let mut p = pool.lock();
+                        p.stats.spawns += 1;
+                        if !p.stats.programs.contains(&exe) {
+                            p.stats.programs.push(exe.clone());
+                        }
+                    }
+                    Some(Proc { exe: exe.clone(), tables: None, child, stdin, stdout, regs: None, counters: [0; N_COUNTERS] })
+                }
+            };
+        }
+        let proc = core.proc.as_mut().unwrap();
+        if let Some(t) = tables {
+            if proc.tables != Some(t.fingerprint) {
+                let t0 = Instant::now();
+                proc.tables = None;
+                match load(proc, &t.words) {
+                    Ok(cycles) => {
+                        proc.tables = Some(t.fingerprint);
+                        let mut p = pool.lock();
+                        p.stats.loads += 1;
+                        p.stats.last_load = Some(TableLoad { words: t.words.len(), cycles, time: t0.elapsed() });
+                    }
+                    Err(e) => {
+                        let died = bury(core.proc.take().unwrap(), &e);
+                        core.crashes.push(died.clone());
+                        if core.crashes.len() > MAX_CRASHES_KEPT {
+                            core.crashes.remove(0);
+                        }
+                        return Err(SimError::Tool(format!("loading the tables: {died}")));
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -254,6 +429,7 @@ impl VerilatedEngine {
     /// message (protobuf, and both through the bus wrapper) or per class (objgraph), the
     /// type word or the message index.
     fn regs(&self, wire: Wire, words: &[u64]) -> Vec<u64> {
+        // (the loadable build has registers for MSG_ROWS - 1 messages: this schema's are sent)
         let word = |m: usize| words.get(m).copied().unwrap_or(m as u64);
         match wire {
             Wire::Protobuf => (0..self.schema.messages.len()).map(word).collect(),
@@ -327,6 +503,32 @@ impl VerilatedEngine {
     }
 }
 
+/// Loads table words into the loadable program's process (the harness writes them through
+/// the wrapper's S_TABLE_ registers); returns the simulated cycles it took. An error when
+/// the process does not answer or the wrapper refused the load.
+fn load(p: &mut Proc, words: &[(u32, u64)]) -> std::io::Result<u64> {
+    let mut frame = Vec::with_capacity(8 + 12 * words.len());
+    frame.extend_from_slice(&LOAD_MAGIC.to_le_bytes());
+    frame.extend_from_slice(&(words.len() as u32).to_le_bytes());
+    for (a, d) in words {
+        frame.extend_from_slice(&a.to_le_bytes());
+        frame.extend_from_slice(&d.to_le_bytes());
+    }
+    p.stdin.write_all(&frame)?;
+    p.stdin.flush()?;
+    let mut h = [0u8; 24];
+    p.stdout.read_exact(&mut h)?;
+    let u32_at = |i: usize| u32::from_le_bytes(h[i..i + 4].try_into().unwrap());
+    if u32_at(0) != LOADED_MAGIC {
+        return Err(std::io::Error::other("malformed answer to a table load"));
+    }
+    match u32_at(4) {
+        0 => Ok(u64::from_le_bytes(h[16..24].try_into().unwrap())),
+        1 => Err(std::io::Error::other("the bus wrapper refused a table-load register write (SLVERR)")),
+        s => Err(std::io::Error::other(format!("the core did not accept the tables (status {s}: tables_ok low)"))),
+    }
+}
+
 /// Writes `frame` and reads the answer (its image into `image`); `bus`: the harness
 /// answers with the bus wrapper's registers too.
 fn talk(p: &mut Proc, frame: &[u8], image: &mut Vec<u8>, bus: bool) -> std::io::Result<Answer> {
@@ -355,6 +557,17 @@ fn talk(p: &mut Proc, frame: &[u8], image: &mut Vec<u8>, bus: bool) -> std::io::
         p.stdout.read_exact(image)?;
     }
     Ok(a)
+}
+
+/// The loadable protobuf process goes back to the pool (alive, its tables loaded).
+impl Drop for VerilatedEngine {
+    fn drop(&mut self) {
+        if self.tables(Wire::Protobuf).is_some() {
+            if let Some(p) = self.protobuf.proc.take() {
+                self.pool.lock().idle.push(p);
+            }
+        }
+    }
 }
 
 /// A process is ended with the engine (killed, not asked: it may be mid-request).
@@ -513,6 +726,48 @@ fn build_protobuf(schema: &CompiledSchema, c: &Config) -> Result<PathBuf, SimErr
     let core = verilog::protobuf::generate(schema, "schema");
     let d = defines("HW_PB", c, c.protobuf_out_width, schema.messages.len());
     build_core(c, "pb", "heapwire_core", "heapwire_axi", verilog::protobuf::SOURCES, &[("schema_core.gen.v", &core)], g, &d)
+}
+
+/// The table words of `schema` for the loadable core, or why it does not fit.
+fn loadable_tables(schema: &CompiledSchema) -> Result<Tables, String> {
+    use std::hash::{Hash, Hasher};
+    let words = verilog::protobuf::table_image(schema, &verilog::protobuf::TableLimits::default())?;
+    for m in &schema.messages {
+        let s = verilog::protobuf::slots(m);
+        if s.n_counts > TABLES_COUNT_SLOTS || s.n_state > TABLES_STATE_SLOTS {
+            return Err(format!(
+                "loadable core: {} has {} count slots (repeated fields + 1) and {} state slots (message fields + oneofs), the build holds {TABLES_COUNT_SLOTS} and {TABLES_STATE_SLOTS}",
+                m.full_name, s.n_counts, s.n_state
+            ));
+        }
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    words.hash(&mut h);
+    Ok(Tables { fingerprint: h.finish(), words })
+}
+
+/// Builds the protobuf core with run-time-loaded tables, in its bus wrapper, for `c` (or
+/// finds it in the cache): nothing of a schema goes into it.
+fn build_loadable(c: &Config) -> Result<PathBuf, SimError> {
+    // the core's own memories sized as build_protobuf sizes them, for TABLES_COUNT_SLOTS
+    // and TABLES_STATE_SLOTS slots per message instance
+    let inst = c.in_bytes / 2 + 2;
+    let inst_bits = log2_ceil(inst).max(12) as u64;
+    let mut g = memory_params(c, c.protobuf_out_width);
+    g.extend([
+        ("MAX_DEPTH", c.max_depth as u64),
+        ("INST_BITS", inst_bits),
+        ("CNT_BITS", log2_ceil(inst * TABLES_COUNT_SLOTS as u64).max(13) as u64),
+        ("ST_BITS", log2_ceil(inst * TABLES_STATE_SLOTS as u64).max(13) as u64),
+        ("DROP_BITS", inst_bits),
+        ("ONE_PASS", c.one_pass as u64),
+        ("OUT2_WR", c.out2_wr as u64),
+        ("TABLES", 1),
+    ]);
+    let core = verilog::protobuf::generate_loadable();
+    let nregs = verilog::protobuf::TableLimits::default().msg_rows as usize - 1;
+    let d = format!("{} -DHW_TABLES", defines("HW_PB", c, c.protobuf_out_width, nregs));
+    build_core(c, "pb-tables", "heapwire_core", "heapwire_axi", verilog::protobuf::SOURCES, &[("heapwire_core_tables.gen.v", &core)], g, &d)
 }
 
 /// Builds the objgraph core's device program for `c` (or finds it in the cache).

@@ -15,7 +15,8 @@
 //
 // Framing (all integers little-endian):
 //   request:  u32 magic 'HWRQ' | u32 root | u64 base | u64 max_image | u64 max_cycles |
-//             u32 in_len | u32 nregs (0: unchanged, else NREGS) | nregs x u64 | in_len bytes
+//             u32 in_len | u32 nregs (0: unchanged, else at most NREGS: registers 0..nregs-1)
+//             | nregs x u64 | in_len bytes
 //   response: u32 magic 'HWRS' | u32 status | u32 err_code | u32 err_offset |
 //             u32 image_size | u32 reserved | u64 cycles | [HW_AXI: u32 STATUS | u32 0 |
 //             5 x u64 REQUESTS, BYTES_IN, BYTES_OUT, REJECTIONS, PROTOCOL_ERRORS, the
@@ -23,6 +24,12 @@
 //             image bytes (status 0, err_code 0)
 //   status: 0 done; 1 no done within max_cycles (core reset); 2 input longer than the
 //           input memory (not run); 3 output-port misuse by the core (core reset).
+// With HW_TABLES (HW_AXI, the protobuf core built with run-time-loaded tables) also:
+//   load:     u32 magic 'HWTL' | u32 n | n x (u32 address, u64 data): the table words,
+//             written through the wrapper's S_TABLE_CTRL / S_TABLE_ADDR / S_TABLE_DATA
+//             (docs/device.md) between a load's start and end
+//   answer:   u32 magic 'HWTA' | u32 status (0 tables_ok, 1 a register write refused,
+//             2 tables_ok low after the load) | u32 S_NUM_TYPES | u32 0 | u64 cycles
 // A malformed request ends the process (exit 3): the host restarts it.
 //
 // With HW_AXI the top is the core inside its bus wrapper (heapwire_axi / heapwire_og_axi,
@@ -48,6 +55,9 @@
 
 #if defined(HW_PB) == defined(HW_OG)
 #error "define exactly one of HW_PB and HW_OG"
+#endif
+#if defined(HW_TABLES) && !(defined(HW_PB) && defined(HW_AXI))
+#error "HW_TABLES: the protobuf core in its bus wrapper only (HW_PB, HW_AXI)"
 #endif
 
 static const uint32_t OB = OW / 8;  // output word bytes
@@ -161,6 +171,7 @@ static const uint32_t R_CTRL = 0x040, R_STATUS = 0x041, R_MSG = 0x043, R_WIRE = 
                       R_MAX_IMAGE = 0x049, R_ERR_KIND = 0x04A, R_ERR_OFFSET = 0x04B, R_IMAGE_LEN = 0x04D,
                       R_TIME = 0x04E, R_N_REQUESTS = 0x080, R_S_TYPE = 0x1000 + 0x040;  // docs/device.md (crates/device/src/regs.rs)
 static const int N_COUNTERS = 5;  // REQUESTS, BYTES_IN, BYTES_OUT, REJECTIONS, PROTOCOL_ERRORS (64-bit each, from R_N_REQUESTS)
+static uint64_t n_cycles;      // clock cycles since the start
 static uint64_t axi_base;      // the request's base: host address of omem[0]
 static bool axi_fault;         // a write outside omem, or a burst the wrapper should not make
 static uint64_t aw_addr[64];   // accepted bursts whose data has not all arrived: address, beats
@@ -178,6 +189,7 @@ static void cycle() {
     const uint64_t ws = top->m_axi_wstrb;
     const bool wl = top->m_axi_wlast;
     if (w) store(top->m_axi_wdata, wd);
+    n_cycles++;
     top->clk = 1;
     top->eval();
     if (aw) {
@@ -268,6 +280,32 @@ static bool write_type_regs(const std::vector<uint64_t>& want, bool all) {
     regs = want;
     return ok;
 }
+
+#ifdef HW_TABLES
+// Loads n table words ({u32 address, u64 data} each at p) through the table-load
+// registers; the answer's status (see the framing above), S_NUM_TYPES and the cycles.
+static const uint32_t R_S_NUM_TYPES = 0x1000 + 0x003, R_S_TABLE_CTRL = 0x1000 + 0x004, R_S_TABLE_ADDR = 0x1000 + 0x005,
+                      R_S_TABLE_DATA = 0x1000 + 0x006;  // docs/device.md (crates/device/src/regs.rs)
+static uint32_t axi_load(const uint8_t* p, uint32_t n, uint32_t& types, uint64_t& cycles) {
+    const uint64_t c0 = n_cycles;
+    bool ok = reg_write(R_S_TABLE_CTRL, 1);
+    uint32_t next = 0;
+    for (uint32_t i = 0; i < n && ok; i++, p += 12) {
+        uint32_t a;
+        uint64_t d;
+        memcpy(&a, p, 4);
+        memcpy(&d, p + 4, 8);
+        if (i == 0 || a != next) ok &= reg_write(R_S_TABLE_ADDR, a);
+        ok &= reg_write(R_S_TABLE_DATA, (uint32_t)d) && reg_write(R_S_TABLE_DATA + 1, (uint32_t)(d >> 32));
+        next = a + 1;
+    }
+    ok &= reg_write(R_S_TABLE_CTRL, 0);
+    uint32_t ctrl = 0;
+    ok &= reg_read(R_S_TABLE_CTRL, ctrl) && reg_read(R_S_NUM_TYPES, types);
+    cycles = n_cycles - c0;
+    return !ok ? 1 : (ctrl & 2) ? 0 : 2;
+}
+#endif
 
 // Reset as the memory-port harness does; the registers written again (the objgraph core
 // resets its header registers).
@@ -407,12 +445,33 @@ int main(int argc, char** argv) {
     for (;;) {
         uint8_t hdr[40];
         if (!read_full(hdr, 4)) break;  // stdin closed: done
+#ifdef HW_TABLES
+        uint32_t magic0;
+        memcpy(&magic0, hdr, 4);
+        if (magic0 == 0x4C545748u) {  // 'HWTL'
+            uint32_t n;
+            if (!read_full(&n, 4) || n > (1u << 24)) return 3;
+            std::vector<uint8_t> words(12ull * n);
+            if (!read_full(words.data(), words.size())) return 3;
+            uint32_t types = 0;
+            uint64_t cycles = 0;
+            const uint32_t st = axi_load(words.data(), n, types, cycles);
+            out.clear();
+            put<uint32_t>(out, 0x41545748u);  // 'HWTA'
+            put<uint32_t>(out, st);
+            put<uint32_t>(out, types);
+            put<uint32_t>(out, 0);
+            put<uint64_t>(out, cycles);
+            if (!write_full(out.data(), out.size())) return 0;
+            continue;
+        }
+#endif
         if (!read_full(hdr + 4, sizeof hdr - 4)) return 3;
         const uint8_t* p = hdr;
         const uint32_t magic = get<uint32_t>(p), root = get<uint32_t>(p);
         const uint64_t base = get<uint64_t>(p), max_image = get<uint64_t>(p), max_cycles = get<uint64_t>(p);
         const uint32_t in_len = get<uint32_t>(p), nregs = get<uint32_t>(p);
-        if (magic != 0x51525748u || (nregs != 0 && nregs != NREGS)) {
+        if (magic != 0x51525748u || nregs > NREGS) {
             fprintf(stderr, "vsim: malformed request (magic %08x, %u registers)\n", magic, nregs);
             return 3;
         }

@@ -3,7 +3,8 @@
 //! through the engine door: identical images, or the same rejection kind and offset, at
 //! several bases, with per-type header words; thousands of requests through one process;
 //! an input longer than the input memory and an image larger than the output memory; the
-//! process killed between requests; both cores inside their AXI bus wrapper.
+//! process killed between requests; both cores inside their AXI bus wrapper; the
+//! protobuf core with run-time-loaded tables serving schema after schema in one process.
 //!
 //! Skipped (with a message) when verilator is not installed. Knobs: HEAPWIRE_VSIM_CASES
 //! (random messages per schema, default 150), HEAPWIRE_VSIM_SEED.
@@ -21,7 +22,7 @@ use std::sync::Arc;
 use heapwire_cpu::CpuEngine;
 use heapwire_engine::{Engine, EngineRegisters, Error, Options, RejectKind, Rejection, Request, Wire};
 use heapwire_schema::{CompiledSchema, LayoutOptions, PointerWidth};
-use heapwire_sim::verilated::Config;
+use heapwire_sim::verilated::{Config, Pool};
 use heapwire_sim::VerilatedEngine;
 use heapwire_testkit::{scaled_tree, workloads};
 
@@ -129,10 +130,11 @@ fn social(header_words: bool) -> Arc<CompiledSchema> {
 }
 
 /// Random messages of every type of `s` and their mutations, the social workloads'
-/// first messages (from `bench`), at the bases in turn; with `words`, per-type header words that
-/// change every few requests. Returns the number of requests.
+/// first messages (from `bench`, when given: `s` is social.proto), at the bases in turn;
+/// with `words`, per-type header words that change every few requests. Returns the number
+/// of requests.
 #[allow(clippy::too_many_arguments)]
-fn corpus(dev: &mut VerilatedEngine, s: &Arc<CompiledSchema>, name: &str, seed: u64, cases: u64, words: bool, bench: &Path, t: &mut Tally) -> usize {
+fn corpus(dev: &mut VerilatedEngine, s: &Arc<CompiledSchema>, name: &str, seed: u64, cases: u64, words: bool, bench: Option<&Path>, t: &mut Tally) -> usize {
     let mut cpu = CpuEngine::new(s.clone());
     let mut r = Rng(seed | 1);
     let roots: Vec<usize> = (0..s.messages.len()).filter(|&i| !s.messages[i].is_map_entry()).collect();
@@ -146,7 +148,8 @@ fn corpus(dev: &mut VerilatedEngine, s: &Arc<CompiledSchema>, name: &str, seed: 
         inputs.push((mi, msg));
         inputs.push((mi, m));
     }
-    for (file, ty) in workloads::SOCIAL {
+    for (file, ty) in workloads::SOCIAL.iter().filter(|_| bench.is_some()) {
+        let bench = bench.unwrap();
         let data = std::fs::read(bench.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
         let mi = s.message_index(ty).unwrap_or_else(|| panic!("{ty} not in social.proto"));
         inputs.extend(read_delimited(&data, 20).into_iter().map(|m| (mi, m)));
@@ -184,7 +187,7 @@ fn protobuf_device_matches_cpu_engine_through_one_process() {
         let name = if hw { "social.proto (header words)" } else { "social.proto" };
         // the corpus several times over: thousands of requests through the one process
         for round in 0..if hw { 3 } else { 5 } {
-            n += corpus(&mut dev, &s, name, seed + 31 * round + 1000 * i as u64, cases, hw, &bench, &mut t);
+            n += corpus(&mut dev, &s, name, seed + 31 * round + 1000 * i as u64, cases, hw, Some(&bench), &mut t);
         }
         assert_eq!(dev.spawns(Wire::Protobuf), 1, "{name}: the device's process was started more than once");
         assert_eq!(dev.pid(Wire::Protobuf), pid, "{name}: another process answered");
@@ -321,7 +324,7 @@ fn bus_wrapped_device_matches_cpu_engine() {
     let s = social(false);
     let Some(mut dev) = device_on(&s, true) else { return };
     let mut t = Tally::default();
-    let n = corpus(&mut dev, &s, "social.proto (bus)", env_num("HEAPWIRE_VSIM_SEED", 2718) + 7, 30, true, &bench, &mut t);
+    let n = corpus(&mut dev, &s, "social.proto (bus)", env_num("HEAPWIRE_VSIM_SEED", 2718) + 7, 30, true, Some(&bench), &mut t);
     let _ = std::fs::remove_dir_all(&bench);
     t.check("protobuf device on the bus vs cpu");
     assert_eq!(dev.spawns(Wire::Protobuf), 1);
@@ -365,4 +368,60 @@ fn objgraph_vs_cpu(bus: bool) {
     t.check("objgraph device vs cpu");
     assert_eq!(dev.spawns(Wire::Objgraph), 1);
     assert!(t.images > 100 && t.rejections > 20);
+}
+
+/// The protobuf core with run-time-loaded tables (`Config::tables`): engines for social.proto,
+/// then proto2.proto at 32-bit pointers with header words (another message set and pointer
+/// width), then social.proto again, made one after another with one pool, are served by
+/// one process of one program (no second verilation, no second process): each loads its
+/// tables over AXI4-Lite into the process the one before gave back, and every image and
+/// rejection is the CPU engine's. A second engine alive at once gets a second process of
+/// the same program; a schema beyond the build's sizes falls back to its own ROM build.
+#[test]
+fn loadable_core_serves_schema_after_schema_in_one_process() {
+    if std::process::Command::new("verilator").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: verilator is not installed (apt-get install verilator g++ make)");
+        return;
+    }
+    let cfg = Config { in_bytes: IN_BYTES, out_bytes: OUT_BYTES, bus: true, tables: true, ..Default::default() };
+    let pool = Pool::default();
+    let a = social(false);
+    let layout = LayoutOptions { pointer_width: PointerWidth::P32, header_words: true };
+    let b = Arc::new(schema("tests/differential/schemas/proto2.proto", &["tests/differential/schemas"], layout));
+    let scalars3 = Arc::new(schema("tests/differential/schemas/scalars3.proto", &["tests/differential/schemas"], LayoutOptions::default()));
+    let fallback = VerilatedEngine::with_pool(scalars3, cfg.clone(), pool.clone()).unwrap();
+    let why = fallback.tables_fallback().expect("scalars3 has 33 count slots: beyond the loadable build");
+    assert!(why.contains("count slots") && why.contains("hw.p3."), "{why}");
+    drop(fallback);
+    let cases = env_num("HEAPWIRE_VSIM_CASES", 150) / 3;
+    let seed = env_num("HEAPWIRE_VSIM_SEED", 2718);
+    let mut t = Tally::default();
+    let (mut pid, mut program) = (None, None);
+    for (k, (name, s)) in [("social.proto", &a), ("proto2.proto (32-bit, header words)", &b), ("social.proto again", &a)].into_iter().enumerate() {
+        let mut dev = VerilatedEngine::with_pool(s.clone(), cfg.clone(), pool.clone()).unwrap();
+        assert!(dev.tables_fallback().is_none(), "{name}: {:?}", dev.tables_fallback());
+        let n = corpus(&mut dev, s, &format!("{name} (loaded tables)"), seed + k as u64, cases, true, None, &mut t);
+        assert!(n > 2 * cases as usize);
+        let (p, exe) = (dev.pid(Wire::Protobuf), dev.program(Wire::Protobuf).unwrap());
+        assert_eq!(*pid.get_or_insert(p), p, "{name}: served by another process");
+        assert_eq!(*program.get_or_insert(exe.clone()), exe, "{name}: another program");
+        let st = pool.stats();
+        let load = st.last_load.unwrap();
+        eprintln!("{name}: {} table words loaded in {} cycles, {:?}", load.words, load.cycles, load.time);
+    }
+    t.check("the loaded-tables device vs cpu");
+    assert!(t.images > 100 && t.rejections > 20, "too few cases exercised");
+    let st = pool.stats();
+    assert_eq!((st.spawns, st.loads, st.programs.len()), (1, 3, 1), "{st:?}");
+    // two engines alive at once: a second process of the same program, its own tables
+    let mut one = VerilatedEngine::with_pool(a.clone(), cfg.clone(), pool.clone()).unwrap();
+    let mut two = VerilatedEngine::with_pool(b.clone(), cfg.clone(), pool.clone()).unwrap();
+    let mut t = Tally::default();
+    corpus(&mut one, &a, "social.proto beside proto2.proto", seed + 7, 10, false, None, &mut t);
+    corpus(&mut two, &b, "proto2.proto beside social.proto", seed + 8, 10, false, None, &mut t);
+    corpus(&mut one, &a, "social.proto beside proto2.proto, again", seed + 9, 10, false, None, &mut t);
+    t.check("two loaded-tables devices at once vs cpu");
+    assert_ne!(one.pid(Wire::Protobuf), two.pid(Wire::Protobuf));
+    let st = pool.stats();
+    assert_eq!((st.spawns, st.loads, st.programs.len()), (2, 4, 1), "social's process kept its tables, proto2 loaded into a new one: {st:?}");
 }

@@ -26,7 +26,11 @@ Configurations (CI: a few messages each, about half a minute on a busy 2-core ma
   * pb: tests/differential/schemas/scalars3.proto, 64-bit stream and AXI data;
   * og: examples/expression_tree/expr.proto, 64-bit stream, 256-bit AXI data;
   * pb_p32, og_p32: the same schemas with 32-bit pointers, 128-bit stream / 256-bit AXI
-    data and 32-bit stream / 64-bit AXI data (pb_p32 with a header word per struct).
+    data and 32-bit stream / 64-bit AXI data (pb_p32 with a header word per struct);
+  * pb_tables: the protobuf core built with run-time-loaded tables (heapwire_axi with
+    TABLES=1), loaded over AXI4-Lite through the S_TABLE_ registers with one schema's
+    table words (`<stem>_core_tables.gen.hex`), then with another's, then the first again
+    (test_tables_reload only).
 Knobs: HW_TB_SEED, HW_TB_THOROUGH=1 (5x the messages); HW_AXI_BENCH=1 also measures
 stream-to-host-memory throughput (bytes/cycle) with and without stalls and logs it.
 """
@@ -511,6 +515,115 @@ async def test_type_registers(dut):
     assert v == {"ok": len(good)} and headers == 0, v
 
 
+def table_words(path):
+    """(address, data) of the words of a `<stem>_core_tables.gen.hex` file."""
+    words = []
+    for line in Path(path).read_text().splitlines():
+        if line.strip() and not line.startswith("//"):
+            v = int(line, 16)
+            words.append((v >> 64, v & (1 << 64) - 1))
+    assert words, f"{path}: no table words"
+    return words
+
+
+async def load_tables(h, words):
+    """Loads table words through slot 0's S_TABLE_ registers (S_TABLE_ADDR only where
+    the next address is not the one after the last); returns the cycles it took."""
+    slot = R["SLOT_STRIDE"]
+    t0 = h.cycle
+    await h.set(slot + R["S_TABLE_CTRL"], 1)
+    assert await h.reg(slot + R["S_STATE"]) == 1, "S_STATE while loading"
+    nxt = None
+    for a, d in words:
+        if a != nxt:
+            await h.set(slot + R["S_TABLE_ADDR"], a)
+        await h.set64(slot + R["S_TABLE_DATA"], d)
+        nxt = a + 1
+    await h.set(slot + R["S_TABLE_CTRL"], 0)
+    return h.cycle - t0
+
+
+@cocotb.test(skip=not os.environ.get("HW_AXI_TABLES_B"))
+async def test_tables_reload(dut):
+    """The wrapped core with run-time-loaded tables: a start before any load is refused
+    (`unsupported` at offset 0); schema A's table words loaded over AXI4-Lite, its messages'
+    images and rejections the CPU engine's; a load refused (SLVERR, nothing changed) while
+    a message is in flight; schema B (the same messages with 32-bit pointers and a header
+    word per struct) loaded into the same core, its images the CPU engine's; A again."""
+    from cocotbext.axi import AxiStreamFrame
+    x = Setup(dut, "tables")
+    h = x.h
+    slot = R["SLOT_STRIDE"]
+    await h.reset()
+    caps = await h.reg(R["H_CAPS"])
+    assert caps & 0x8, f"CAPS {caps:#x}: no reload bit"
+    assert await h.reg(R["H_PTR_WIDTHS"]) == 0x110
+    assert await h.reg(slot + R["S_STATE"]) == 0 and await h.reg(slot + R["S_NUM_TYPES"]) == 0
+    assert await h.reg(slot + R["S_TABLE_CTRL"]) == 0
+    a_words, b_words = table_words(os.environ["HW_AXI_TABLES_A"]), table_words(os.environ["HW_AXI_TABLES_B"])
+    mi, oracle_a, msgs = x.corpus(10 * SCALE)
+    t = "hw.p3.Scalars"
+    oracle_b = Oracle(["--schema", os.environ["HW_AXI_PROTO"], "--type", t, *os.environ["HW_AXI_OPTS_B"].split()])
+    good = [m for m in msgs if oracle_a.decode(m, 0x2000)[0] == "ok"]
+    assert len(good) >= 3, f"only {len(good)} accepted messages"
+
+    # no tables: the go bit is taken (MSG not checked), the core refuses the message
+    unsupported = next(c for c, k in KINDS.items() if k == "unsupported")
+    await h.go(0x2000, mi, 0)
+    await h.src.send(frame_of(good[0], len(dut.s_axis_tkeep)))
+    st = await h.wait_irq(20000)
+    got = (await h.reg(R["C_ERR_KIND"]), await h.reg64(R["C_ERR_OFFSET"]))
+    assert st & 4 and got == (unsupported, 0), f"a start before loading: STATUS {st:#x}, ERR_KIND/OFFSET {got}"
+    h.requests0 += 1
+    h.bytes_in += len(good[0])
+    await h.set(R["C_CTRL"], 4)
+    # a data word without a load in progress: refused
+    assert await h.write(slot + R["S_TABLE_DATA"] + 1, 0) == 2
+
+    loads = []
+    for label, words, oracle, ptr in [("A", a_words, oracle_a, 8), ("B", b_words, oracle_b, 4), ("A again", a_words, oracle_a, 8)]:
+        loads.append(await load_tables(h, words))
+        assert await h.reg(slot + R["S_TABLE_CTRL"]) == 2 and await h.reg(slot + R["S_STATE"]) == 2, f"{label}: tables not ok"
+        n_types = words[0][1] & 0xFFFF  # the configuration word's message count
+        assert words[0][0] == 0 and await h.reg(slot + R["S_NUM_TYPES"]) == n_types, label
+        # MSG is checked against the loaded schema's message count
+        await h.set(R["C_MSG"], n_types)
+        await h.set(R["C_CTRL"], 1)
+        assert await h.reg(R["C_ERR_KIND"]) == 68, f"{label}: MSG past the loaded types"
+        await h.set(R["C_CTRL"], 4)
+        h.ptr = ptr
+        _, _, v, _ = await run_stream(h, oracle, msgs, x.base(), mi, 0, f"tables {label}")
+        dut._log.info("tables %s: %d words loaded in %d cycles; %s", label, len(words), loads[-1], v)
+        assert v.get("ok", 0) >= 3 and len(v) >= 2, f"{label}: too few images or rejections: {v}"
+
+        if label == "A":
+            # while a message is in flight (the core running): every table-load register
+            # write is refused and changes nothing; the message decodes right
+            await h.go(0x2000, mi, 0)
+            await h.src.send(AxiStreamFrame(max(good, key=len)))
+            for _ in range(100000):
+                await RisingEdge(dut.clk)
+                if int(dut.wrap.st_reg.value) == 4:  # ST_RUN
+                    break
+            for reg, value in [("S_TABLE_CTRL", 1), ("S_TABLE_ADDR", 5), ("S_TABLE_DATA", 7)]:
+                assert await h.write(slot + R[reg], value) == 2, f"{reg} written while busy"
+            assert int(dut.wrap.st_reg.value) in (4, 5, 6), "the core finished before the refusals: use a longer message"
+            assert await h.reg(slot + R["S_TABLE_CTRL"]) == 2 and int(dut.core_table_load.value) == 0
+            st = await h.wait_irq(200000)
+            assert st & 2 and not st & 4, f"the message after the refused load: STATUS {st:#x}"
+            want = oracle.decode(max(good, key=len), 0x2000)
+            got = h.ram.read(0x2000, len(want[1]))
+            assert got == want[1], f"the message after the refused load: {first_difference(got, want[1])}"
+            h.requests0 += 1
+            h.bytes_in += len(max(good, key=len))
+            h.bytes_out += len(want[1])
+            await h.set(R["C_CTRL"], 2 | 4)
+            for _ in range(100):
+                if not await h.reg(R["C_STATUS"]) & 1:
+                    break
+    assert await h.reg64(R["N_REQUESTS"]) == h.requests0
+
+
 @cocotb.test(skip=not os.environ.get("HW_AXI_BENCH"))
 async def test_throughput(dut):
     """HW_AXI_BENCH=1: bytes/cycle from the go bit to the last image in host memory, for
@@ -567,7 +680,11 @@ CONFIGS = {
     # with a header word per struct (the type registers' words in the images)
     "pb_p32": (DIFF / "schemas" / "scalars3.proto", ["-I", str(DIFF / "schemas"), "--pointer-width", "32", "--header-word"], 0, 128, 256),
     "og_p32": (EXPR, ["--pointer-width", "32"], 1, 32, 64),
+    # heapwire_axi with TABLES=1, loaded with scalars3's tables, then with those of
+    # scalars3 at 32-bit pointers with a header word per struct (TABLES_B), then the first
+    "pb_tables": (DIFF / "schemas" / "scalars3.proto", ["-I", str(DIFF / "schemas")], 0, 64, 64),
 }
+TABLES_B = ["-I", str(DIFF / "schemas"), "--pointer-width", "32", "--header-word"]
 PB_ENGINE = ["hw_stream_reader.v", "hw_varint_decoder.v", "hw_utf8_check.v", "hw_pb_writer.v", "hw_pb_fields.v", "hw_pb_core.v", "hw_axi_wrap.v"]
 OG_ENGINE = ["hw_og_reader.v", "hw_sdp_ram.v", "hw_og_core.v", "hw_axi_wrap.v"]
 MAXLEN = 512  # longest protobuf message of the corpus (small memories: a quick Icarus build)
@@ -592,6 +709,14 @@ def _build_and_test(cfg, testcase=None):
            "HW_AXI_OPTS": " ".join(opts + (["--wire", "objgraph"] if wire else [])),
            "HW_AXI_IN_BYTES": str((in_w // 8) << params["IN_ADDR_WIDTH"]),
            "HW_AXI_OUT_BYTES": str((out_w // 8) << params["OUT_ADDR_WIDTH"])}
+    if cfg == "pb_tables":
+        from tbutil import compile_schema
+        params["TABLES"] = 1
+        gen_b = compile_schema(proto, TB_DIR / "sim_build" / cfg / "gen_b", extra=TABLES_B)
+        env.update({"HW_AXI_TABLES_A": str(gen / f"{proto.stem}_core_tables.gen.hex"),
+                    "HW_AXI_TABLES_B": str(gen_b / f"{proto.stem}_core_tables.gen.hex"),
+                    "HW_AXI_OPTS_B": " ".join(TABLES_B)})
+        testcase = testcase or "test_tables_reload"
     run_cocotb(TB_DIR, top, sources, cfg, params, testcase=testcase, extra_env=env)
 
 

@@ -98,7 +98,8 @@ pub(crate) struct AxiWrapper<'a> {
     pub core_params: &'a str,
     /// the core's instantiation (its parameters and ports wired to the `core_` nets)
     pub core: &'a str,
-    /// glue between the `core_` nets and the core (ports one core lacks, class mapping)
+    /// glue between the `core_` nets and the core (ports one core lacks, class mapping; a
+    /// core without the table-load port ties `core_tables_ok` high)
     pub glue: &'a str,
     /// hw_axi_wrap's core-specific parameters: `.WIRE(0), .PTR_BYTES(8), ...`
     pub wrap_params: String,
@@ -147,6 +148,9 @@ module {module} #(
     input  wire [7:0] m_axi_bid, input wire [1:0] m_axi_bresp, input wire m_axi_bvalid, output wire m_axi_bready
 );
 wire core_start, core_busy, core_done, core_type_wr_en, core_in_rd_en, core_in2_rd_en, core_out_wr_en, core_out_rd_en, core_out2_wr_en;
+wire core_table_load, core_tbl_wr_en, core_tables_ok;
+wire [23:0] core_tbl_wr_addr;
+wire [63:0] core_tbl_wr_data;
 wire [31:0] core_in_len, core_err_offset, core_image_size;
 wire [15:0] core_root, core_type_wr_idx;
 wire [63:0] core_base, core_max_image, core_cycles, core_type_wr_data;
@@ -178,6 +182,8 @@ hw_axi_wrap #(
     .core_busy(core_busy), .core_done(core_done), .core_err_code(core_err_code), .core_err_offset(core_err_offset),
     .core_image_size(core_image_size), .core_cycles(core_cycles),
     .core_type_wr_en(core_type_wr_en), .core_type_wr_idx(core_type_wr_idx), .core_type_wr_data(core_type_wr_data),
+    .core_table_load(core_table_load), .core_tbl_wr_en(core_tbl_wr_en), .core_tbl_wr_addr(core_tbl_wr_addr),
+    .core_tbl_wr_data(core_tbl_wr_data), .core_tables_ok(core_tables_ok),
     .core_in_rd_en(core_in_rd_en), .core_in_addr(core_in_addr), .core_in_rd_data(core_in_rd_data),
     .core_in2_rd_en(core_in2_rd_en), .core_in2_addr(core_in2_addr), .core_in2_rd_data(core_in2_rd_data),
     .core_out_wr_en(core_out_wr_en), .core_out_wr_addr(core_out_wr_addr), .core_out_wr_data(core_out_wr_data), .core_out_wr_be(core_out_wr_be),

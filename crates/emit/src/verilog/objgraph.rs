@@ -442,6 +442,7 @@ fn og_axi_glue(schema: &CompiledSchema, cb: u32) -> String {
         assign core_out_wr_be = {{(OUT_WIDTH/8){{1'b1}}}};  // whole-word writes\n\
         assign core_out_rd_en = 1'b0;\nassign core_out_rd_addr = {{OUT_ADDR_WIDTH{{1'b0}}}};\n\
         assign core_out2_wr_en = 1'b0;\nassign core_out2_wr_addr = {{OUT_ADDR_WIDTH{{1'b0}}}};\n\
-        assign core_out2_wr_data = {{OUT_WIDTH{{1'b0}}}};\nassign core_out2_wr_be = {{(OUT_WIDTH/8){{1'b0}}}};\n", cbm = cb - 1);
+        assign core_out2_wr_data = {{OUT_WIDTH{{1'b0}}}};\nassign core_out2_wr_be = {{(OUT_WIDTH/8){{1'b0}}}};\n\
+        assign core_tables_ok = 1'b1;  // no table-load port: the tables are built in\n", cbm = cb - 1);
     v
 }

@@ -28,11 +28,26 @@ const PB_AXI_PARAMS: &str = "    parameter MAX_DEPTH = 100,      // deepest nest
     parameter OUT2_WR = 1,          // 1 = short strings through the second output write port
 ";
 
-/// heapwire_axi's heapwire_core.
+/// heapwire_core's (and heapwire_axi's) TABLES parameter, defaulting to `tables`, and the
+/// table sizes (`TableLimits::default()`); `more`: parameters follow (a comma after the last).
+fn table_params(tables: u8, more: bool) -> String {
+    let comma = if more { "," } else { "" };
+    let TableLimits { field_rows, ovf_rows, msg_rows, enum_rows, enum_vals } = TableLimits::default();
+    format!("    parameter TABLES = {tables},         // 1 = descriptor tables loaded at run time (tbl_wr_*), 0 = the ROMs
+    parameter FIELD_ROWS = {field_rows},   // TABLES=1 sizes: field rows, overflow keys, message rows, enums
+    parameter OVF_ROWS = {ovf_rows},
+    parameter MSG_ROWS = {msg_rows},
+    parameter ENUM_ROWS = {enum_rows},
+    parameter ENUM_VALS = {enum_vals}{comma}   // TABLES=1: closed-enum values
+")
+}
+
+/// heapwire_axi's heapwire_core (the table-load port on hw_axi_wrap's S_TABLE_ registers).
 const PB_AXI_CORE: &str = "heapwire_core #(
     .IN_WIDTH(IN_WIDTH), .IN_ADDR_WIDTH(IN_ADDR_WIDTH), .OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH),
     .MAX_DEPTH(MAX_DEPTH), .INST_BITS(INST_BITS), .CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS), .DROP_BITS(DROP_BITS),
-    .ONE_PASS(ONE_PASS), .OUT2_WR(OUT2_WR)
+    .ONE_PASS(ONE_PASS), .OUT2_WR(OUT2_WR),
+    .TABLES(TABLES), .FIELD_ROWS(FIELD_ROWS), .OVF_ROWS(OVF_ROWS), .MSG_ROWS(MSG_ROWS), .ENUM_ROWS(ENUM_ROWS), .ENUM_VALS(ENUM_VALS)
 ) core (
     .clk(clk), .rst(rst), .start(core_start), .in_len(core_in_len), .root_msg(core_root), .base(core_base),
     .busy(core_busy), .done(core_done), .err_code(core_err_code), .err_offset(core_err_offset),
@@ -42,9 +57,26 @@ const PB_AXI_CORE: &str = "heapwire_core #(
     .out_wr_en(core_out_wr_en), .out_wr_addr(core_out_wr_addr), .out_wr_data(core_out_wr_data), .out_wr_be(core_out_wr_be),
     .out_rd_en(core_out_rd_en), .out_rd_addr(core_out_rd_addr), .out_rd_data(core_out_rd_data),
     .out2_wr_en(core_out2_wr_en), .out2_wr_addr(core_out2_wr_addr), .out2_wr_data(core_out2_wr_data), .out2_wr_be(core_out2_wr_be),
-    .table_load(1'b0), .tbl_wr_en(1'b0), .tbl_wr_addr(24'd0), .tbl_wr_data(64'd0), .tables_ok(core_tables_ok)
+    .table_load(core_table_load), .tbl_wr_en(core_tbl_wr_en), .tbl_wr_addr(core_tbl_wr_addr), .tbl_wr_data(core_tbl_wr_data),
+    .tables_ok(core_tables_ok)
 );
 ";
+
+/// `heapwire_axi`: `heapwire_core` in the bus wrapper; its TABLES parameter defaults to
+/// `tables` (with TABLES=1: the wrapper's table-load registers, 32- or 64-bit pointers and
+/// MSG_ROWS - 1 type registers, no name; else the schema's pointer width, `n_msgs` and `name`).
+fn pb_axi(tables: u8, ptr: u32, n_msgs: usize, name: &str) -> String {
+    super::axi_wrapper(&super::AxiWrapper {
+        module: "heapwire_axi",
+        core_params: &format!("{PB_AXI_PARAMS}{}", table_params(tables, true)),
+        core: PB_AXI_CORE,
+        // the protobuf core has one input read port
+        glue: "assign core_in2_rd_en = 1'b0;\nassign core_in2_addr = {IN_ADDR_WIDTH{1'b0}};\n",
+        // error codes are RejectKind's (hw_axi_wrap's default ERR_MAP)
+        wrap_params: format!(".WIRE(0), .PTR_BYTES({ptr}), .NUM_TYPES(TABLES != 0 ? MSG_ROWS - 1 : {}), .MAX_DEPTH(MAX_DEPTH),
+    .NAME(TABLES != 0 ? 512'd0 : {}), .TABLES(TABLES)", n_msgs.max(1), super::name_param(name)),
+    })
+}
 
 /// Slot numbering shared with the CPU engine (`crates/cpu/src/protobuf/decode/tables.rs`, `MsgInfo`):
 /// per message, repeated fields get count slots 0.., singular message fields state
@@ -231,17 +263,7 @@ pub fn generate(schema: &CompiledSchema, name: &str) -> String {
     let schema_params = format!(".PTR_BYTES({}), .HEADER_WORDS({}), .NUM_MSGS({}), .HAS_REQUIRED({})",
         schema.ptr(), schema.layout.header_words as u8, schema.messages.len().max(1), (any_req && ENFORCE_REQUIRED) as u8);
     v.push_str(&core_wrapper("the engine with this schema's parameters (TABLES=1: with run-time-loaded tables instead)", 0, &schema_params));
-    v.push_str(&super::axi_wrapper(&super::AxiWrapper {
-        module: "heapwire_axi",
-        core_params: PB_AXI_PARAMS,
-        core: PB_AXI_CORE,
-        // the protobuf core has one input read port
-        // (the table-load port stays unused: the bus wrapper's core has the ROMs, TABLES=0)
-        glue: "assign core_in2_rd_en = 1'b0;\nassign core_in2_addr = {IN_ADDR_WIDTH{1'b0}};\nwire core_tables_ok;\n",
-        // error codes are RejectKind's (hw_axi_wrap's default ERR_MAP)
-        wrap_params: format!(".WIRE(0), .PTR_BYTES({}), .NUM_TYPES({}), .MAX_DEPTH(MAX_DEPTH), .NAME({})",
-            schema.ptr(), schema.messages.len().max(1), super::name_param(name)),
-    }));
+    v.push_str(&pb_axi(0, schema.ptr(), schema.messages.len(), name));
     super::footer(&mut v);
     v
 }
@@ -249,20 +271,14 @@ pub fn generate(schema: &CompiledSchema, name: &str) -> String {
 /// `heapwire_core`: `hw_pb_core` with `schema_params` (`.PTR_BYTES(8), ...`), its TABLES
 /// parameter defaulting to `tables`.
 fn core_wrapper(title: &str, tables: u8, schema_params: &str) -> String {
-    let TableLimits { field_rows, ovf_rows, msg_rows, enum_rows, enum_vals } = TableLimits::default();
+    let table_params = table_params(tables, false);
     format!("// {title}
 module heapwire_core #(
     parameter IN_WIDTH = 64,        // input memory word width (32, 64, 128)
     parameter IN_ADDR_WIDTH = 12,   // input memory word address bits
     parameter OUT_WIDTH = 64,       // output memory word width (64, 128, 256)
     parameter OUT_ADDR_WIDTH = 12,  // output memory word address bits
-{params}    parameter TABLES = {tables},         // 1 = descriptor tables loaded at run time (tbl_wr_*), 0 = the ROMs
-    parameter FIELD_ROWS = {field_rows},   // TABLES=1 sizes: field rows, overflow keys, message rows, enums
-    parameter OVF_ROWS = {ovf_rows},
-    parameter MSG_ROWS = {msg_rows},
-    parameter ENUM_ROWS = {enum_rows},
-    parameter ENUM_VALS = {enum_vals}    // TABLES=1: closed-enum values
-) (
+{params}{table_params}) (
     input  wire clk, input wire rst,
     input  wire start, input wire [31:0] in_len, input wire [15:0] root_msg, input wire [63:0] base,
     output wire busy, output wire done, output wire [7:0] err_code, output wire [31:0] err_offset,
@@ -320,7 +336,9 @@ impl Default for TableLimits {
 
 /// The schema-independent core with run-time-loaded tables: `heapwire_core` with TABLES=1
 /// (no ROMs; the schema parameters are the loaded configuration's, docs/hardware.md
-/// "Run-time-loaded tables"). One build serves every schema [`table_image`] accepts.
+/// "Run-time-loaded tables") and `heapwire_axi` around it, whose table-load registers take
+/// the words over AXI4-Lite (docs/device.md). One build serves every schema [`table_image`]
+/// accepts.
 pub fn generate_loadable() -> String {
     let mut v = super::header(
         "heapwire_core_tables.gen.v",
@@ -329,6 +347,7 @@ pub fn generate_loadable() -> String {
          load a schema's table image (table_image, <stem>_core_tables.gen.hex) through tbl_wr_* first.",
     );
     v.push_str(&core_wrapper("the engine with run-time-loaded tables", 1, ".PTR_BYTES(8), .HEADER_WORDS(0), .NUM_MSGS(1), .HAS_REQUIRED(0)"));
+    v.push_str(&pb_axi(1, 8, 1, ""));
     super::footer(&mut v);
     v
 }
