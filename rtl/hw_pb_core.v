@@ -245,6 +245,13 @@ wire [6:0] S_AFTER_STRUCT = hdr_on ? S_ROOT2 : S_NI;
 reg [6:0]  state_reg = S_IDLE, state_next;
 reg        pass_reg = 1'b0, pass_next;             // 0 pre-pass, 1 write pass
 reg [15:0] fr_msg_reg = 16'd0, fr_msg_next;
+// (TABLES=1: where fr_msg_next, scme_msg_next and t_num_next come from, for the field
+// table's late selects: 0 kept, 1 c_msg_reg (enter), 2 stk_q (leave); scme 1 f_sub;
+// t_num 1 tag_num)
+/* verilator lint_off UNUSEDSIGNAL */
+reg [1:0]  fm_src;
+reg        scme_src, tn_src;
+/* verilator lint_on UNUSEDSIGNAL */
 reg [31:0] fr_inst_reg = 32'd0, fr_inst_next;
 reg [31:0] fr_off_reg = 32'd0, fr_off_next;
 reg [31:0] fr_end_reg = 32'd0, fr_end_next;
@@ -576,14 +583,15 @@ end else begin : g_ram
     assign tables_ok = ok_q;
 
     // ---- message table (region 1, words 0-2 of row m; row n_msgs is the entry for any
-    // index past the last): two copies with registered reads, as the ROM build's
+    // index past the last): two copies with registered reads, as the ROM build's (written
+    // only while idle: no read-during-write logic, no_rw_check)
     localparam MRB = $clog2(MSG_ROWS);
-    reg [63:0] ma0 [0:MSG_ROWS-1];
-    reg [63:0] ma1 [0:MSG_ROWS-1];
-    reg [63:0] ma2 [0:MSG_ROWS-1];
-    reg [63:0] mb0 [0:MSG_ROWS-1];
-    reg [63:0] mb1 [0:MSG_ROWS-1];
-    reg [63:0] mb2 [0:MSG_ROWS-1];
+    (* no_rw_check *) reg [63:0] ma0 [0:MSG_ROWS-1];
+    (* no_rw_check *) reg [63:0] ma1 [0:MSG_ROWS-1];
+    (* no_rw_check *) reg [63:0] ma2 [0:MSG_ROWS-1];
+    (* no_rw_check *) reg [63:0] mb0 [0:MSG_ROWS-1];
+    (* no_rw_check *) reg [63:0] mb1 [0:MSG_ROWS-1];
+    (* no_rw_check *) reg [63:0] mb2 [0:MSG_ROWS-1];
     wire [31:0] trow = {14'd0, ti[19:2]};
     wire        mwr = twr && tr == 4'd1 && trow < MSG_ROWS;
     always @(posedge clk) begin
@@ -601,21 +609,40 @@ end else begin : g_ram
     assign {ma_size, ma_size8, ma_hasoff, ma_unkoff, ma_nc, ma_ns, ma_nms, ma_req, ma_hwords, ma_map} = maq[MW-1:0];
     assign {mb_size, mb_size8, mb_hasoff, mb_unkoff, mb_nc, mb_ns, mb_nms, mb_req, mb_hwords, mb_map} = mbq[MW-1:0];
 
-    // ---- field table: three lookups a cycle ahead, each its own copy (hw_pb_fields): the
-    // tags the input stage's two sets will show (S_TAG, S_SCAN, S_SCANME read the one shown)
-    // and t_num_reg (the other states)
-    wire [15:0] f_msg_after = (state_after == S_SCANME) ? scme_msg_next : fr_msg_next;
+    // ---- field table: three lookups a cycle ahead, each port its own copy of the rows
+    // (hw_pb_fields, the message side and the overflow keys shared): the tags the input
+    // stage's two sets will show (S_TAG, S_SCAN, S_SCANME read the one shown) and t_num_reg
+    // (the other states). The next cycle's message and t_num are late in this cycle: the
+    // table takes them as one-hot selects among registers (fm_src, scme_src, tn_src, set
+    // where the state machine assigns them) and works on the registers.
+    wire        in_scme = state_after == S_SCANME;
+    wire [4:0]  ft_msel = {in_scme && scme_src, in_scme && !scme_src, !in_scme && fm_src == 2'd2,
+                          !in_scme && fm_src == 2'd1, !in_scme && fm_src == 2'd0};
+    wire [79:0] ft_msgs = {f_sub, scme_msg_reg, stk_q[FRW-1 -: 16], c_msg_reg, fr_msg_reg};
+    // port 2 (t_num): the tag shown now (port 1's number last cycle when the input stage
+    // shows spec, else port 0's), or t_num_reg (its own)
+    wire [8:0]  ft_rep = {!tn_src, tn_src && ip_shown_spec, tn_src && !ip_shown_spec, 6'd0};
     wire        hc, hs, ht;
     wire [FW-1:0] rc, rs, rt;
-    hw_pb_fields #(.ROWS(FIELD_ROWS), .OVF(OVF_ROWS), .MSGS(MSG_ROWS), .W(FW)) ftc (
+    hw_pb_fields #(.ROWS(FIELD_ROWS), .OVF(OVF_ROWS), .MSGS(MSG_ROWS), .W(FW), .PORTS(3), .MC(5),
+                   .REPEAT(8'b100)) ft (
         .clk(clk), .wr_en(twr), .wr_addr(tbl_wr_addr), .wr_data(tbl_wr_data), .n_msgs(n_msgs), .n_ovf(n_ovf),
-        .l_msg(f_msg_after), .l_num(ip_cur_num_next), .hit(hc), .row(rc));
-    hw_pb_fields #(.ROWS(FIELD_ROWS), .OVF(OVF_ROWS), .MSGS(MSG_ROWS), .W(FW)) fts (
-        .clk(clk), .wr_en(twr), .wr_addr(tbl_wr_addr), .wr_data(tbl_wr_data), .n_msgs(n_msgs), .n_ovf(n_ovf),
-        .l_msg(f_msg_after), .l_num(ip_spec_num_next), .hit(hs), .row(rs));
-    hw_pb_fields #(.ROWS(FIELD_ROWS), .OVF(OVF_ROWS), .MSGS(MSG_ROWS), .W(FW)) ftt (
-        .clk(clk), .wr_en(twr), .wr_addr(tbl_wr_addr), .wr_data(tbl_wr_data), .n_msgs(n_msgs), .n_ovf(n_ovf),
-        .l_msg(f_msg_after), .l_num(t_num_next), .hit(ht), .row(rt));
+        .l_msgs(ft_msgs), .l_msel(ft_msel), .l_num({32'd0, ip_spec_num_next, ip_cur_num_next}), .l_rep(ft_rep),
+        .hit({ht, hs, hc}), .row({rt, rs, rc}));
+`ifndef SYNTHESIS
+    // the selects give what the state machine assigns (checked in every simulation)
+    wire [15:0] f_msg_after = in_scme ? scme_msg_next : fr_msg_next;
+    wire [15:0] ft_msg_sel = (ft_msgs[15:0] & {16{ft_msel[0]}}) | (ft_msgs[31:16] & {16{ft_msel[1]}})
+                          | (ft_msgs[47:32] & {16{ft_msel[2]}}) | (ft_msgs[63:48] & {16{ft_msel[3]}})
+                          | (ft_msgs[79:64] & {16{ft_msel[4]}});
+    wire [31:0] tn_sel = !tn_src ? t_num_reg : tag_num;
+    always @(posedge clk) begin
+        if (ft_msg_sel !== f_msg_after)
+            $fatal(1, "hw_pb_core: field table message select %h, next message %h", ft_msg_sel, f_msg_after);
+        if (tn_sel !== t_num_next)
+            $fatal(1, "hw_pb_core: field table t_num select %h, t_num_next %h", tn_sel, t_num_next);
+    end
+`endif
     wire          f_tagst = state_reg == S_TAG || state_reg == S_SCAN || state_reg == S_SCANME;
     wire          fh = f_tagst ? (ip_shown_spec ? hs : hc) : ht;
     wire [FW-1:0] fr = f_tagst ? (ip_shown_spec ? rs : rc) : rt;
@@ -949,7 +976,7 @@ task pop_after;
         if (len >= left && fr_grp_reg == 32'd0 && depth_reg > 32'd1
                 && !(!pass_reg && ma_map && cnt_q_u != 32'd0)) begin
             {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next,
-             fr_start_next, fr_pslot_next, fr_scan_next} = stk_q;
+             fr_start_next, fr_pslot_next, fr_scan_next} = stk_q; fm_src = 2'd2;
             depth_next = depth_reg - 32'd1;
         end
     end
@@ -1167,7 +1194,7 @@ task enter;
                       fr_start_reg, fr_pslot_reg, fr_scan_reg};
         end
         depth_next = depth_reg + 32'd1;
-        fr_msg_next = c_msg_reg; fr_inst_next = id; fr_off_next = off[31:0];
+        fr_msg_next = c_msg_reg; fr_inst_next = id; fr_off_next = off[31:0]; fm_src = 2'd1;
         fr_end_next = c_end_reg; fr_grp_next = c_grp_reg; fr_cb_next = cb; fr_sb_next = sb;
         fr_start_next = t_pos_reg; fr_pslot_next = cslot; fr_scan_next = 1'b0;
         c_root_next = 1'b0;
@@ -1182,6 +1209,7 @@ always @* begin
     state_next = state_reg;
     pass_next = pass_reg;
     fr_msg_next = fr_msg_reg; fr_inst_next = fr_inst_reg; fr_off_next = fr_off_reg;
+    fm_src = 2'd0; scme_src = 1'b0; tn_src = 1'b0;
     fr_end_next = fr_end_reg; fr_grp_next = fr_grp_reg; fr_cb_next = fr_cb_reg; fr_sb_next = fr_sb_reg;
     depth_next = depth_reg; top_next = top_reg; ninst_next = ninst_reg; nextc_next = nextc_reg;
     nexts_next = nexts_reg; t_pos_next = t_pos_reg; t_num_next = t_num_reg; t_wt_next = t_wt_reg;
@@ -1285,13 +1313,13 @@ always @* begin
                     state_next = (u8skip_reg && !strict_reg) ? S_RESTRICT : S_DROP1;
                 end
                 {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next,
-                 fr_start_next, fr_pslot_next, fr_scan_next} = stk_q;
+                 fr_start_next, fr_pslot_next, fr_scan_next} = stk_q; fm_src = 2'd2;
                 depth_next = depth_reg - 32'd1;
             end
         end else if (decisive || (tag_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd4 && f_hit
                                   && tag_wt == f_kwt && !is_dropped && (fp_str || fp_scal || fp_msg))) begin
             t_pos_next = pos;
-            t_num_next = tag_num;
+            t_num_next = tag_num; tn_src = 1'b1;
             t_wt_next = tag_wt;
             t_len_next = vd_len;
             if (tag_trunc) begin
@@ -1307,7 +1335,7 @@ always @* begin
                         state_next = S_PASS_END;   // (cannot happen: the root has no group)
                     end else begin
                         {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next,
-                 fr_start_next, fr_pslot_next, fr_scan_next} = stk_q;
+                 fr_start_next, fr_pslot_next, fr_scan_next} = stk_q; fm_src = 2'd2;
                         depth_next = depth_reg - 32'd1;
                     end
                 end else begin
@@ -1978,7 +2006,7 @@ always @* begin
             fr_scan_next = 1'b1;
             state_next = S_TAG;
         end else if (tag_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd3 && tag_wt != 3'd4 && sc_ok) begin
-            t_num_next = tag_num;
+            t_num_next = tag_num; tn_src = 1'b1;
             sk_en = 1'b1; sk_len = vd_len32 + sc_vlen;
             if (f_hit && tag_wt == f_kwt) begin
                 if (f_closed || f_kind == K_GROUP) begin
@@ -1990,7 +2018,7 @@ always @* begin
                         // dropped (S_DROP1), which only the two passes size right
                         sk_len = hdr2;
                         vend_next = pos + hdr2 + v2_val[31:0];
-                        scme_msg_next = f_sub;
+                        scme_msg_next = f_sub; scme_src = 1'b1;
                         state_next = S_SCANME;
                     end
                 end

@@ -7,8 +7,10 @@ Python model of the module's contract: the row (and hit) of the (message, number
 before an edge shows after it; direct rows for 1 <= number <= span, overflow keys among the
 first n_ovf, messages below n_msgs, rows below ROWS; everything else misses. Then the
 tables are reloaded with another layout (fewer messages and keys: stale entries must
-miss) and checked again. Built small (ROWS=64, OVF=4, MSGS=8) and with the core's default
-sizes.
+miss) and checked again. Built small (ROWS=64, OVF=4, MSGS=8), with the core's default
+sizes, and small as the core uses it: three lookup ports, the last repeating a number a
+port looked up the cycle before (REPEAT), the message one of five candidates (MC; each
+port's row checked).
 """
 
 import random
@@ -104,51 +106,81 @@ async def load(dut, m: Model, rng, n_msgs, n_ovf):
         row += 1
 
 
-async def check_lookups(dut, m: Model, rng, n):
+async def check_lookups(dut, m: Model, rng, n, ports, mc, repeat):
+    """n cycles of lookups: a message chosen among mc candidates (now and then none), per
+    port its own number (now and then a key's), or for a repeating port a number a port
+    looked up the cycle before."""
     want = None
+    prev = [0] * ports                    # the numbers of the last cycle's lookups
     checked = hits = 0
     for _ in range(n):
-        msg = rng.randrange(m.msgs + 2)
-        if rng.random() < 0.3 and m.n_ovf:
-            key = m.keys[rng.randrange(min(m.n_ovf, m.ovf))]
-            msg, num = (key >> 32) & 0xffff, key & 0xffffffff
-        else:
-            num = rng.choice([0, 1, 2, 3, 4, 5, 6, 7, rng.getrandbits(32), 65536 + rng.randrange(4)])
+        cands = [rng.randrange(m.msgs + 2) for _ in range(mc)]
+        sel = rng.randrange(mc) if rng.random() < 0.95 else None
+        nums, reps = [], []
+        for p in range(ports):
+            if repeat >> p & 1:
+                q = rng.randrange(ports)
+                reps.append(1 << q)
+                nums.append(prev[q])
+            elif rng.random() < 0.3 and m.n_ovf:
+                key = m.keys[rng.randrange(min(m.n_ovf, m.ovf))]
+                if sel is not None and (rng.random() < 0.7 or ports == 1):
+                    cands[sel] = (key >> 32) & 0xffff
+                nums.append(key & 0xffffffff)
+                reps.append(0)
+            else:
+                nums.append(rng.choice([0, 1, 2, 3, 4, 5, 6, 7, rng.getrandbits(32), 65536 + rng.randrange(4)]))
+                reps.append(0)
         await FallingEdge(dut.clk)
         if want is not None:
-            hit, row = int(dut.hit.value), dut.row.value
-            assert hit == want[0], f"lookup {want[2]}: hit {hit}, model {want[0]}"
-            if hit:
-                assert int(row) == want[1], f"lookup {want[2]}: row {int(row):x}, model {want[1]:x}"
-                hits += 1
-            checked += 1
-        dut.l_msg.value, dut.l_num.value = msg, num
-        want = (*m.lookup(msg, num), (msg, num))
+            hit_v, row_v = int(dut.hit.value), int(dut.row.value)
+            for p, (whit, wrow, what) in enumerate(want):
+                hit, row = hit_v >> p & 1, row_v >> (m.w * p) & ((1 << m.w) - 1)
+                assert hit == whit, f"port {p} lookup {what}: hit {hit}, model {whit}"
+                if hit:
+                    assert row == wrow, f"port {p} lookup {what}: row {row:x}, model {wrow:x}"
+                    hits += 1
+                checked += 1
+        dut.l_msgs.value = sum(c << (16 * i) for i, c in enumerate(cands))
+        dut.l_msel.value = 0 if sel is None else 1 << sel
+        # a repeating port's own number is unused: drive garbage
+        dut.l_num.value = sum((rng.getrandbits(32) if repeat >> p & 1 else num) << (32 * p)
+                              for p, num in enumerate(nums))
+        dut.l_rep.value = sum(r << (ports * p) for p, r in enumerate(reps))
+        want = [(0, None, (None, num)) if sel is None else (*m.lookup(cands[sel], num), (cands[sel], num))
+                for num in nums]
+        prev = nums
         await RisingEdge(dut.clk)
     return checked, hits
 
 
 @cocotb.test()
 async def test_load_and_lookup(dut):
-    rows, ovf, msgs, w = (int(getattr(dut, p).value) for p in ("ROWS", "OVF", "MSGS", "W"))
-    rng = random.Random(seed_for(f"pb_fields{rows}"))
+    rows, ovf, msgs, w, ports, mc, repeat = (int(getattr(dut, p).value)
+                                             for p in ("ROWS", "OVF", "MSGS", "W", "PORTS", "MC", "REPEAT"))
+    rng = random.Random(seed_for(f"pb_fields{rows}" + (f"p{ports}" if ports > 1 else "")))
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    for p in ("wr_en", "wr_addr", "wr_data", "n_msgs", "n_ovf", "l_msg", "l_num"):
+    for p in ("wr_en", "wr_addr", "wr_data", "n_msgs", "n_ovf", "l_msgs", "l_msel", "l_num", "l_rep"):
         getattr(dut, p).value = 0
     m = Model(rows, ovf, msgs, w)
     n = 6000 if thorough() else 1500
     total = hits = 0
     for n_msgs, n_ovf in [(min(msgs, 8), ovf), (min(msgs, 3), min(ovf, 2))]:
         await load(dut, m, rng, n_msgs, n_ovf)
-        c, h = await check_lookups(dut, m, rng, n)
+        c, h = await check_lookups(dut, m, rng, n, ports, mc, repeat)
         total, hits = total + c, hits + h
     dut._log.info("lookups checked: %d, hits %d", total, hits)
     assert hits >= total // 20, f"too few hits: {hits} of {total}"
 
 
-@pytest.mark.parametrize("params", [{"ROWS": 64, "OVF": 4, "MSGS": 8, "W": 220}, {}], ids=["small", "default"])
-def test_hw_pb_fields(params):
-    name = "default" if not params else "small"
+@pytest.mark.parametrize("name, params", [
+    ("small", {"ROWS": 64, "OVF": 4, "MSGS": 8, "W": 220}),
+    ("default", {}),
+    # as the core instantiates it: three ports (the last repeating) on five message
+    # candidates
+    ("small3", {"ROWS": 64, "OVF": 4, "MSGS": 8, "W": 220, "PORTS": 3, "MC": 5, "REPEAT": 4}),
+], ids=["small", "default", "small3"])
+def test_hw_pb_fields(name, params):
     run_cocotb(TB_DIR, "hw_pb_fields", [RTL_DIR / "hw_pb_fields.v"], name, params)
 
 
@@ -157,4 +189,4 @@ def test_bad_parameters(tmp_path):
 
 
 if __name__ == "__main__":
-    test_hw_pb_fields({"ROWS": 64, "OVF": 4, "MSGS": 8, "W": 220})
+    test_hw_pb_fields("small", {"ROWS": 64, "OVF": 4, "MSGS": 8, "W": 220})
