@@ -183,7 +183,8 @@ enum DeviceCmd {
         #[arg(long, value_enum, default_value = "udp")]
         transport: TransportArg,
         /// The engine behind the device: cpu, or sim (the generated Verilog cores,
-        /// Verilator-built; memory sizes must be powers of two).
+        /// Verilator-built; memory sizes must be powers of two; the protobuf core with its
+        /// tables loaded per schema), or sim-rom (sim with the protobuf core built per schema).
         #[arg(long, default_value = "cpu")]
         engine: String,
         /// Slots, each holding one installed schema.

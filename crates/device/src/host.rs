@@ -125,7 +125,8 @@ impl Default for OpenOptions {
 /// A parsed device URI.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Uri {
-    /// `inproc:[ENGINE][?slots=N&in=BYTES&out=BYTES]`: a device inside this process.
+    /// `inproc:[ENGINE][?slots=N&in=BYTES&out=BYTES]`: a device inside this process
+    /// (ENGINE: cpu, sim or sim-rom).
     InProc { engine: String, config: Config },
     Udp(String),
     Tcp(String),

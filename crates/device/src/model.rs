@@ -101,12 +101,15 @@ impl EngineFactory for SimFactory {
     }
 }
 
-/// The engine named `engine` (`cpu` or `sim`) for a device of `config`.
+/// The engine named `engine` (`cpu`, `sim`, or `sim-rom`: `sim` with the protobuf core
+/// verilated per schema) for a device of `config`.
 pub fn factory(engine: &str, config: &Config) -> Result<Box<dyn EngineFactory>, String> {
     match engine {
         "cpu" => Ok(Box::new(CpuFactory)),
         "sim" => Ok(Box::new(SimFactory::new(config)?)),
-        e => Err(format!("engine '{e}' (cpu or sim)")),
+        // the protobuf core verilated per schema (its ROM build), as before the loaded tables
+        "sim-rom" => Ok(Box::new(SimFactory::new(config)?.with_tables(false))),
+        e => Err(format!("engine '{e}' (cpu, sim or sim-rom)")),
     }
 }
 

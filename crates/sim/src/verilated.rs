@@ -72,8 +72,9 @@ pub struct Config {
     pub bus: bool,
     /// With `bus`: the protobuf core is the build with run-time-loaded tables
     /// (`generate_loadable`, TABLES=1, default table sizes), one program for every schema
-    /// whose tables fit (`table_image`) with at most [`TABLES_COUNT_SLOTS`] repeated fields
-    /// + 1 and [`TABLES_STATE_SLOTS`] message fields and oneofs per message; the schema's
+    /// whose tables fit (`table_image`) with at most [`TABLES_COUNT_SLOTS`] count slots
+    /// (repeated fields and one) and [`TABLES_STATE_SLOTS`] state slots (message fields and
+    /// oneofs) per message; the schema's
     /// table words are loaded over AXI4-Lite (the wrapper's S_TABLE_ registers) into the
     /// running process. A schema that does not fit gets its own ROM build
     /// ([`VerilatedEngine::tables_fallback`] says why). The objgraph core is per schema.
