@@ -48,7 +48,9 @@
  * low. S_STATE reads 0 (no tables), 1 (loading) or 2 (tables_ok); S_NUM_TYPES the loaded
  * configuration's message count (0 without tables), which the go bit checks MSG against;
  * a go without tables runs the core, which refuses with `unsupported` at offset 0.
- * rst drops table_load (ending a load in progress); the core keeps its tables.
+ * rst leaves a load in progress open (table_load high, S_STATE 1): the core would take the
+ * words loaded so far as its tables if table_load fell then, so only the host ends a load
+ * (redoing it after a reset); the core keeps its tables and type registers across rst.
  */
 
 `resetall
@@ -384,8 +386,7 @@ always @(posedge clk) begin
         end
         endcase
     end
-    if (rst) begin
-        tload_reg <= 1'b0;
+    if (rst) begin                                  // (tload_reg kept: see the opening comment)
         taddr_reg <= 0;
         tdata_lo_reg <= 0;
     end

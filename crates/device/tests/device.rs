@@ -333,6 +333,24 @@ fn a_restarted_device_loses_its_slots_and_the_host_reloads_them() {
     assert!(dev.reloads().len() >= 3, "the slots were reloaded after the restart: {:?}", dev.reloads());
 }
 
+/// The `sim` device's results are the `cpu` device's, case by case; returns how many were
+/// rejections.
+fn same_results(sim: Vec<Result<Image, JobError>>, cpu: Vec<Result<Image, JobError>>) -> usize {
+    assert_eq!(sim.len(), cpu.len());
+    let mut rejected = 0;
+    for (k, (s, c)) in sim.into_iter().zip(cpu).enumerate() {
+        match (s, c) {
+            (Ok(s), Ok(c)) => assert!(s.bytes == c.bytes, "case {k}: images differ"),
+            (Err(s), Err(c)) => {
+                assert_eq!(s, c, "case {k}");
+                rejected += 1;
+            }
+            (s, c) => panic!("case {k}: sim {:?}, cpu {:?}", s.map(|i| i.bytes.len()), c.map(|i| i.bytes.len())),
+        }
+    }
+    rejected
+}
+
 #[test]
 fn sim_and_cpu_devices_give_identical_results() {
     if std::process::Command::new("verilator").arg("--version").output().is_err() {
@@ -388,17 +406,7 @@ fn sim_and_cpu_devices_give_identical_results() {
     let (sim, sim_regs) = run("inproc:sim?slots=2&in=64k&out=128k");
     let (cpu, cpu_regs) = run("inproc:cpu?slots=2&in=64k&out=128k");
     assert_eq!(sim_regs, cpu_regs, "counters, STATUS, ERR_KIND, ERR_OFFSET, IMAGE_LEN: sim device (bus wrappers' registers) vs cpu");
-    let mut rejected = 0;
-    for (k, (s, c)) in sim.into_iter().zip(cpu).enumerate() {
-        match (s, c) {
-            (Ok(s), Ok(c)) => assert!(s.bytes == c.bytes, "case {k}: images differ"),
-            (Err(s), Err(c)) => {
-                assert_eq!(s, c, "case {k}");
-                rejected += 1;
-            }
-            (s, c) => panic!("case {k}: sim {:?}, cpu {:?}", s.map(|i| i.bytes.len()), c.map(|i| i.bytes.len())),
-        }
-    }
+    let rejected = same_results(sim, cpu);
     assert!(rejected > 10 && rejected < 200, "{rejected} of 300 rejected");
 }
 
@@ -555,17 +563,7 @@ fn sim_device_reloads_a_slot_into_the_running_core() {
     };
     let (sim, sim_dev) = run("inproc:sim?slots=1&in=64k&out=128k");
     let (cpu, _) = run("inproc:cpu?slots=1&in=64k&out=128k");
-    let mut rejected = 0;
-    for (k, (s, c)) in sim.into_iter().zip(cpu).enumerate() {
-        match (s, c) {
-            (Ok(s), Ok(c)) => assert!(s.bytes == c.bytes, "case {k}: images differ"),
-            (Err(s), Err(c)) => {
-                assert_eq!(s, c, "case {k}");
-                rejected += 1;
-            }
-            (s, c) => panic!("case {k}: sim {:?}, cpu {:?}", s.map(|i| i.bytes.len()), c.map(|i| i.bytes.len())),
-        }
-    }
+    let rejected = same_results(sim, cpu);
     assert!(rejected > 5 && rejected < 100, "{rejected} of 120 rejected");
     let reloads = sim_dev.reloads();
     assert_eq!(reloads.len(), 3, "{reloads:?}");

@@ -122,7 +122,7 @@ impl Config {
             return Err(format!("max_depth {} (1..4000)", self.max_depth));
         }
         if self.tables && !self.bus {
-            return Err("the loaded tables (tables) are loaded through the bus wrapper: set bus too".into());
+            return Err("tables: the run-time-loaded tables are written through the bus wrapper's registers, so tables needs bus".into());
         }
         Ok(())
     }
@@ -913,6 +913,8 @@ mod tests {
             assert!(VerilatedEngine::new(unit(), c).is_err(), "{in_bytes} / {out_bytes}");
         }
         assert!(VerilatedEngine::new(unit(), Config { in_width: 48, ..Default::default() }).is_err());
+        let e = VerilatedEngine::new(unit(), Config { tables: true, ..Default::default() }).err().expect("tables without bus");
+        assert!(e.to_string().contains("tables needs bus"), "{e}");
         assert!(VerilatedEngine::new(unit(), Config::default()).is_ok());
     }
 

@@ -546,10 +546,11 @@ async def load_tables(h, words):
 @cocotb.test(skip=not os.environ.get("HW_AXI_TABLES_B"))
 async def test_tables_reload(dut):
     """The wrapped core with run-time-loaded tables: a start before any load is refused
-    (`unsupported` at offset 0); schema A's table words loaded over AXI4-Lite, its messages'
-    images and rejections the CPU engine's; a load refused (SLVERR, nothing changed) while
-    a message is in flight; schema B (the same messages with 32-bit pointers and a header
-    word per struct) loaded into the same core, its images the CPU engine's; A again."""
+    (`unsupported` at offset 0); a reset mid-load leaves the load open; schema A's table
+    words loaded over AXI4-Lite, its messages' images and rejections the CPU engine's; a
+    load refused (SLVERR, nothing changed) while a message is in flight; schema B (the
+    same messages with 32-bit pointers and a header word per struct) loaded into the same
+    core, its images the CPU engine's; A again."""
     from cocotbext.axi import AxiStreamFrame
     x = Setup(dut, "tables")
     h = x.h
@@ -579,6 +580,15 @@ async def test_tables_reload(dut):
     await h.set(R["C_CTRL"], 4)
     # a data word without a load in progress: refused
     assert await h.write(slot + R["S_TABLE_DATA"] + 1, 0) == 2
+    # a reset in the middle of a load leaves it open (S_STATE 1): the words so far, the
+    # configuration word among them, are not taken as tables; the host redoes the load
+    await h.set(slot + R["S_TABLE_CTRL"], 1)
+    for a, d in a_words[:8]:
+        await h.set(slot + R["S_TABLE_ADDR"], a)
+        await h.set64(slot + R["S_TABLE_DATA"], d)
+    await h.reset(3)
+    assert await h.reg(slot + R["S_STATE"]) == 1 and await h.reg(slot + R["S_TABLE_CTRL"]) == 1, "a reset ended the load"
+    h.requests0 = h.bytes_in = h.bytes_out = 0
 
     loads = []
     for label, words, oracle, ptr in [("A", a_words, oracle_a, 8), ("B", b_words, oracle_b, 4), ("A again", a_words, oracle_a, 8)]:
