@@ -708,6 +708,8 @@ wire [31:0] sc_vlen = (tag_wt == 3'd2) ? v2_len32 + v2_val[31:0] : fp_slen;
 wire [31:0] sc_flen = vd_len32 + sc_vlen;
 wire        sc_last_fr = ip_brem_fr == sc_flen;
 wire        sc_last_v = ip_brem_v == sc_flen;
+// a field the scan takes (counted and skipped, or entered) when the scan is not given up
+wire        sc_step = tag_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd3 && tag_wt != 3'd4 && sc_ok;
 // bytes with bit 7 clear among the first n of a window (varints ending there)
 function [4:0] ends_in;
     input [127:0] w;
@@ -1054,10 +1056,58 @@ task scan_add;
     input [7:0]  nc;        // ma_nc
     begin
         cnt_we = 1'b1; cnt_wa = a; cnt_wd = old + inc;
-        if (nc <= 8'd16 && !sc_seen_reg[so]) begin
+        if (nc <= 8'd16 && !(sc_seen_reg[so] && state_reg != S_TAG)) begin
             cnt_wd = inc;
             fil_we = 1'b1; fil_wa = a; filn_wd = 32'd0; fila_wd = 40'd0;
             sc_seen_next[so] = 1'b1;
+        end
+    end
+endtask
+
+// one field of the one-pass scan (S_SCAN; first: S_TAG, where the scan begins): counted
+// and skipped, or into a map entry or packed varint run, or the scan given up (S_BAIL)
+task scan_field;
+    input first;
+    begin
+        t_num_next = tag_num; tn_src = 1'b1;
+        sk_en = 1'b1; sk_len = vd_len32 + sc_vlen;
+        if (f_hit && tag_wt == f_kwt) begin
+            if (f_closed || f_kind == K_GROUP) begin
+                state_next = S_BAIL;
+            end else if (f_rep) begin
+                scan_add(f_slot[3:0], cslot, cnt_q_c, 32'd1, ma_nc);
+                if (f_map) begin
+                    // into the entry: one holding anything but its key and value is
+                    // dropped (S_DROP1), which only the two passes size right
+                    sk_len = hdr2;
+                    vend_next = pos + hdr2 + v2_val[31:0];
+                    scme_msg_next = f_sub; scme_src = 1'b1;
+                    state_next = S_SCANME;
+                end
+            end
+        end else if (f_hit && tag_wt == 3'd2 && f_rep && f_packable) begin
+            if (f_closed) begin
+                state_next = S_BAIL;
+            end else if (f_kwt == 3'd0) begin
+                sk_len = hdr2;
+                vend_next = pos + hdr2 + v2_val[31:0];
+                state_next = S_SCANPK;
+            end else begin
+                // (a length that is not a multiple fails in the write pass)
+                scan_add(f_slot[3:0], cslot, cnt_q_c, (f_kwt == 3'd5) ? v2_val[33:2] : v2_val[34:3], ma_nc);
+            end
+        end else begin
+            scan_add(uslot_k[3:0], uslot, cnt_q_u, vd_len32 + sc_vlen, ma_nc);
+        end
+        // the field ends the frame (and is counted here): the scan is done, back to the
+        // tag it began at now instead of from the frame's end a cycle later
+        if (sc_last_fr && state_next == S_SCAN) begin
+            // (first: this field is the instance's last, so the scan is done before the
+            // reader moved: it stays)
+            if (first) sk_en = 1'b0;
+            sk_len = scan_pos_reg - pos;
+            fr_scan_next = 1'b1;
+            state_next = S_TAG;
         end
     end
 endtask
@@ -1357,6 +1407,8 @@ always @* begin
                     scan_pos_next = pos;
                     sc_seen_next = 16'd0;
                     state_next = S_SCAN;
+                    // its first field now when the scan takes it (else S_SCAN decides)
+                    if (sc_step) scan_field(1'b1);
                 end
             end else if (f_hit && (tag_wt == f_kwt || (tag_wt == 3'd2 && f_rep && f_packable))
                          && !is_dropped) begin
@@ -2010,44 +2062,8 @@ always @* begin
             sk_en = 1'b1; sk_len = scan_pos_reg - pos;
             fr_scan_next = 1'b1;
             state_next = S_TAG;
-        end else if (tag_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd3 && tag_wt != 3'd4 && sc_ok) begin
-            t_num_next = tag_num; tn_src = 1'b1;
-            sk_en = 1'b1; sk_len = vd_len32 + sc_vlen;
-            if (f_hit && tag_wt == f_kwt) begin
-                if (f_closed || f_kind == K_GROUP) begin
-                    state_next = S_BAIL;
-                end else if (f_rep) begin
-                    scan_add(f_slot[3:0], cslot, cnt_q_c, 32'd1, ma_nc);
-                    if (f_map) begin
-                        // into the entry: one holding anything but its key and value is
-                        // dropped (S_DROP1), which only the two passes size right
-                        sk_len = hdr2;
-                        vend_next = pos + hdr2 + v2_val[31:0];
-                        scme_msg_next = f_sub; scme_src = 1'b1;
-                        state_next = S_SCANME;
-                    end
-                end
-            end else if (f_hit && tag_wt == 3'd2 && f_rep && f_packable) begin
-                if (f_closed) begin
-                    state_next = S_BAIL;
-                end else if (f_kwt == 3'd0) begin
-                    sk_len = hdr2;
-                    vend_next = pos + hdr2 + v2_val[31:0];
-                    state_next = S_SCANPK;
-                end else begin
-                    // (a length that is not a multiple fails in the write pass)
-                    scan_add(f_slot[3:0], cslot, cnt_q_c, (f_kwt == 3'd5) ? v2_val[33:2] : v2_val[34:3], ma_nc);
-                end
-            end else begin
-                scan_add(uslot_k[3:0], uslot, cnt_q_u, vd_len32 + sc_vlen, ma_nc);
-            end
-            // the field ends the frame (and is counted here): the scan is done, back to the
-            // tag it began at now instead of from the frame's end a cycle later
-            if (sc_last_fr && state_next == S_SCAN) begin
-                sk_len = scan_pos_reg - pos;
-                fr_scan_next = 1'b1;
-                state_next = S_TAG;
-            end
+        end else if (sc_step) begin
+            scan_field(1'b0);
         end else if (ip_fresh && (iwav32 >= SCAN_FULL || iwav32 >= brem)) begin
             state_next = S_BAIL;
         end
