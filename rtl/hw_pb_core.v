@@ -703,6 +703,11 @@ wire        fp_msg = f_kind == K_MESSAGE && tag_wt == 3'd2 && v2_ok && v2_fits;
 // the scan: bytes of the value after the tag, when in the window
 wire        sc_ok = (tag_wt == 3'd0) ? v2_ok : (tag_wt == 3'd2) ? (v2_ok && v2_fits) : (av >= vd_len32 + fp_slen);
 wire [31:0] sc_vlen = (tag_wt == 3'd2) ? v2_len32 + v2_val[31:0] : fp_slen;
+// the scanned field ends exactly at the frame's end / at the map entry's end (the input
+// stage's registered bytes left, against the field's length)
+wire [31:0] sc_flen = vd_len32 + sc_vlen;
+wire        sc_last_fr = ip_brem_fr == sc_flen;
+wire        sc_last_v = ip_brem_v == sc_flen;
 // bytes with bit 7 clear among the first n of a window (varints ending there)
 function [4:0] ends_in;
     input [127:0] w;
@@ -2036,6 +2041,13 @@ always @* begin
             end else begin
                 scan_add(uslot_k[3:0], uslot, cnt_q_u, vd_len32 + sc_vlen, ma_nc);
             end
+            // the field ends the frame (and is counted here): the scan is done, back to the
+            // tag it began at now instead of from the frame's end a cycle later
+            if (sc_last_fr && state_next == S_SCAN) begin
+                sk_len = scan_pos_reg - pos;
+                fr_scan_next = 1'b1;
+                state_next = S_TAG;
+            end
         end else if (ip_fresh && (iwav32 >= SCAN_FULL || iwav32 >= brem)) begin
             state_next = S_BAIL;
         end
@@ -2048,6 +2060,16 @@ always @* begin
         end else if (tag_ok && sc_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd3 && tag_wt != 3'd4) begin
             if (f_hit && tag_wt == f_kwt && !f_closed) begin
                 sk_en = 1'b1; sk_len = vd_len32 + sc_vlen;
+                // the field ends the entry: the scan goes on past it now (and, when the
+                // entry ends the frame too, is done: back to the tag it began at)
+                if (sc_last_v) begin
+                    state_next = S_SCAN;
+                    if (sc_last_fr) begin
+                        sk_len = scan_pos_reg - pos;
+                        fr_scan_next = 1'b1;
+                        state_next = S_TAG;
+                    end
+                end
             end else begin
                 state_next = S_BAIL;
             end
