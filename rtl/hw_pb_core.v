@@ -1849,7 +1849,7 @@ always @* begin
                     end
                 end else begin
                     img_wr(ne_at_reg, base_reg + {24'd0, top_reg}, PW4);
-                    zero(top_reg, tmp40, S_NE1);
+                    zero_lazy(top_reg, tmp40, S_NE1, rz_count);
                 end
             end
         end else begin
