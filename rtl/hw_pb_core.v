@@ -1068,6 +1068,8 @@ endtask
 // and skipped, or into a map entry or packed varint run, or the scan given up (S_BAIL)
 task scan_field;
     input first;
+    input map;          // f_map
+    input [3:0] uk;     // uslot_k[3:0]
     begin
         t_num_next = tag_num; tn_src = 1'b1;
         sk_en = 1'b1; sk_len = vd_len32 + sc_vlen;
@@ -1076,7 +1078,7 @@ task scan_field;
                 state_next = S_BAIL;
             end else if (f_rep) begin
                 scan_add(f_slot[3:0], cslot, cnt_q_c, 32'd1, ma_nc);
-                if (f_map) begin
+                if (map) begin
                     // into the entry: one holding anything but its key and value is
                     // dropped (S_DROP1), which only the two passes size right
                     sk_len = hdr2;
@@ -1097,7 +1099,7 @@ task scan_field;
                 scan_add(f_slot[3:0], cslot, cnt_q_c, (f_kwt == 3'd5) ? v2_val[33:2] : v2_val[34:3], ma_nc);
             end
         end else begin
-            scan_add(uslot_k[3:0], uslot, cnt_q_u, vd_len32 + sc_vlen, ma_nc);
+            scan_add(uk, uslot, cnt_q_u, vd_len32 + sc_vlen, ma_nc);
         end
         // the field ends the frame (and is counted here): the scan is done, back to the
         // tag it began at now instead of from the frame's end a cycle later
@@ -1408,7 +1410,7 @@ always @* begin
                     sc_seen_next = 16'd0;
                     state_next = S_SCAN;
                     // its first field now when the scan takes it (else S_SCAN decides)
-                    if (sc_step) scan_field(1'b1);
+                    if (sc_step) scan_field(1'b1, f_map, uslot_k[3:0]);
                 end
             end else if (f_hit && (tag_wt == f_kwt || (tag_wt == 3'd2 && f_rep && f_packable))
                          && !is_dropped) begin
@@ -2063,7 +2065,7 @@ always @* begin
             fr_scan_next = 1'b1;
             state_next = S_TAG;
         end else if (sc_step) begin
-            scan_field(1'b0);
+            scan_field(1'b0, f_map, uslot_k[3:0]);
         end else if (ip_fresh && (iwav32 >= SCAN_FULL || iwav32 >= brem)) begin
             state_next = S_BAIL;
         end
