@@ -75,13 +75,13 @@ pub(crate) fn params(schema: &CompiledSchema, root: usize, n: usize, opts: &Opti
     let n = n as u64;
     let k = schema.messages.iter().map(|m| ((m.size as u64 + 7) & !7) / 2 + 8).max().unwrap_or(0).max(16);
     let img = ((schema.messages[root].size as u64 + 7) & !7) + n * k + 64;
-    let inst = n / 2 + 2;
     let (mut max_nc, mut max_ns) = (1u64, 1u64);
     for m in &schema.messages {
         let s = slots(m);
         max_nc = max_nc.max(s.n_counts as u64);
         max_ns = max_ns.max(s.n_state as u64);
     }
+    let (inst_bits, cnt_bits, st_bits) = instance_bits(n, max_nc, max_ns);
     Params {
         memories: Memories {
             in_aw: log2_ceil(n.div_ceil(8) + 1).max(10),
@@ -90,13 +90,22 @@ pub(crate) fn params(schema: &CompiledSchema, root: usize, n: usize, opts: &Opti
             out_width,
         },
         max_depth,
-        inst_bits: log2_ceil(inst).max(12),
-        cnt_bits: log2_ceil(inst * max_nc).max(13),
-        st_bits: log2_ceil(inst * max_ns).max(13),
+        inst_bits,
+        cnt_bits,
+        st_bits,
         one_pass,
         out2_wr,
         tables,
     }
+}
+
+/// Address bits of the instance, count and state memories (INST_BITS, CNT_BITS, ST_BITS)
+/// that never overflow for an `n`-byte input with at most `max_nc` count and `max_ns` state
+/// slots per message instance (each instance costs at least 2 input bytes), with floors so
+/// that small inputs share one simulator build.
+pub(crate) fn instance_bits(n: u64, max_nc: u64, max_ns: u64) -> (u32, u32, u32) {
+    let inst = n / 2 + 2;
+    (log2_ceil(inst).max(12), log2_ceil(inst * max_nc).max(13), log2_ceil(inst * max_ns).max(13))
 }
 
 /// Runs the generated core on `input` (protobuf binary of message `root`) in Icarus

@@ -752,15 +752,14 @@ fn loadable_tables(schema: &CompiledSchema) -> Result<Tables, String> {
 fn build_loadable(c: &Config) -> Result<PathBuf, SimError> {
     // the core's own memories sized as build_protobuf sizes them, for TABLES_COUNT_SLOTS
     // and TABLES_STATE_SLOTS slots per message instance
-    let inst = c.in_bytes / 2 + 2;
-    let inst_bits = log2_ceil(inst).max(12) as u64;
+    let (inst_bits, cnt_bits, st_bits) = protobuf::instance_bits(c.in_bytes, TABLES_COUNT_SLOTS as u64, TABLES_STATE_SLOTS as u64);
     let mut g = memory_params(c, c.protobuf_out_width);
     g.extend([
         ("MAX_DEPTH", c.max_depth as u64),
-        ("INST_BITS", inst_bits),
-        ("CNT_BITS", log2_ceil(inst * TABLES_COUNT_SLOTS as u64).max(13) as u64),
-        ("ST_BITS", log2_ceil(inst * TABLES_STATE_SLOTS as u64).max(13) as u64),
-        ("DROP_BITS", inst_bits),
+        ("INST_BITS", inst_bits as u64),
+        ("CNT_BITS", cnt_bits as u64),
+        ("ST_BITS", st_bits as u64),
+        ("DROP_BITS", inst_bits as u64),
         ("ONE_PASS", c.one_pass as u64),
         ("OUT2_WR", c.out2_wr as u64),
         ("TABLES", 1),
