@@ -1,6 +1,7 @@
 //! The protobuf core: the schema's descriptor ROMs and the `heapwire_core` wrapper around
 //! the generic engine `rtl/hw_pb_core.v` (which instantiates `hw_stream_reader`,
-//! `hw_varint_decoder`, `hw_utf8_check`, `hw_pb_writer`, and its input stage `hw_pb_input`,
+//! `hw_varint_decoder`, `hw_utf8_check`, `hw_pb_writer`, `hw_pb_fields`, its memories
+//! `hw_pb_frames`, `hw_pb_counts` and `hw_pb_insts`, and its input stage `hw_pb_input`,
 //! defined in the same file).
 
 use std::fmt::Write;
@@ -16,6 +17,9 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("hw_utf8_check.v", include_str!("../../../../rtl/hw_utf8_check.v")),
     ("hw_pb_writer.v", include_str!("../../../../rtl/hw_pb_writer.v")),
     ("hw_pb_fields.v", include_str!("../../../../rtl/hw_pb_fields.v")),
+    ("hw_pb_frames.v", include_str!("../../../../rtl/hw_pb_frames.v")),
+    ("hw_pb_counts.v", include_str!("../../../../rtl/hw_pb_counts.v")),
+    ("hw_pb_insts.v", include_str!("../../../../rtl/hw_pb_insts.v")),
 ];
 
 /// heapwire_core's parameters beyond the memories' (heapwire_axi passes them on).
