@@ -809,14 +809,17 @@ wire [FRW-1:0] stk_q;
 // (after msg and inst: see enter; at the root there is no frame below, and no memory read to
 // look at: the simulators' X)
 assign ip_fr_end_up = (depth_reg > 32'd1) ? stk_q[FRW-81 -: 32] : fr_end_reg;
-// the innermost open group's number (read in S_GRP only, where gdepth_reg >= 1)
+// the innermost open group's number (read in S_GRP only, where gdepth_reg >= 1): as the
+// frame stack's, a registered read addressed with the next group depth
 wire [31:0] gstk_q;
 hw_pb_frames #(.W(FRW), .DEPTH(STK_DEPTH), .AW(STK_BITS)) fs (
     .clk(clk),
     .push(stk_we), .push_a(stk_wa), .push_d(stk_wd), .ra_next(stk_ra_next), .q(stk_q),
-    .gpush(gstk_we), .gpush_a(gstk_wa), .gpush_d(gstk_wd), .g_ra(gdepth_reg[STK_BITS-1:0] - 1'b1), .g_q(gstk_q)
+    .gpush(gstk_we), .gpush_a(gstk_wa), .gpush_d(gstk_wd), .g_ra_next(gdepth_next[STK_BITS-1:0] - 1'b1), .g_q(gstk_q)
 );
-// the instance tables and the dropped-map-entry list (hw_pb_insts: asynchronous reads)
+// the instance tables and the dropped-map-entry list (hw_pb_insts: registered reads
+// addressed with the next instance and counter, so each output is the entry of c_id_reg /
+// req_id_reg / ndrop_reg as the table holds it in every cycle)
 wire [31:0] im_cb_q, im_sb_q, im_start_r;
 wire [39:0] im_off_q, im_off_r;
 wire [31:0] drop_q, drop_last;
@@ -824,11 +827,11 @@ hw_pb_insts #(.INST_BITS(INST_BITS), .DROP_BITS(DROP_BITS)) it (
     .clk(clk),
     .im_we(im_we), .im_wa(im_wa[INST_BITS-1:0]), .msg_wd(im_msg_wd), .cb_wd(im_cb_wd), .sb_wd(im_sb_wd),
     .imw_we(imw_we), .imw_wa(imw_wa[INST_BITS-1:0]), .off_wd(im_off_wd), .start_wd(im_start_wd),
-    .ra_c(c_id_reg[INST_BITS-1:0]), .cb_q(im_cb_q), .sb_q(im_sb_q), .off_q(im_off_q),
-    .ra_r(req_id_reg[INST_BITS-1:0]), .msg_r(im_msg_r), .off_r(im_off_r), .start_r(im_start_r),
-    .ra_r_next(req_id_next[INST_BITS-1:0]), .msg_r_next(im_msg_after),
+    .ra_c_next(c_id_next[INST_BITS-1:0]), .cb_q(im_cb_q), .sb_q(im_sb_q), .off_q(im_off_q),
+    .ra_r_next(req_id_next[INST_BITS-1:0]), .msg_r(im_msg_r), .off_r(im_off_r), .start_r(im_start_r),
+    .msg_r_next(im_msg_after),
     .drop_we(drop_we), .drop_wa(drop_wa[DROP_BITS-1:0]), .drop_wd(drop_wd),
-    .drop_ra(ndrop_reg[DROP_BITS-1:0]), .drop_q(drop_q), .drop_last(drop_last)
+    .drop_ra_next(ndrop_next[DROP_BITS-1:0]), .drop_q(drop_q), .drop_last(drop_last)
 );
 localparam TYPE_BITS = (NT > 1) ? $clog2(NT) : 1;
 wire [63:0] treg_q = treg[c_msg_reg[TYPE_BITS-1:0]];

@@ -11,13 +11,17 @@
  *            read (the RAM reads the old record; a register holds the pushed one and a
  *            registered hit flag chooses it). The core gives ra_next = next depth - 2, so
  *            q is always the record below the current frame.
- *   q before any read has been registered is 0; q of an entry never pushed is the
- *   simulators' X (the core never uses it).
+ *   q (g_q) before any read has been registered is 0; q (g_q) of an entry never pushed is
+ *   the simulators' X (the core never uses it).
  *
  * Group stack: the field numbers of the open groups inside an unknown group field
  * (DEPTH + 1 entries of 32 bits, since a group can open at the deepest frame).
- *   gpush / gpush_a / gpush_d write at the clock edge; g_q = entry g_ra, read
- *   ASYNCHRONOUSLY (LUT RAM style; not yet a registered boundary).
+ *   gpush / gpush_a / gpush_d write at the clock edge; the read is REGISTERED as the
+ *   frame stack's: g_ra_next addresses the next cycle's read, a push to that entry in the
+ *   same cycle forwarded, so g_q is that entry as the memory holds it in the cycle g_q
+ *   shows it (the core gives the next group depth - 1: g_q is the innermost open group).
+ * Both reads are registered boundaries: the next-state logic's address goes into the
+ * read register (and the forwarding compare), q / g_q come from registers.
  *
  * Neither memory is reset: the core writes an entry before it reads it.
  */
@@ -47,8 +51,8 @@ module hw_pb_frames #(
     input  wire          gpush,
     input  wire [AW-1:0] gpush_a,
     input  wire [31:0]   gpush_d,
-    input  wire [AW-1:0] g_ra,
-    output wire [31:0]   g_q           // entry g_ra (asynchronous read)
+    input  wire [AW-1:0] g_ra_next,    // the next cycle's read address
+    output wire [31:0]   g_q           // entry g_ra_next of the previous cycle, push forwarded
 );
 
 initial begin
@@ -72,7 +76,9 @@ reg [31:0]  gstk_mem [0:DEPTH];
 reg [W-1:0] stk_rd_reg = {W{1'b0}}, stk_fwd_reg = {W{1'b0}};
 reg         stk_hit_reg = 1'b0;
 assign q = stk_hit_reg ? stk_fwd_reg : stk_rd_reg;
-assign g_q = gstk_mem[g_ra];
+reg [31:0]  g_rd_reg = 32'd0, g_fwd_reg = 32'd0;
+reg         g_hit_reg = 1'b0;
+assign g_q = g_hit_reg ? g_fwd_reg : g_rd_reg;
 
 always @(posedge clk) begin
     if (push) stk_mem[push_a] <= push_d;
@@ -80,6 +86,9 @@ always @(posedge clk) begin
     stk_hit_reg <= push && push_a == ra_next;
     stk_fwd_reg <= push_d;
     if (gpush) gstk_mem[gpush_a] <= gpush_d;
+    g_rd_reg <= gstk_mem[g_ra_next];
+    g_hit_reg <= gpush && gpush_a == g_ra_next;
+    g_fwd_reg <= gpush_d;
 end
 
 endmodule

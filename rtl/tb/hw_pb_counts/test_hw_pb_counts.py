@@ -3,7 +3,7 @@ count memory (four asynchronous read ports), the arrays' fill state beside it (w
 together, read at the element slot) and the state memory (two read ports).
 
 Random writes on the three write ports and reads on the six read addresses, every cycle,
-against a Python model (rtl/tb/asyncmem.py): a read shows the entry as the memory held it
+against a Python model (rtl/tb/memports.py): a read shows the entry as the memory held it
 before this cycle's edge, including in the cycle it is written. Built small (CNT_BITS=4,
 ST_BITS=3: every entry written and read many times, aliasing would show) and at the core's
 sizes (11, 11: the top entries are reached as often as the bottom ones).
@@ -18,8 +18,8 @@ import pytest
 import cocotb
 from cocotb.clock import Clock
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, asyncmem) when run as a script
-import asyncmem
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, memports) when run as a script
+import memports
 from tbutil import expect_param_error, run_cocotb, seed_for, thorough
 
 RTL_DIR = Path(__file__).resolve().parents[2]
@@ -36,14 +36,14 @@ async def test_writes_and_reads(dut):
     writes = [("cnt_we", "cnt_wa", {"cnt": "cnt_wd"}),
               ("fil_we", "fil_wa", {"filn": "filn_wd", "fila": "fila_wd"}),
               ("st_we", "st_wa", {"st": "st_wd"})]
-    reads = [("ra_c", [("cnt", "cnt_q_c")], 0),
-             ("ra_ne", [("cnt", "cnt_q_ne"), ("filn", "filn_q"), ("fila", "fila_q")], 0),
-             ("ra_u", [("cnt", "cnt_q_u")], 0),
-             ("ra_d", [("cnt", "cnt_q_d")], 0),
-             ("ra_s", [("st", "st_q_s")], 0),
-             ("ra_o", [("st", "st_q_o")], 0)]
+    reads = [("ra_c", [("cnt", "cnt_q_c")], 0, False),
+             ("ra_ne", [("cnt", "cnt_q_ne"), ("filn", "filn_q"), ("fila", "fila_q")], 0, False),
+             ("ra_u", [("cnt", "cnt_q_u")], 0, False),
+             ("ra_d", [("cnt", "cnt_q_d")], 0, False),
+             ("ra_s", [("st", "st_q_s")], 0, False),
+             ("ra_o", [("st", "st_q_o")], 0, False)]
     n = 8000 if thorough() else 2000
-    checked, rdw = await asyncmem.run(dut, mems, writes, reads, rng, n)
+    checked, rdw = await memports.run(dut, mems, writes, reads, rng, n)
     dut._log.info("reads checked: %s; read during write: %d", checked, rdw)
     for q, c in checked.items():
         assert c >= n // 3, f"only {c} checks of {q}"

@@ -1,16 +1,14 @@
 """cocotb testbench for rtl/hw_pb_frames.v (cocotb 2.x on Icarus Verilog): the protobuf core's
-frame stack (registered read, this cycle's push forwarded past it) and group stack
-(asynchronous read).
+frame stack and group stack, both with a registered read, that cycle's push forwarded past
+it.
 
-Random pushes and reads every cycle against a Python model of both stacks:
-  frame stack  q in a cycle is the entry ra_next addressed in the cycle before, as the
-               memory holds it after that cycle's edge -- so a push to the entry read in
-               the same cycle shows (forwarded), and q does not follow ra_next or the
-               pushes within a cycle (checked after driving the next cycle's inputs);
-  group stack  g_q is entry g_ra as held before this cycle's edge (a push to it in the
-               same cycle shows a cycle later).
-Entries are pushed all over the stack (its top entries included; read addresses mostly
-written entries, a third of the time the entry pushed in that cycle). Built at the core's
+Random pushes and reads of both stacks every cycle against a Python model: q (g_q) in a
+cycle is the entry ra_next (g_ra_next) addressed in the cycle before, as the memory holds
+it after that cycle's edge -- so a push to the entry read in the same cycle shows
+(forwarded), and q does not follow ra_next or the pushes within a cycle (checked after
+driving the next cycle's inputs). Entries are pushed all over the stacks (their top entries
+included; read addresses mostly written entries, a third of the time the entry pushed in
+that cycle). Built at the core's
 default sizes (a 273-bit record, 101 frames) and small (MAX_DEPTH=4 as scripts/synth.sh
 builds the core: 5 frames, 3 address bits; an 8-bit record).
 """
@@ -38,59 +36,70 @@ def value(sig, what, t):
     return int(v)
 
 
+class Stack:
+    """One stack's model and its registered read: `drive` picks a cycle's push and read,
+    `check` compares the output with last cycle's read, `edge` applies the push."""
+
+    def __init__(self, dut, rng, names, entries, width):
+        self.dut, self.rng, self.entries, self.width = dut, rng, entries, width
+        self.push, self.push_a, self.push_d, self.ra, self.q = names
+        self.mem, self.want, self.cur = {}, None, None
+        self.checked = {"reads": 0, "forwarded": 0, "stable": 0}
+
+    def drive(self):
+        rng = self.rng
+        push, a, d = rng.random() < 0.5, rng.randrange(self.entries), rng.getrandbits(self.width)
+        r = rng.random()
+        ra = a if r < 0.33 else rng.choice(sorted(self.mem)) if self.mem and r < 0.9 else rng.randrange(self.entries)
+        self.cur = (push, a, d, ra)
+        for s, v in zip((self.push, self.push_a, self.push_d, self.ra), (int(push), a, d, ra)):
+            getattr(self.dut, s).value = v
+
+    def check(self, t):
+        # the output: last cycle's read, whatever this cycle drives
+        if self.want is None:
+            return
+        got = value(getattr(self.dut, self.q), self.q, t)
+        assert got == self.want[1], f"cycle {t}: {self.q} = {got:#x}, entry {self.want[0]} holds {self.want[1]:#x}"
+        self.checked["reads"] += 1
+        self.checked["stable"] += self.want[0] != self.cur[3] or self.cur[0]
+        self.checked["forwarded"] += self.want[2]
+
+    def edge(self):
+        push, a, d, ra = self.cur
+        if push:
+            self.mem[a] = d
+        self.want = (ra, self.mem[ra], push and a == ra) if ra in self.mem else None
+
+
 @cocotb.test()
 async def test_push_and_read(dut):
     w, depth = int(dut.W.value), int(dut.DEPTH.value)
     rng = random.Random(seed_for(f"pb_frames{w}_{depth}"))
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    stk, gstk = {}, {}
-    for s in ("push", "push_a", "push_d", "ra_next", "gpush", "gpush_a", "gpush_d", "g_ra"):
+    stacks = [Stack(dut, rng, ("push", "push_a", "push_d", "ra_next", "q"), depth, w),
+              Stack(dut, rng, ("gpush", "gpush_a", "gpush_d", "g_ra_next", "g_q"), depth + 1, 32)]
+    for s in ("push", "push_a", "push_d", "ra_next", "gpush", "gpush_a", "gpush_d", "g_ra_next"):
         getattr(dut, s).value = 0
     await RisingEdge(dut.clk)
-    assert value(dut.q, "q", -1) == 0, "q before any read is not 0"
+    for q in ("q", "g_q"):
+        assert value(getattr(dut, q), q, -1) == 0, f"{q} before any read is not 0"
 
     n = 8000 if thorough() else 2000
-    want_q = None          # entry ra_next of the previous cycle, after its edge (None: unwritten)
-    checked = {"q": 0, "q_fwd": 0, "q_stable": 0, "g_q": 0, "g_rdw": 0}
     for t in range(n):
-        push = rng.random() < 0.5
-        push_a = rng.randrange(depth)
-        push_d = rng.getrandbits(w)
-        r = rng.random()
-        ra = push_a if r < 0.33 else rng.choice(sorted(stk)) if stk and r < 0.9 else rng.randrange(depth)
-        gpush = rng.random() < 0.5
-        gpush_a = rng.randrange(depth + 1)
-        gpush_d = rng.getrandbits(32)
-        r = rng.random()
-        g_ra = gpush_a if r < 0.25 else rng.choice(sorted(gstk)) if gstk and r < 0.9 else rng.randrange(depth + 1)
-        for s, v in (("push", int(push)), ("push_a", push_a), ("push_d", push_d), ("ra_next", ra),
-                     ("gpush", int(gpush)), ("gpush_a", gpush_a), ("gpush_d", gpush_d), ("g_ra", g_ra)):
-            getattr(dut, s).value = v
+        for st in stacks:
+            st.drive()
         await ReadOnly()
-        # q: last cycle's read, whatever this cycle drives
-        if want_q is not None:
-            got = value(dut.q, "q", t)
-            assert got == want_q[1], f"cycle {t}: q = {got:#x}, entry {want_q[0]} holds {want_q[1]:#x}"
-            checked["q"] += 1
-            checked["q_stable"] += want_q[0] != ra or push
-            checked["q_fwd"] += want_q[2]
-        if g_ra in gstk:
-            got = value(dut.g_q, "g_q", t)
-            assert got == gstk[g_ra], f"cycle {t}: g_q = {got:#x}, group entry {g_ra} holds {gstk[g_ra]:#x}"
-            checked["g_q"] += 1
-            checked["g_rdw"] += gpush and gpush_a == g_ra
+        for st in stacks:
+            st.check(t)
         await RisingEdge(dut.clk)
-        if push:
-            stk[push_a] = push_d
-        if gpush:
-            gstk[gpush_a] = gpush_d
-        want_q = (ra, stk[ra], push and push_a == ra) if ra in stk else None
-    dut._log.info("checked: %s (frame entries written %d of %d, group %d of %d)",
-                  checked, len(stk), depth, len(gstk), depth + 1)
-    assert len(stk) == depth and len(gstk) == depth + 1, "not every entry was pushed"
-    for k, at_least in (("q", n * 3 // 4), ("q_fwd", n // 8), ("q_stable", n // 2), ("g_q", n * 3 // 4),
-                        ("g_rdw", n // 10)):
-        assert checked[k] >= at_least, f"only {checked[k]} {k} checks"
+        for st in stacks:
+            st.edge()
+    for st in stacks:
+        dut._log.info("%s checked: %s (entries written %d of %d)", st.q, st.checked, len(st.mem), st.entries)
+        assert len(st.mem) == st.entries, f"not every entry of {st.q}'s stack was pushed"
+        for k, at_least in (("reads", n * 3 // 4), ("forwarded", n // 8), ("stable", n // 2)):
+            assert st.checked[k] >= at_least, f"only {st.checked[k]} {k} checks of {st.q}"
 
 
 @pytest.mark.parametrize("name, params", [
