@@ -1,10 +1,13 @@
 """cocotb testbench for rtl/hw_pb_counts.v (cocotb 2.x on Icarus Verilog): the protobuf core's
-count memory (four asynchronous read ports), the arrays' fill state beside it (written
-together, read at the element slot) and the state memory (two read ports).
+count memory (two asynchronous read ports, two registered), the arrays' fill state beside it
+(written together, a registered read at the element slot) and the state memory (two
+asynchronous read ports).
 
 Random writes on the three write ports and reads on the six read addresses, every cycle,
-against a Python model (rtl/tb/memports.py): a read shows the entry as the memory held it
-before this cycle's edge, including in the cycle it is written. Built small (CNT_BITS=4,
+against a Python model (rtl/tb/memports.py): an asynchronous read shows the entry as the
+memory held it before this cycle's edge, including in the cycle it is written; a registered
+one shows, a cycle after its address, the entry as held after the edge in between (a write
+in the cycle of the address forwarded). Built small (CNT_BITS=4,
 ST_BITS=3: every entry written and read many times, aliasing would show) and at the core's
 sizes (11, 11: the top entries are reached as often as the bottom ones).
 """
@@ -37,9 +40,9 @@ async def test_writes_and_reads(dut):
               ("fil_we", "fil_wa", {"filn": "filn_wd", "fila": "fila_wd"}),
               ("st_we", "st_wa", {"st": "st_wd"})]
     reads = [("ra_c", [("cnt", "cnt_q_c")], 0, False),
-             ("ra_ne", [("cnt", "cnt_q_ne"), ("filn", "filn_q"), ("fila", "fila_q")], 0, False),
+             ("ra_ne_next", [("cnt", "cnt_q_ne"), ("filn", "filn_q"), ("fila", "fila_q")], 0, True),
              ("ra_u", [("cnt", "cnt_q_u")], 0, False),
-             ("ra_d", [("cnt", "cnt_q_d")], 0, False),
+             ("ra_d_next", [("cnt", "cnt_q_d")], 0, True),
              ("ra_s", [("st", "st_q_s")], 0, False),
              ("ra_o", [("st", "st_q_o")], 0, False)]
     n = 8000 if thorough() else 2000
