@@ -28,6 +28,7 @@ declare -A LINT_PARAMS=(
   [hw_og_reader]="-GIN_WIDTH=32 -GIN_WIDTH=128"
   [hw_axi_wrap]="-GIN_WIDTH=32:-GOUT_WIDTH=256:-GMAX_OUTSTANDING=1 -GIN_WIDTH=128:-GOUT_WIDTH=128:-GMAX_BURST=256:-GAXI_ADDR_WIDTH=64"
   [hw_pb_writer]="-GOUT_WIDTH=128 -GOUT_WIDTH=256"
+  [hw_pb_zeroer]="-GOUT_WIDTH=128 -GOUT_WIDTH=256:-GRZB=8 -GRZB=1"
 )
 # Modules linted inside a bigger top: top module and extra files.
 declare -A LINT_TOP=(
@@ -35,7 +36,7 @@ declare -A LINT_TOP=(
   [hw_og_core]="heapwire_og_core"
 )
 declare -A LINT_FILES=(
-  [hw_pb_core]="rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_utf8_check.v rtl/hw_pb_writer.v rtl/hw_pb_fields.v rtl/gen/unit_core.gen.v"
+  [hw_pb_core]="rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_utf8_check.v rtl/hw_pb_writer.v rtl/hw_pb_fields.v rtl/hw_pb_zeroer.v rtl/gen/unit_core.gen.v"
   [hw_og_core]="rtl/hw_og_reader.v rtl/hw_sdp_ram.v rtl/gen/expr_og_core.gen.v"
 )
 
@@ -63,7 +64,7 @@ for f in "${files[@]}"; do
   done
 done
 # the bus wrappers around both example cores (rtl/hw_axi_wrap.v with the generated glue)
-for top in "heapwire_axi rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_utf8_check.v rtl/hw_pb_writer.v rtl/hw_pb_fields.v rtl/hw_pb_core.v rtl/gen/unit_core.gen.v" \
+for top in "heapwire_axi rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_utf8_check.v rtl/hw_pb_writer.v rtl/hw_pb_fields.v rtl/hw_pb_zeroer.v rtl/hw_pb_core.v rtl/gen/unit_core.gen.v" \
            "heapwire_og_axi rtl/hw_og_reader.v rtl/hw_sdp_ram.v rtl/hw_og_core.v rtl/gen/expr_og_core.gen.v"; do
   # (an array, not `set --`: the script's own arguments go to pytest below)
   read -r -a wrap <<< "$top"

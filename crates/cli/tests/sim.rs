@@ -47,7 +47,7 @@ fn compile_rtl_writes_the_cores() {
     let d = dir.path().to_str().unwrap();
     let o = heapwire(&["compile", "crates/cpu/testdata/unit.proto", "-o", d, "--rtl"], b"");
     assert!(o.status.success(), "{}", stderr(&o));
-    for f in ["unit_core.gen.v", "hw_pb_core.v", "hw_stream_reader.v", "hw_varint_decoder.v", "hw_utf8_check.v", "hw_pb_writer.v", "hw_pb_fields.v"] {
+    for f in ["unit_core.gen.v", "hw_pb_core.v", "hw_stream_reader.v", "hw_varint_decoder.v", "hw_utf8_check.v", "hw_pb_writer.v", "hw_pb_fields.v", "hw_pb_zeroer.v"] {
         assert!(dir.path().join(f).is_file(), "compile --rtl did not write {f}");
     }
     let o = heapwire(&["compile", "examples/expression_tree/expr.proto", "-o", d, "--rtl"], b"");

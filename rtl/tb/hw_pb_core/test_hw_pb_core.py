@@ -428,7 +428,7 @@ CONFIGS = {
 }
 
 
-ENGINE = ["hw_stream_reader.v", "hw_varint_decoder.v", "hw_utf8_check.v", "hw_pb_writer.v", "hw_pb_fields.v", "hw_pb_core.v"]   # hand-written rtl/ files
+ENGINE = ["hw_stream_reader.v", "hw_varint_decoder.v", "hw_utf8_check.v", "hw_pb_writer.v", "hw_pb_fields.v", "hw_pb_zeroer.v", "hw_pb_core.v"]   # hand-written rtl/ files
 
 
 def _build_and_test(cfg, testcase=None, width=None):

@@ -1,7 +1,7 @@
 //! The protobuf core: the schema's descriptor ROMs and the `heapwire_core` wrapper around
 //! the generic engine `rtl/hw_pb_core.v` (which instantiates `hw_stream_reader`,
-//! `hw_varint_decoder`, `hw_utf8_check`, `hw_pb_writer`, and its input stage `hw_pb_input`,
-//! defined in the same file).
+//! `hw_varint_decoder`, `hw_utf8_check`, `hw_pb_writer`, `hw_pb_zeroer`, and its input stage
+//! `hw_pb_input`, defined in the same file).
 
 use std::fmt::Write;
 
@@ -16,6 +16,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("hw_utf8_check.v", include_str!("../../../../rtl/hw_utf8_check.v")),
     ("hw_pb_writer.v", include_str!("../../../../rtl/hw_pb_writer.v")),
     ("hw_pb_fields.v", include_str!("../../../../rtl/hw_pb_fields.v")),
+    ("hw_pb_zeroer.v", include_str!("../../../../rtl/hw_pb_zeroer.v")),
 ];
 
 /// heapwire_core's parameters beyond the memories' (heapwire_axi passes them on).
