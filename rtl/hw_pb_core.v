@@ -24,6 +24,9 @@
  * Image-port requests go through hw_pb_writer (two registered stages: the raw request, then
  * word address / lane-shifted data / byte enables), so the image read data of a request
  * made in cycle t is back in t + 3 and `done` waits for the last write to leave the writer.
+ * The lazily zeroed allocation's words are kept by hw_pb_zeroer (armed and cleared by the
+ * state machine; its hits and idle-port write are combinational from the same cycle's
+ * requests, not registered).
  * The input side goes through hw_pb_input (at the end of this file): the tag and the varint
  * after it, decoded from the Stream Reader's window into registers, with the bytes left to
  * the bounds; the state machine decides on them a cycle later (waiting a cycle when they
