@@ -24,9 +24,9 @@
  * Image-port requests go through hw_pb_writer (two registered stages: the raw request, then
  * word address / lane-shifted data / byte enables), so the image read data of a request
  * made in cycle t is back in t + 3 and `done` waits for the last write to leave the writer.
- * The lazily zeroed allocation's words are kept by hw_pb_zeroer (armed and cleared by the
- * state machine; its hits and idle-port write are combinational from the same cycle's
- * requests, not registered).
+ * The lazily zeroed allocation's words and the range zeroed at once are kept by hw_pb_zeroer
+ * (armed, cleared, set and stepped by the state machine; its hits and idle-port write are
+ * combinational from the same cycle's requests, not registered).
  * The input side goes through hw_pb_input (at the end of this file): the tag and the varint
  * after it, decoded from the Stream Reader's window into registers, with the bytes left to
  * the bounds; the state machine decides on them a cycle later (waiting a cycle when they
@@ -296,8 +296,14 @@ reg [39:0] cdst_reg = 40'd0, cdst_next;
 reg [6:0]  cret_reg = 7'd0, cret_next;
 reg [6:0]  sret_reg = 7'd0, sret_next;
 reg [6:0]  zret_reg = 7'd0, zret_next;
-reg [39:0] za_reg = 40'd0, za_next;
-reg [39:0] ze_reg = 40'd0, ze_next;
+// the range zeroed at once (S_ZERO), in hw_pb_zeroer: set by zero() (z_set: [z_set_a,
+// z_set_a + z_set_n)), what is left of it [z_a, z_e); in S_ZERO z_n bytes at z_a go out
+// (z_step), the last ones when z_last
+reg        z_set, z_step;
+reg [39:0] z_set_a, z_set_n;
+wire [39:0] z_a, z_e;
+wire       z_left, z_last;
+wire [OB_SHIFT:0] z_n;
 reg [31:0] ne_a_reg = 32'd0, ne_a_next;            // count-slot address
 reg [31:0] ne_stride_reg = 32'd0, ne_stride_next;
 reg [31:0] ne_n_reg = 32'd0, ne_n_next;
@@ -1124,7 +1130,7 @@ task zero_lazy;
     begin
         if (rz_any && {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n <= RZW * OB
                 && {{(40-RZB-1){1'b0}}, rzc} * OB < {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n) begin
-            za_next = a; ze_next = a + n; zret_next = ret;
+            z_set = 1'b1; z_set_a = a; z_set_n = n; zret_next = ret;
             state_next = S_RZF;
         end else if (!rz_any && {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n <= RZW * OB) begin
             rz_arm = 1'b1; rz_arm_a = a; rz_arm_n = n;
@@ -1182,8 +1188,7 @@ task zero;
     input [39:0] n;
     input [6:0] ret;
     begin
-        za_next = a;
-        ze_next = a + n;
+        z_set = 1'b1; z_set_a = a; z_set_n = n;
         zret_next = ret;
         state_next = S_ZERO;
     end
@@ -1241,7 +1246,8 @@ always @* begin
     nexts_next = nexts_reg; t_pos_next = t_pos_reg; t_num_next = t_num_reg; t_wt_next = t_wt_reg;
     t_len_next = t_len_reg; vend_next = vend_reg; pk_next = pk_reg; raw_next = raw_reg;
     cmode_next = cmode_reg; crem_next = crem_reg; cdst_next = cdst_reg; cret_next = cret_reg;
-    sret_next = sret_reg; zret_next = zret_reg; za_next = za_reg; ze_next = ze_reg;
+    sret_next = sret_reg; zret_next = zret_reg;
+    z_set = 1'b0; z_set_a = 40'd0; z_set_n = 40'd0; z_step = 1'b0;
     ne_a_next = ne_a_reg; ne_stride_next = ne_stride_reg; ne_n_next = ne_n_reg; ne_arr_next = ne_arr_reg;
     ne_at_next = ne_at_reg; elem_next = elem_reg; s_len_next = s_len_reg; s_p_next = s_p_reg;
     s_dst_next = s_dst_reg; u_start_next = u_start_reg; c_msg_next = c_msg_reg; c_off_next = c_off_reg;
@@ -1909,16 +1915,13 @@ always @* begin
 
     // ------------------------------------------------------------ leaf loops
     S_ZERO: begin
-        // up to a whole output word per cycle
-        if (za_reg >= ze_reg) begin
+        // up to a whole output word per cycle (z_n bytes at z_a, hw_pb_zeroer)
+        if (!z_left) begin
             state_next = zret_reg;
         end else begin
-            tmp40 = ze_reg - za_reg;
-            tmp32 = OB_32 - {{(32-OB_SHIFT){1'b0}}, za_reg[OB_SHIFT-1:0]};
-            if (tmp40 < {8'd0, tmp32}) tmp32 = tmp40[31:0];
-            o_we = 1'b1; o_wa = za_reg; o_wz = 1'b1; o_wz_n = tmp32[OB_SHIFT:0];
-            za_next = za_reg + {8'd0, tmp32};
-            if (za_reg + {8'd0, tmp32} >= ze_reg) state_next = zret_reg;
+            o_we = 1'b1; o_wa = z_a; o_wz = 1'b1; o_wz_n = z_n;
+            z_step = 1'b1;
+            if (z_last) state_next = zret_reg;
         end
     end
     S_CONS: begin
@@ -2082,7 +2085,7 @@ always @* begin
     end
     S_RZF: begin
         // the pending lazily zeroed words go out (idle-port zeroing), then [za, ze) lazily
-        if (!rz_any) zero_lazy(za_reg, ze_reg - za_reg, zret_reg, rz_count);
+        if (!rz_any) zero_lazy(z_a, z_e - z_a, zret_reg, rz_count);
     end
     S_BAIL: begin
         // one pass given up: the two passes from the start
@@ -2180,10 +2183,12 @@ wire [39:0]    rz_pa = soff40 + {8'd0, ma_hasoff} + {27'd0, f_pidx[15:5], 2'b00}
 hw_pb_zeroer #(.OUT_WIDTH(OUT_WIDTH), .RZB(RZB)) zr (
     .clk(clk), .rst(rst),
     .arm(rz_arm), .arm_a(rz_arm_a), .arm_n(rz_arm_n), .clear(rz_clear),
+    .z_set(z_set), .z_set_a(z_set_a), .z_set_n(z_set_n), .z_step(z_step),
     .we(o_we), .wa(o_wa), .hold(o_re || state_reg == S_SP_W1 || state_reg == S_SP_W1B || state_reg == S_SP_W2),
     .we2(o2_we), .wa2(o2_a), .pa(rz_pa),
     .zw(rz_zw), .zw_a(rz_zw_a), .hit(rz_hit), .hit_idx(rz_idx), .hit2(rz2_hit), .hit2_idx(rz2_idx),
-    .pa_pending(rz_pa_pending), .any(rz_any), .count(rz_count), .lo_rel(rz_lo_rel), .hi_rel(rz_hi_rel)
+    .pa_pending(rz_pa_pending), .any(rz_any), .count(rz_count), .lo_rel(rz_lo_rel), .hi_rel(rz_hi_rel),
+    .za(z_a), .ze(z_e), .z_left(z_left), .z_n(z_n), .z_last(z_last)
 );
 wire           wr_pending;
 hw_pb_writer #(.OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH), .RZB(RZB)) wr (
@@ -2243,7 +2248,7 @@ always @(posedge clk) begin
     nexts_reg <= nexts_next; t_pos_reg <= t_pos_next; t_num_reg <= t_num_next; t_wt_reg <= t_wt_next;
     t_len_reg <= t_len_next; vend_reg <= vend_next; pk_reg <= pk_next; raw_reg <= raw_next;
     cmode_reg <= cmode_next; crem_reg <= crem_next; cdst_reg <= cdst_next; cret_reg <= cret_next;
-    sret_reg <= sret_next; zret_reg <= zret_next; za_reg <= za_next; ze_reg <= ze_next;
+    sret_reg <= sret_next; zret_reg <= zret_next;
     ne_a_reg <= ne_a_next; ne_stride_reg <= ne_stride_next; ne_n_reg <= ne_n_next; ne_arr_reg <= ne_arr_next;
     ne_at_reg <= ne_at_next; elem_reg <= elem_next; s_len_reg <= s_len_next; s_p_reg <= s_p_next; s_p_q <= s_p_reg;
     s_dst_reg <= s_dst_next; u_start_reg <= u_start_next; c_msg_reg <= c_msg_next; c_off_reg <= c_off_next;

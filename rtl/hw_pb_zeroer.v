@@ -1,13 +1,16 @@
 /*
- * hw_pb_zeroer -- the protobuf core's lazy zeroer: one allocation [lo, hi) of up to 2^RZB
- * output words whose words are zeroed by the first write that touches them, or in a cycle
- * the image port is idle (docs/hardware.md, "lazily").
+ * hw_pb_zeroer -- the protobuf core's zeroer: the lazily zeroed allocation [lo, hi) of up to
+ * 2^RZB output words, whose words are zeroed by the first write that touches them or in a
+ * cycle the image port is idle (docs/hardware.md, "lazily"), and the range [za, ze) zeroed
+ * at once, a word a cycle.
  *
  * The state machine (hw_pb_core) decides what is zeroed lazily and what at once (its
- * zero_lazy task, S_RZF, S_ZERO's word stepping, the pre-pass root zeroing): it arms an
- * allocation (`arm`, `arm_a`, `arm_n`; only while nothing is pending, `any` low) and clears
- * it (`clear`: a decode starts, one pass is given up). This module keeps which words are
- * still to be zeroed (`need`, bit i = the allocation's word i counted from the word holding
+ * zero_lazy task, S_RZF, S_ZERO, the pre-pass root zeroing): it arms an allocation (`arm`,
+ * `arm_a`, `arm_n`; only while nothing is pending, `any` low) and clears it (`clear`: a
+ * decode starts, one pass is given up); it sets the range (`z_set`, `z_set_a`, `z_set_n`; S_RZF
+ * keeps an allocation waiting there too) and, in S_ZERO, writes `z_n` zero bytes at `za`
+ * and steps (`z_step`: za moves past them; `z_last`: they end the range, `z_left`: some
+ * bytes are left). This module keeps which words are still to be zeroed (`need`, bit i = the allocation's word i counted from the word holding
  * `lo`) and answers, for this cycle's image-port requests:
  *   zw, zw_a       its own zero write on port 1: port 1 has no request and may be used
  *                  (`hold` low) and some word is pending: the lowest one, word address zw_a
@@ -21,8 +24,9 @@
  *   any, count     some word / how many words are pending;
  *   lo_rel, hi_rel the allocation relative to its first word's start, for the writer's masks.
  *
- * Registered and unregistered boundaries: `need`, `lo`, `hi` are registers here, so `any`,
- * `count`, `zw_a`, `lo_rel`, `hi_rel` come from registers only. `zw`, `hit*` and
+ * Registered and unregistered boundaries: `need`, `lo`, `hi`, `za`, `ze` are registers here,
+ * so `any`, `count`, `zw_a`, `lo_rel`, `hi_rel`, `za`, `ze`, `z_left`, `z_n`, `z_last` come
+ * from registers only. `zw`, `hit*` and
  * `pa_pending` are NOT registered: they are combinational from this cycle's requests
  * (`we`, `wa`, `hold`, `we2`, `wa2`, `pa`), which the state machine makes combinationally
  * in the same cycle; the writer (hw_pb_writer) registers them with the request. The
@@ -30,6 +34,7 @@
  *
  * The next `need`: 0 on `clear` (or `rst`), else (`arm` ? the armed allocation's words :
  * `need`) without the words hit on either port. `arm` with `clear` still sets lo and hi.
+ * The next `za`: `z_set_a` on `z_set`, else past this cycle's z_n bytes on `z_step` (when z_left).
  */
 
 `resetall
@@ -50,6 +55,10 @@ module hw_pb_zeroer #(
     input  wire [39:0]               arm_a,        // (fits 2^RZB words from arm_a's word)
     input  wire [39:0]               arm_n,
     input  wire                      clear,        // nothing pending any more
+    input  wire                      z_set,        // the range at once: [z_set_a, z_set_a + z_set_n)
+    input  wire [39:0]               z_set_a,
+    input  wire [39:0]               z_set_n,
+    input  wire                      z_step,       // z_n bytes at za are zeroed this cycle
 
     // this cycle's image-port requests (combinational from the state machine)
     input  wire                      we,           // port 1 writes the word of byte wa
@@ -70,7 +79,14 @@ module hw_pb_zeroer #(
     output wire [RZB:0]              count,
     // the allocation relative to its first word's start (RZB + log2(bytes per word) + 1 bits)
     output wire [RZB+$clog2(OUT_WIDTH/8):0] lo_rel,
-    output wire [RZB+$clog2(OUT_WIDTH/8):0] hi_rel
+    output wire [RZB+$clog2(OUT_WIDTH/8):0] hi_rel,
+    // the range zeroed at once: what is left of it, [za, ze); this cycle's zero write: z_n
+    // bytes (up to a word) from za when z_left, the range's last when z_last
+    output reg  [39:0]               za = 40'd0,
+    output reg  [39:0]               ze = 40'd0,
+    output wire                      z_left,
+    output wire [$clog2(OUT_WIDTH/8):0] z_n,
+    output wire                      z_last
 );
 
 // bytes per output word and its log2
@@ -79,6 +95,7 @@ localparam OB_SHIFT = (OB == 32) ? 5 : (OB == 16) ? 4 : 3;
 // words of the allocation, and the width of positions relative to its first word
 localparam RZW = 1 << RZB;
 localparam RZP = RZB + OB_SHIFT + 1;
+localparam [39:0] OB_40 = 40'd1 << OB_SHIFT;
 
 initial begin
     if (OUT_WIDTH != 64 && OUT_WIDTH != 128 && OUT_WIDTH != 256) begin
@@ -160,6 +177,14 @@ assign pa_pending = pa >= lo_reg && pa < hi_reg && wp[RZB];
 assign lo_rel = {{(RZB+1){1'b0}}, lo_reg[OB_SHIFT-1:0]};
 assign hi_rel = hi_reg[RZP-1:0] - {lo_reg[RZP-1:OB_SHIFT], {OB_SHIFT{1'b0}}};
 
+// the range at once: up to the end of za's word, or of the range
+wire [39:0] z_rest = ze - za;
+wire [39:0] z_word = OB_40 - {{(40-OB_SHIFT){1'b0}}, za[OB_SHIFT-1:0]};
+wire [39:0] z_now = (z_rest < z_word) ? z_rest : z_word;
+assign z_left = za < ze;
+assign z_n = z_now[OB_SHIFT:0];
+assign z_last = za + z_now >= ze;
+
 wire [RZW-1:0] hit_mask = hit ? {{(RZW-1){1'b0}}, 1'b1} << hit_idx : {RZW{1'b0}};
 wire [RZW-1:0] hit2_mask = hit2 ? {{(RZW-1){1'b0}}, 1'b1} << hit2_idx : {RZW{1'b0}};
 
@@ -169,6 +194,12 @@ always @(posedge clk) begin
     if (arm) begin
         lo_reg <= arm_a;
         hi_reg <= arm_a + arm_n;
+    end
+    if (z_set) begin
+        za <= z_set_a;
+        ze <= z_set_a + z_set_n;
+    end else if (z_step && z_left) begin
+        za <= za + z_now;
     end
 end
 

@@ -1,5 +1,6 @@
 """cocotb testbench for rtl/hw_pb_zeroer.v (cocotb 2.x on Icarus Verilog): the protobuf
-core's lazy zeroer.
+core's zeroer (the lazily zeroed allocation, and the range zeroed at once a word a cycle:
+test_range_at_once).
 
 The model keeps the allocation byte by byte: arming [a, a+n) makes its bytes dirty; a write
 on either port to a word with dirty bytes cleans the allocation's bytes in that word (the
@@ -110,6 +111,7 @@ async def test_lazy_allocation(dut):
     m = Model(ob, rzb)
     idle = dict(arm=0, arm_a=0, arm_n=0, clear=0, we=0, wa=0, hold=0, we2=0, wa2=0, pa=0)
     drive(dut, idle)
+    dut.z_set.value, dut.z_step.value = 0, 0     # (the range at once: test_range_at_once)
     dut.rst.value = 1
     await RisingEdge(dut.clk)
     await RisingEdge(dut.clk)
@@ -181,6 +183,66 @@ async def test_lazy_allocation(dut):
     # every kind was seen often enough for the checks to mean something
     for k, at_least in (("zw", n // 10), ("hit", n // 8), ("hit2", n // 40), ("miss", n // 10), ("pa", n // 20),
                         ("armed", n // 20), ("clears", n // 200), ("drained", n // 40), ("resets", 3)):
+        assert checked[k] >= at_least, f"only {checked[k]} {k} ({checked})"
+    dut._log.info(f"checked: {checked}")
+
+
+@cocotb.test()
+async def test_range_at_once(dut):
+    """The range zeroed at once (the core's S_ZERO): after z_set [a, a+n), each z_step
+    zeroes z_n bytes at za, never past za's word nor the range's end, z_last on the step
+    that reaches it; the steps cover the range exactly, one cycle per word it spans."""
+    rzb = len(dut.count) - 1
+    ob = 1 << (len(dut.lo_rel) - rzb - 1)
+    rng = random.Random(seed_for("pb_zeroer_range") + ob)
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    for k in ("arm", "arm_a", "arm_n", "clear", "we", "wa", "hold", "we2", "wa2", "pa", "z_set", "z_set_a", "z_set_n", "z_step"):
+        getattr(dut, k).value = 0
+    dut.rst.value = 1
+    await RisingEdge(dut.clk)
+    dut.rst.value = 0
+    n = 15000 if thorough() else 3000
+    za = ze = 0
+    rng_a = rng_e = 0              # the range as last set
+    covered, steps = set(), 0
+    checked = dict(steps=0, done=0, idle=0, overridden=0)
+    for t in range(n):
+        z_set = int((za >= ze and rng.random() < 0.5) or rng.random() < 0.03)
+        a = rng.choice([rng.randrange(1 << 20), rng.randrange(1 << 33)])
+        if rng.random() < 0.5:
+            a &= ~7
+        length = rng.choice([0, rng.randint(1, 8), rng.randint(1, 3 * ob), rng.randint(1, 40 * ob)])
+        z_step = int(rng.random() < 0.75)
+        dut.z_set.value, dut.z_set_a.value, dut.z_set_n.value, dut.z_step.value = z_set, a, length, z_step
+        await ReadOnly()
+        at = f"cycle {t} (range [{rng_a:#x}, {rng_e:#x}), left [{za:#x}, {ze:#x}))"
+        assert (int(dut.za.value), int(dut.ze.value)) == (za, ze), f"{at}: za, ze"
+        assert int(dut.z_left.value) == int(za < ze), f"{at}: z_left"
+        if za < ze:
+            zn = int(dut.z_n.value)
+            assert zn == min(ob - za % ob, ze - za), f"{at}: z_n {zn}"
+            assert int(dut.z_last.value) == int(za + zn >= ze), f"{at}: z_last"
+        await RisingEdge(dut.clk)
+        if z_set:
+            if za < ze:
+                checked["overridden"] += 1
+            za, ze = a, a + length
+            rng_a, rng_e = za, ze
+            covered, steps = set(), 0
+        elif z_step and za < ze:
+            zn = min(ob - za % ob, ze - za)
+            assert (za + zn - 1) // ob == za // ob and not covered & set(range(za, za + zn)), f"{at}: a step"
+            covered |= set(range(za, za + zn))
+            za += zn
+            steps += 1
+            checked["steps"] += 1
+            if za >= ze:
+                assert covered == set(range(rng_a, rng_e)), f"{at}: the steps did not cover the range"
+                assert steps == (rng_e - 1) // ob - rng_a // ob + 1, f"{at}: {steps} steps for the range"
+                checked["done"] += 1
+        elif z_step:
+            checked["idle"] += 1
+    for k, at_least in (("steps", n // 3), ("done", n // 30), ("idle", n // 50), ("overridden", n // 100)):
         assert checked[k] >= at_least, f"only {checked[k]} {k} ({checked})"
     dut._log.info(f"checked: {checked}")
 
