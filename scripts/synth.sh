@@ -55,7 +55,9 @@ need() {
 need yosys "Debian: apt-get install yosys (figures were taken with yosys 0.23)"
 need timeout "coreutils"
 
-OG_FILES="$ROOT/rtl/hw_og_reader.v $ROOT/rtl/hw_sdp_ram.v $ROOT/rtl/hw_og_core.v $ROOT/rtl/gen/expr_og_core.gen.v"
+# a core's hand-written files (rtl/<core>.f: names, `//` comment lines), each prefixed with $2
+core_files() { sed -e '/^[[:space:]]*\/\//d' -e '/^[[:space:]]*$/d' -e "s|^|$2/|" "$ROOT/rtl/$1.f" | tr '\n' ' '; }
+OG_FILES="$(core_files hw_og_core "$ROOT/rtl")$ROOT/rtl/gen/expr_og_core.gen.v"
 OG_PARAMS="-set IN_ADDR_WIDTH 10 -set OUT_ADDR_WIDTH 10 -set OBJ_BITS 8 -set OUT_WIDTH 256"
 fail=0
 summary=()
@@ -174,7 +176,7 @@ for step in "${steps[@]}"; do
     "$HW" compile bench/schemas/social.proto -o "$S" --rtl >/dev/null || { fail=1; continue; }
     PB_TOP=heapwire_core; [[ $step == pb-axi-ecp5 ]] && PB_TOP=heapwire_axi
     PB_TABLES=""; [[ $step == pb-ram-ecp5 ]] && PB_TABLES="-set TABLES 1"
-    PB_READ="read_verilog -sv $S/hw_stream_reader.v $S/hw_varint_decoder.v $S/hw_utf8_check.v $S/hw_pb_writer.v $S/hw_pb_fields.v $S/hw_pb_zeroer.v $S/hw_pb_core.v $S/hw_axi_wrap.v $S/social_core.gen.v; chparam -set IN_ADDR_WIDTH 8 -set OUT_ADDR_WIDTH 8 -set MAX_DEPTH 4 -set INST_BITS 4 -set CNT_BITS 5 -set ST_BITS 5 -set DROP_BITS 2 $PB_TABLES $PB_TOP"
+    PB_READ="read_verilog -sv $(core_files hw_pb_core "$S")$S/hw_axi_wrap.v $S/social_core.gen.v; chparam -set IN_ADDR_WIDTH 8 -set OUT_ADDR_WIDTH 8 -set MAX_DEPTH 4 -set INST_BITS 4 -set CNT_BITS 5 -set ST_BITS 5 -set DROP_BITS 2 $PB_TABLES $PB_TOP"
     if [[ $step == pb-xilinx ]]; then
       run pb-xilinx-synth yosys -q -l "$OUT/pb-xilinx.log" -p "$PB_READ; synth_xilinx -top $PB_TOP -flatten; tee -q -o $OUT/pb-xilinx.stat stat" \
         && summary+=("  pb xilinx cells: $(cells "$OUT/pb-xilinx.stat")")

@@ -35,9 +35,14 @@ declare -A LINT_TOP=(
   [hw_pb_core]="heapwire_core"
   [hw_og_core]="heapwire_og_core"
 )
+# a core's hand-written files (rtl/<core>.f: names in rtl/, `//` comment lines), as rtl/ paths
+core_files() { sed -e '/^[[:space:]]*\/\//d' -e '/^[[:space:]]*$/d' -e 's|^|rtl/|' "rtl/$1.f"; }
+PB_FILES=$(core_files hw_pb_core | tr '\n' ' ')
+OG_FILES=$(core_files hw_og_core | tr '\n' ' ')
 declare -A LINT_FILES=(
-  [hw_pb_core]="rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_utf8_check.v rtl/hw_pb_writer.v rtl/hw_pb_fields.v rtl/hw_pb_zeroer.v rtl/gen/unit_core.gen.v"
-  [hw_og_core]="rtl/hw_og_reader.v rtl/hw_sdp_ram.v rtl/gen/expr_og_core.gen.v"
+  [hw_pb_core]="${PB_FILES/rtl\/hw_pb_core.v /} rtl/gen/unit_core.gen.v"
+  [hw_og_core]="${OG_FILES/rtl\/hw_og_core.v /} rtl/gen/expr_og_core.gen.v"
+  [hw_pb_input]="rtl/hw_varint_decoder.v"
 )
 
 fail=0
@@ -64,8 +69,8 @@ for f in "${files[@]}"; do
   done
 done
 # the bus wrappers around both example cores (rtl/hw_axi_wrap.v with the generated glue)
-for top in "heapwire_axi rtl/hw_stream_reader.v rtl/hw_varint_decoder.v rtl/hw_utf8_check.v rtl/hw_pb_writer.v rtl/hw_pb_fields.v rtl/hw_pb_zeroer.v rtl/hw_pb_core.v rtl/gen/unit_core.gen.v" \
-           "heapwire_og_axi rtl/hw_og_reader.v rtl/hw_sdp_ram.v rtl/hw_og_core.v rtl/gen/expr_og_core.gen.v"; do
+for top in "heapwire_axi $PB_FILES rtl/gen/unit_core.gen.v" \
+           "heapwire_og_axi $OG_FILES rtl/gen/expr_og_core.gen.v"; do
   # (an array, not `set --`: the script's own arguments go to pytest below)
   read -r -a wrap <<< "$top"
   # heapwire_axi also with the run-time-loaded tables (TABLES=1: the table-load registers)

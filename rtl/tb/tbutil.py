@@ -104,6 +104,13 @@ def compile_schema(proto, out_dir, rtl=True, extra=()):
     return out_dir
 
 
+def engine_files(core):
+    """The hand-written files of a core, from its list rtl/<core>.f ("hw_pb_core", "hw_og_core"):
+    names in rtl/, `//` lines are comments."""
+    lines = (RTL_DIR / f"{core}.f").read_text().splitlines()
+    return [l.strip() for l in lines if l.strip() and not l.strip().startswith("//")]
+
+
 def generated_core(tb_dir, cfg, proto, compile_args=(), engine=(), core="_core"):
     """The sources of a generated core for a cocotb build: `heapwire compile PROTO --rtl
     COMPILE_ARGS...` into tb_dir/sim_build/cfg/gen, the copies of the hand-written `engine`

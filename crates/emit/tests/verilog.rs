@@ -129,3 +129,20 @@ fn write_core_leaves_no_stale_optional_outputs() {
     assert!(og.exists(), "the objgraph core is written for a schema with classes");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The names in rtl/<core>.f (the list the scripts and testbenches read), in order.
+fn file_list(core: &str) -> Vec<String> {
+    let path = root().join("rtl").join(format!("{core}.f"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("//")).map(String::from).collect()
+}
+
+#[test]
+fn embedded_sources_are_the_file_lists() {
+    // a module added to a core must be in both, or compile --rtl writes a core the scripts
+    // cannot build (or the other way round)
+    for (core, module, sources) in [("hw_pb_core", "protobuf", protobuf::SOURCES), ("hw_og_core", "objgraph", objgraph::SOURCES)] {
+        let embedded: Vec<String> = sources.iter().map(|(name, _)| name.to_string()).collect();
+        assert_eq!(embedded, file_list(core), "verilog::{module}::SOURCES differs from rtl/{core}.f");
+    }
+}

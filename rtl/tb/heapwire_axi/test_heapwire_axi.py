@@ -50,7 +50,7 @@ from cocotb.triggers import RisingEdge, ReadOnly
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
 import hwsc
-from tbutil import REPO, RTL_DIR, Rejected, first_difference, generated_core, run_cocotb, run_heapwire, seed_for, thorough
+from tbutil import REPO, RTL_DIR, Rejected, engine_files, first_difference, generated_core, run_cocotb, run_heapwire, seed_for, thorough
 
 TB_DIR = Path(__file__).resolve().parent
 DIFF = REPO / "tests" / "differential"
@@ -695,8 +695,8 @@ CONFIGS = {
     "pb_tables": (DIFF / "schemas" / "scalars3.proto", ["-I", str(DIFF / "schemas")], 0, 64, 64),
 }
 TABLES_B = ["-I", str(DIFF / "schemas"), "--pointer-width", "32", "--header-word"]
-PB_ENGINE = ["hw_stream_reader.v", "hw_varint_decoder.v", "hw_utf8_check.v", "hw_pb_writer.v", "hw_pb_fields.v", "hw_pb_zeroer.v", "hw_pb_core.v", "hw_axi_wrap.v"]
-OG_ENGINE = ["hw_og_reader.v", "hw_sdp_ram.v", "hw_og_core.v", "hw_axi_wrap.v"]
+PB_ENGINE = engine_files("hw_pb_core") + ["hw_axi_wrap.v"]
+OG_ENGINE = engine_files("hw_og_core") + ["hw_axi_wrap.v"]
 MAXLEN = 512  # longest protobuf message of the corpus (small memories: a quick Icarus build)
 
 

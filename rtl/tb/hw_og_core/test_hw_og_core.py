@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, 
 import hwsc
 import og_model
 from og_model import OgModel
-from tbutil import (REPO, CoreHost, Rejected, ecp5_bram, error_kinds, first_difference, generated_core, run_cocotb,
+from tbutil import (REPO, CoreHost, Rejected, ecp5_bram, engine_files, error_kinds, first_difference, generated_core, run_cocotb,
                     run_heapwire, save_failing, seed_for, thorough)
 
 TB_DIR = Path(__file__).resolve().parent
@@ -293,7 +293,7 @@ CONFIGS = {
     # HEAPWIRE_ECP5_BRAM, on the DP16KD cell model: x on a read of a word being written)
     "expr64_ecp5": (EXPR, 64, 64, 256, True),
 }
-ENGINE = ["hw_og_reader.v", "hw_sdp_ram.v", "hw_og_core.v"]   # hand-written rtl/ files of the core
+ENGINE = engine_files("hw_og_core")   # hand-written rtl/ files of the core
 
 
 def _build_and_test(cfg, testcase=None):

@@ -43,7 +43,7 @@ import cocotb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
 import hwsc
-from tbutil import (REPO, CoreHost, Rejected, compile_schema, error_kinds, first_difference, generated_core, run_cocotb,
+from tbutil import (REPO, CoreHost, Rejected, compile_schema, engine_files, error_kinds, first_difference, generated_core, run_cocotb,
                     run_heapwire, save_failing, seed_for, thorough)
 
 TB_DIR = Path(__file__).resolve().parent
@@ -428,7 +428,7 @@ CONFIGS = {
 }
 
 
-ENGINE = ["hw_stream_reader.v", "hw_varint_decoder.v", "hw_utf8_check.v", "hw_pb_writer.v", "hw_pb_fields.v", "hw_pb_zeroer.v", "hw_pb_core.v"]   # hand-written rtl/ files
+ENGINE = engine_files("hw_pb_core")   # hand-written rtl/ files
 
 
 def _build_and_test(cfg, testcase=None, width=None):

@@ -1,4 +1,4 @@
-"""cocotb testbench for hw_pb_input (in rtl/hw_pb_core.v; cocotb 2.x, Icarus Verilog): the
+"""cocotb testbench for hw_pb_input (rtl/hw_pb_input.v; cocotb 2.x, Icarus Verilog): the
 protobuf core's input stage. A random stream of encoded fields (tags of 1-5 bytes of every
 wire type, values and lengths of 1-10 bytes, short and long strings, overlong tags,
 continuation bytes without end) read through a window with any number of valid bytes
@@ -197,4 +197,4 @@ async def test_decodes_and_freshness(dut):
 
 
 def test_hw_pb_input():
-    run_cocotb(TB_DIR, "hw_pb_input", [RTL_DIR / "hw_pb_core.v", RTL_DIR / "hw_varint_decoder.v"], "default")
+    run_cocotb(TB_DIR, "hw_pb_input", [RTL_DIR / "hw_pb_input.v", RTL_DIR / "hw_varint_decoder.v"], "default")

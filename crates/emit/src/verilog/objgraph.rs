@@ -16,6 +16,8 @@ use heapwire_schema::{CompiledSchema, Kind, NONE};
 use super::log2_ceil;
 
 /// The hand-written RTL the generated objgraph core needs: (file name, text).
+/// The same files, in the same order, as rtl/hw_og_core.f (the list the scripts read; a test in
+/// tests/verilog.rs keeps the two equal).
 pub const SOURCES: &[(&str, &str)] = &[
     ("hw_og_core.v", include_str!("../../../../rtl/hw_og_core.v")),
     ("hw_og_reader.v", include_str!("../../../../rtl/hw_og_reader.v")),

@@ -1,7 +1,7 @@
 //! The protobuf core: the schema's descriptor ROMs and the `heapwire_core` wrapper around
 //! the generic engine `rtl/hw_pb_core.v` (which instantiates `hw_stream_reader`,
-//! `hw_varint_decoder`, `hw_utf8_check`, `hw_pb_writer`, `hw_pb_zeroer`, and its input stage
-//! `hw_pb_input`, defined in the same file).
+//! `hw_varint_decoder`, `hw_utf8_check`, `hw_pb_writer`, `hw_pb_fields`, `hw_pb_zeroer` and its
+//! input stage `hw_pb_input`: the files of rtl/hw_pb_core.f).
 
 use std::fmt::Write;
 
@@ -9,6 +9,8 @@ use heapwire_schema::{CompiledSchema, Kind, Presence, NONE};
 
 /// The hand-written RTL the generated core needs, embedded so that every tool works from
 /// any directory: (file name, text).
+/// The same files, in the same order, as rtl/hw_pb_core.f (the list the scripts read; a test in
+/// tests/verilog.rs keeps the two equal).
 pub const SOURCES: &[(&str, &str)] = &[
     ("hw_pb_core.v", include_str!("../../../../rtl/hw_pb_core.v")),
     ("hw_stream_reader.v", include_str!("../../../../rtl/hw_stream_reader.v")),
@@ -16,6 +18,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("hw_utf8_check.v", include_str!("../../../../rtl/hw_utf8_check.v")),
     ("hw_pb_writer.v", include_str!("../../../../rtl/hw_pb_writer.v")),
     ("hw_pb_fields.v", include_str!("../../../../rtl/hw_pb_fields.v")),
+    ("hw_pb_input.v", include_str!("../../../../rtl/hw_pb_input.v")),
     ("hw_pb_zeroer.v", include_str!("../../../../rtl/hw_pb_zeroer.v")),
 ];
 
