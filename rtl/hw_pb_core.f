@@ -13,3 +13,4 @@ hw_pb_input.v
 hw_pb_frames.v
 hw_pb_counts.v
 hw_pb_insts.v
+hw_pb_zeroer.v

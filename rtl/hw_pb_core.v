@@ -30,6 +30,9 @@
  * Image-port requests go through hw_pb_writer (two registered stages: the raw request, then
  * word address / lane-shifted data / byte enables), so the image read data of a request
  * made in cycle t is back in t + 3 and `done` waits for the last write to leave the writer.
+ * The lazily zeroed allocation's words and the range zeroed at once are kept by hw_pb_zeroer
+ * (armed, cleared, set and stepped by the state machine; its hits and idle-port write are
+ * combinational from the same cycle's requests, not registered).
  * The input side goes through hw_pb_input (rtl/hw_pb_input.v): the tag and the varint
  * after it, decoded from the Stream Reader's window into registers, with the bytes left to
  * the bounds; the state machine decides on them a cycle later (waiting a cycle when they
@@ -299,8 +302,14 @@ reg [39:0] cdst_reg = 40'd0, cdst_next;
 reg [6:0]  cret_reg = 7'd0, cret_next;
 reg [6:0]  sret_reg = 7'd0, sret_next;
 reg [6:0]  zret_reg = 7'd0, zret_next;
-reg [39:0] za_reg = 40'd0, za_next;
-reg [39:0] ze_reg = 40'd0, ze_next;
+// the range zeroed at once (S_ZERO), in hw_pb_zeroer: set by zero() (z_set: [z_set_a,
+// z_set_a + z_set_n)), what is left of it [z_a, z_e); in S_ZERO z_n bytes at z_a go out
+// (z_step), the last ones when z_last
+reg        z_set, z_step;
+reg [39:0] z_set_a, z_set_n;
+wire [39:0] z_a, z_e;
+wire       z_left, z_last;
+wire [OB_SHIFT:0] z_n;
 reg [31:0] ne_a_reg = 32'd0, ne_a_next;            // count-slot address
 reg [31:0] ne_stride_reg = 32'd0, ne_stride_next;
 reg [31:0] ne_n_reg = 32'd0, ne_n_next;
@@ -341,13 +350,16 @@ reg        u8pend_reg = 1'b0, u8pend_next;
 reg        u8pend2_reg = 1'b0, u8pend2_next;
 reg [31:0] s_p_q = 32'd0;
 reg        cu8_reg = 1'b0, cu8_next;                // the string being copied is checked
-// lazy zeroing of one allocation [rz_lo, rz_hi) (write pass: the root struct in one pass,
-// new arrays and structs): bit i of rz_need = output word rz_base + i still holds bytes
-// of it to be zeroed, by the first write to the word (its byte enables widened; the data
-// is zero there) or in a cycle the image port is idle. One allocation at a time.
-reg [RZW-1:0] rz_need_reg = {RZW{1'b0}}, rz_need_next;
-reg [39:0] rz_lo_reg = 40'd0, rz_lo_next;
-reg [39:0] rz_hi_reg = 40'd0, rz_hi_next;
+// lazy zeroing of one allocation (write pass: the root struct in one pass, new arrays and
+// structs), in hw_pb_zeroer (zr, below): its words are zeroed by the first write to the word
+// (its byte enables widened; the data is zero there) or in a cycle the image port is idle.
+// One allocation at a time: armed by zero_lazy (rz_arm: [rz_arm_a, rz_arm_a + rz_arm_n)),
+// cleared by rz_clear; rz_any / rz_count: words still to be zeroed (from its registers).
+reg        rz_arm, rz_clear;
+reg [39:0] rz_arm_a, rz_arm_n;
+wire       rz_any;
+wire [RZB:0] rz_count;
+wire       rz_pa_pending;        // the presence word S_SP_W2 writes is still to be zeroed
 // the root struct [0, rs8) is zeroed during the pre-pass (its image port is idle), up to bz_a
 reg [31:0] rs8_reg = 32'd0, rs8_next;
 reg [39:0] bz_a_reg = 40'd0, bz_a_next;
@@ -871,24 +883,7 @@ wire       ni_direct = pass_reg && !ni_cnt_init && mb_ns == 8'd0;
 wire [7:0] uslot_k = ma_nc - 8'd1;           // the unknown-bytes slot within the instance
 /* verilator lint_on UNUSEDSIGNAL */
 
-// the lazily zeroed word holding byte a: {still to be zeroed, its index}
-/* verilator lint_off UNUSEDSIGNAL */
-function [RZB:0] rz_word;
-    input [39:0] a;
-    reg [39:0] d;
-    begin
-        d = {{OB_SHIFT{1'b0}}, a[39:OB_SHIFT] - rz_lo_reg[39:OB_SHIFT]};
-        rz_word = {d < RZW && rz_need_reg[d[RZB-1:0]], d[RZB-1:0]};
-    end
-endfunction
-/* verilator lint_on UNUSEDSIGNAL */
-
 // ---------------------------------------------------------------- next-state logic
-reg        rz_hit;                     // this cycle's write also zeroes root word rz_idx
-reg [RZB-1:0] rz_idx;
-reg        rz2_hit;                    // the second port's write, root word rz2_idx
-reg [RZB-1:0] rz2_idx;
-integer    k3, k4;
 reg [39:0] tmp40;
 reg [31:0] tmp32;
 /* verilator lint_off UNUSEDSIGNAL */
@@ -1042,7 +1037,7 @@ task pass_end;
     input [15:0] root;      // root_reg
     input [31:0] len;       // in_len_reg
     begin
-        if (pass_reg && (rz_need_reg != {RZW{1'b0}} || u8pend_reg)) begin
+        if (pass_reg && (rz_any || u8pend_reg)) begin
             // (the root words still to be zeroed, first; a string's UTF-8 verdict still
             // on its way: next cycle)
             state_next = S_PASS_END;
@@ -1143,23 +1138,6 @@ task fail;
     end
 endtask
 
-// words still to be zeroed
-reg [RZB:0] rz_count;
-always @* begin
-    rz_count = {(RZB+1){1'b0}};
-    for (k4 = 0; k4 < RZW; k4 = k4 + 1) rz_count = rz_count + {{RZB{1'b0}}, rz_need_reg[k4]};
-end
-
-// a byte of the lazily zeroed allocation that is still to be zeroed (reads as zero)
-function rz_pending;
-    input [39:0] a;
-    reg [39:0] w;
-    begin
-        w = {{OB_SHIFT{1'b0}}, a[39:OB_SHIFT] - rz_lo_reg[39:OB_SHIFT]};
-        rz_pending = a >= rz_lo_reg && a < rz_hi_reg && w < RZW && rz_need_reg[w[RZB-1:0]];
-    end
-endfunction
-
 // zero [a, a+n) lazily when it spans at most RZW output words: at once if nothing else is
 // pending, else after the pending words (S_RZF) when they are fewer than its words; else at
 // once (S_ZERO). Then continue at ret.
@@ -1169,15 +1147,12 @@ task zero_lazy;
     input [6:0] ret;
     input [RZB:0] rzc;      // rz_count
     begin
-        if (rz_need_reg != {RZW{1'b0}} && {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n <= RZW * OB
+        if (rz_any && {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n <= RZW * OB
                 && {{(40-RZB-1){1'b0}}, rzc} * OB < {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n) begin
-            za_next = a; ze_next = a + n; zret_next = ret;
+            z_set = 1'b1; z_set_a = a; z_set_n = n; zret_next = ret;
             state_next = S_RZF;
-        end else if (rz_need_reg == {RZW{1'b0}} && {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n <= RZW * OB) begin
-            rz_lo_next = a;
-            rz_hi_next = a + n;
-            for (k3 = 0; k3 < RZW; k3 = k3 + 1)
-                rz_need_next[k3] = n != 40'd0 && k3 * OB < {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n;
+        end else if (!rz_any && {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n <= RZW * OB) begin
+            rz_arm = 1'b1; rz_arm_a = a; rz_arm_n = n;
             state_next = ret;
         end else begin
             zero(a, n, ret);
@@ -1232,8 +1207,7 @@ task zero;
     input [39:0] n;
     input [6:0] ret;
     begin
-        za_next = a;
-        ze_next = a + n;
+        z_set = 1'b1; z_set_a = a; z_set_n = n;
         zret_next = ret;
         state_next = S_ZERO;
     end
@@ -1291,7 +1265,8 @@ always @* begin
     nexts_next = nexts_reg; t_pos_next = t_pos_reg; t_num_next = t_num_reg; t_wt_next = t_wt_reg;
     t_len_next = t_len_reg; vend_next = vend_reg; pk_next = pk_reg; raw_next = raw_reg;
     cmode_next = cmode_reg; crem_next = crem_reg; cdst_next = cdst_reg; cret_next = cret_reg;
-    sret_next = sret_reg; zret_next = zret_reg; za_next = za_reg; ze_next = ze_reg;
+    sret_next = sret_reg; zret_next = zret_reg;
+    z_set = 1'b0; z_set_a = 40'd0; z_set_n = 40'd0; z_step = 1'b0;
     ne_a_next = ne_a_reg; ne_stride_next = ne_stride_reg; ne_n_next = ne_n_reg; ne_arr_next = ne_arr_reg;
     ne_at_next = ne_at_reg; elem_next = elem_reg; s_len_next = s_len_reg; s_p_next = s_p_reg;
     s_dst_next = s_dst_reg; u_start_next = u_start_reg; c_msg_next = c_msg_reg; c_off_next = c_off_reg;
@@ -1302,7 +1277,7 @@ always @* begin
     u8skip_next = u8skip_reg; strict_next = strict_reg;
     u8pend_next = 1'b0; u8pend2_next = u8pend_reg; u8f_next = u8f_reg; u8f_off_next = u8f_off_reg;
     cu8_next = cu8_reg; rs8_next = rs8_reg; bz_a_next = bz_a_reg;
-    rz_need_next = rz_need_reg; rz_lo_next = rz_lo_reg; rz_hi_next = rz_hi_reg;
+    rz_arm = 1'b0; rz_arm_a = 40'd0; rz_arm_n = 40'd0; rz_clear = 1'b0;
     if (u8_bad_now && !u8f_reg) begin
         u8f_next = 1'b1;
         u8f_off_next = s_p_q;
@@ -1952,23 +1927,20 @@ always @* begin
         tmp40 = soff40 + {8'd0, ma_hasoff} + {27'd0, f_pidx[15:5], 2'b00} + {37'd0, f_pidx[4:3]};
         tmp64 = rd_lane >> (8 * tmp40[2:0]);
         // (a root word still to be zeroed reads as zero)
-        if (rz_pending(tmp40)) tmp64 = 64'd0;
+        if (rz_pa_pending) tmp64 = 64'd0;
         img_wr(tmp40, {56'd0, tmp64[7:0] | (8'd1 << f_pidx[2:0])}, 4'd1);
         state_next = sret_reg;
     end
 
     // ------------------------------------------------------------ leaf loops
     S_ZERO: begin
-        // up to a whole output word per cycle
-        if (za_reg >= ze_reg) begin
+        // up to a whole output word per cycle (z_n bytes at z_a, hw_pb_zeroer)
+        if (!z_left) begin
             state_next = zret_reg;
         end else begin
-            tmp40 = ze_reg - za_reg;
-            tmp32 = OB_32 - {{(32-OB_SHIFT){1'b0}}, za_reg[OB_SHIFT-1:0]};
-            if (tmp40 < {8'd0, tmp32}) tmp32 = tmp40[31:0];
-            o_we = 1'b1; o_wa = za_reg; o_wz = 1'b1; o_wz_n = tmp32[OB_SHIFT:0];
-            za_next = za_reg + {8'd0, tmp32};
-            if (za_reg + {8'd0, tmp32} >= ze_reg) state_next = zret_reg;
+            o_we = 1'b1; o_wa = z_a; o_wz = 1'b1; o_wz_n = z_n;
+            z_step = 1'b1;
+            if (z_last) state_next = zret_reg;
         end
     end
     S_CONS: begin
@@ -2132,7 +2104,7 @@ always @* begin
     end
     S_RZF: begin
         // the pending lazily zeroed words go out (idle-port zeroing), then [za, ze) lazily
-        if (rz_need_reg == {RZW{1'b0}}) zero_lazy(za_reg, ze_reg - za_reg, zret_reg, rz_count);
+        if (!rz_any) zero_lazy(z_a, z_e - z_a, zret_reg, rz_count);
     end
     S_BAIL: begin
         // one pass given up: the two passes from the start
@@ -2141,7 +2113,7 @@ always @* begin
         pass_next = 1'b0;
         err_code_next = 8'd0; err_off_next = 32'd0;
         u8f_next = 1'b0; rs8_next = 32'd0; bz_a_next = 40'd0; drop_lim_next = 32'd0;
-        rz_need_next = {RZW{1'b0}};
+        rz_clear = 1'b1;
         top_next = 40'd0;
         state_next = S_START;
     end
@@ -2177,24 +2149,6 @@ always @* begin
         state_next = S_RESTRICT;
     end
 
-    // one pass: zero a root word in a cycle the image port is idle (not between a
-    // presence-word read and its write)
-    rz_hit = 1'b0; rz_idx = {RZB{1'b0}};
-    if (rz_need_reg != {RZW{1'b0}} && !o_we && !o_re && state_reg != S_SP_W1 && state_reg != S_SP_W1B
-        && state_reg != S_SP_W2) begin
-        for (k3 = RZW - 1; k3 >= 0; k3 = k3 - 1) if (rz_need_reg[k3]) rz_idx = k3[RZB-1:0];
-        o_we = 1'b1; o_wa = {rz_lo_reg[39:OB_SHIFT] + {{(40-OB_SHIFT-RZB){1'b0}}, rz_idx}, {OB_SHIFT{1'b0}}};
-        o_wz = 1'b1; o_wz_n = 0;
-    end
-    // a write (either port) to a word still to be zeroed zeroes the allocation's bytes
-    // there too
-    if (o_we && rz_word(o_wa) >> RZB != 0) begin
-        {rz_hit, rz_idx} = rz_word(o_wa);
-        rz_need_next[rz_idx] = 1'b0;
-    end
-    {rz2_hit, rz2_idx} = o2_we ? rz_word(o2_a) : {(RZB+1){1'b0}};
-    if (rz2_hit) rz_need_next[rz2_idx] = 1'b0;
-
     // one pass: any error falls back to the two passes (their verdict is the CPU's)
     if (state_next == S_ERR && state_reg != S_ERR && fast_reg) begin
         state_next = S_BAIL;
@@ -2215,7 +2169,7 @@ always @* begin
         u8f_next = 1'b0;
         rs8_next = 32'd0;
         bz_a_next = 40'd0;
-        rz_need_next = {RZW{1'b0}};
+        rz_clear = 1'b1;
         err_code_next = 8'd0;
         err_off_next = 32'd0;
         top_next = 40'd0;
@@ -2235,15 +2189,31 @@ always @* begin
 end
 
 // ---------------------------------------------------------------- registers and memories
-// the lazily zeroed allocation relative to its first word's start (for the writer's masks;
-// it spans at most RZW words, so its end fits RZB+OB_SHIFT+1 bits)
+// the lazy zeroer: one pass, it zeroes a pending word in a cycle the image port is idle
+// (rz_zw: no write and no read this cycle, and not between a presence-word read and its
+// write); a write (either port) to a pending word zeroes the allocation's bytes there too
+// (rz_hit, rz2_hit: combinational from this cycle's requests, registered in the writer)
 localparam RZP = RZB + OB_SHIFT + 1;
-wire [RZP-1:0] rz_lo_rel = {{(RZB+1){1'b0}}, rz_lo_reg[OB_SHIFT-1:0]};
-wire [RZP-1:0] rz_hi_rel = rz_hi_reg[RZP-1:0] - {rz_lo_reg[RZP-1:OB_SHIFT], {OB_SHIFT{1'b0}}};
+wire [RZP-1:0] rz_lo_rel, rz_hi_rel;   // the allocation from its first word's start
+wire           rz_hit, rz2_hit, rz_zw;
+wire [RZB-1:0] rz_idx, rz2_idx;
+wire [39:0]    rz_zw_a;
+wire [39:0]    rz_pa = soff40 + {8'd0, ma_hasoff} + {27'd0, f_pidx[15:5], 2'b00} + {37'd0, f_pidx[4:3]};
+hw_pb_zeroer #(.OUT_WIDTH(OUT_WIDTH), .RZB(RZB)) zr (
+    .clk(clk), .rst(rst),
+    .arm(rz_arm), .arm_a(rz_arm_a), .arm_n(rz_arm_n), .clear(rz_clear),
+    .z_set(z_set), .z_set_a(z_set_a), .z_set_n(z_set_n), .z_step(z_step),
+    .we(o_we), .wa(o_wa), .hold(o_re || state_reg == S_SP_W1 || state_reg == S_SP_W1B || state_reg == S_SP_W2),
+    .we2(o2_we), .wa2(o2_a), .pa(rz_pa),
+    .zw(rz_zw), .zw_a(rz_zw_a), .hit(rz_hit), .hit_idx(rz_idx), .hit2(rz2_hit), .hit2_idx(rz2_idx),
+    .pa_pending(rz_pa_pending), .any(rz_any), .count(rz_count), .lo_rel(rz_lo_rel), .hi_rel(rz_hi_rel),
+    .za(z_a), .ze(z_e), .z_left(z_left), .z_n(z_n), .z_last(z_last)
+);
 wire           wr_pending;
 hw_pb_writer #(.OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH), .RZB(RZB)) wr (
     .clk(clk), .rst(rst),
-    .we(o_we), .wa(o_wa), .wd(o_wd), .wbe(o_wbe), .wz(o_wz), .wz_n(o_wz_n),
+    .we(o_we || rz_zw), .wa(rz_zw ? rz_zw_a : o_wa), .wd(o_wd), .wbe(o_wbe), .wz(o_wz || rz_zw),
+    .wz_n(rz_zw ? {(OB_SHIFT+1){1'b0}} : o_wz_n),
     .w2(o_w2), .w2d(o_w2d), .w2m(o_w2m), .rz_hit(rz_hit), .rz_idx(rz_idx),
     .o2_we(o2_we), .o2_a(o2_a), .o2_d(o2_d), .o2_m(o2_m), .rz2_hit(rz2_hit), .rz2_idx(rz2_idx),
     .rz_lo_rel(rz_lo_rel), .rz_hi_rel(rz_hi_rel),
@@ -2297,7 +2267,7 @@ always @(posedge clk) begin
     nexts_reg <= nexts_next; t_pos_reg <= t_pos_next; t_num_reg <= t_num_next; t_wt_reg <= t_wt_next;
     t_len_reg <= t_len_next; vend_reg <= vend_next; pk_reg <= pk_next; raw_reg <= raw_next;
     cmode_reg <= cmode_next; crem_reg <= crem_next; cdst_reg <= cdst_next; cret_reg <= cret_next;
-    sret_reg <= sret_next; zret_reg <= zret_next; za_reg <= za_next; ze_reg <= ze_next;
+    sret_reg <= sret_next; zret_reg <= zret_next;
     ne_a_reg <= ne_a_next; ne_stride_reg <= ne_stride_next; ne_n_reg <= ne_n_next; ne_arr_reg <= ne_arr_next;
     ne_at_reg <= ne_at_next; elem_reg <= elem_next; s_len_reg <= s_len_next; s_p_reg <= s_p_next; s_p_q <= s_p_reg;
     s_dst_reg <= s_dst_next; u_start_reg <= u_start_next; c_msg_reg <= c_msg_next; c_off_reg <= c_off_next;
@@ -2309,7 +2279,6 @@ always @(posedge clk) begin
     dr_pslot_reg <= dr_pslot_next; dr_inst_reg <= dr_inst_next; dr_cb_reg <= dr_cb_next; dr_sb_reg <= dr_sb_next;
     u8f_off_reg <= u8f_off_next;
     cu8_reg <= cu8_next; rs8_reg <= rs8_next; bz_a_reg <= bz_a_next;
-    rz_need_reg <= rz_need_next; rz_lo_reg <= rz_lo_next; rz_hi_reg <= rz_hi_next;
     ebuf_reg <= ebuf_next; ni_k_reg <= ni_k_next; req_id_reg <= req_id_next; req_w_reg <= req_w_next;
 
 

@@ -1,0 +1,209 @@
+/*
+ * hw_pb_zeroer -- the protobuf core's zeroer: the lazily zeroed allocation [lo, hi) of up to
+ * 2^RZB output words, whose words are zeroed by the first write that touches them or in a
+ * cycle the image port is idle (docs/hardware.md, "lazily"), and the range [za, ze) zeroed
+ * at once, a word a cycle.
+ *
+ * The state machine (hw_pb_core) decides what is zeroed lazily and what at once (its
+ * zero_lazy task, S_RZF, S_ZERO, the pre-pass root zeroing): it arms an allocation (`arm`,
+ * `arm_a`, `arm_n`; only while nothing is pending, `any` low) and clears it (`clear`: a
+ * decode starts, one pass is given up); it sets the range (`z_set`, `z_set_a`, `z_set_n`; S_RZF
+ * keeps an allocation waiting there too) and, in S_ZERO, writes `z_n` zero bytes at `za`
+ * and steps (`z_step`: za moves past them; `z_last`: they end the range, `z_left`: some
+ * bytes are left). This module keeps which words are still to be zeroed (`need`, bit i = the allocation's word i counted from the word holding
+ * `lo`) and answers, for this cycle's image-port requests:
+ *   zw, zw_a       its own zero write on port 1: port 1 has no request and may be used
+ *                  (`hold` low) and some word is pending: the lowest one, word address zw_a
+ *                  (byte address of the word's first byte);
+ *   hit, hit_idx   port 1's write (the state machine's, or zw) lands on pending word
+ *                  hit_idx: the writer widens its byte enables to the allocation's bytes
+ *                  there (the data is zero there), and the word is no longer pending;
+ *   hit2, hit2_idx the same for port 2's write;
+ *   pa_pending     byte pa is in the allocation and its word is pending (it reads as zero:
+ *                  the presence-word read-modify-write);
+ *   any, count     some word / how many words are pending;
+ *   lo_rel, hi_rel the allocation relative to its first word's start, for the writer's masks.
+ *
+ * Registered and unregistered boundaries: `need`, `lo`, `hi`, `za`, `ze` are registers here,
+ * so `any`, `count`, `zw_a`, `lo_rel`, `hi_rel`, `za`, `ze`, `z_left`, `z_n`, `z_last` come
+ * from registers only. `zw`, `hit*` and
+ * `pa_pending` are NOT registered: they are combinational from this cycle's requests
+ * (`we`, `wa`, `hold`, `we2`, `wa2`, `pa`), which the state machine makes combinationally
+ * in the same cycle; the writer (hw_pb_writer) registers them with the request. The
+ * arm/clear inputs and the hits take effect at the clock edge.
+ *
+ * The next `need`: 0 on `clear` (or `rst`), else (`arm` ? the armed allocation's words :
+ * `need`) without the words hit on either port. `arm` with `clear` still sets lo and hi.
+ * The next `za`: `z_set_a` on `z_set`, else past this cycle's z_n bytes on `z_step` (when z_left).
+ */
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module hw_pb_zeroer #(
+    // Output memory word width in bits (64, 128 or 256).
+    parameter OUT_WIDTH = 64,
+    // log2 of the words of one allocation zeroed lazily (2^RZB words; the core's RZB)
+    parameter RZB = 4
+) (
+    input  wire                      clk,
+    input  wire                      rst,
+
+    // from the state machine, taken at the clock edge
+    input  wire                      arm,          // zero [arm_a, arm_a + arm_n) lazily
+    input  wire [39:0]               arm_a,        // (fits 2^RZB words from arm_a's word)
+    input  wire [39:0]               arm_n,
+    input  wire                      clear,        // nothing pending any more
+    input  wire                      z_set,        // the range at once: [z_set_a, z_set_a + z_set_n)
+    input  wire [39:0]               z_set_a,
+    input  wire [39:0]               z_set_n,
+    input  wire                      z_step,       // z_n bytes at za are zeroed this cycle
+
+    // this cycle's image-port requests (combinational from the state machine)
+    input  wire                      we,           // port 1 writes the word of byte wa
+    input  wire [39:0]               wa,
+    input  wire                      hold,         // port 1 must stay idle
+    input  wire                      we2,          // port 2 writes the word of byte wa2
+    input  wire [39:0]               wa2,
+    input  wire [39:0]               pa,           // a byte read: is it still to be zeroed
+
+    output wire                      zw,           // this module's zero write on port 1
+    output wire [39:0]               zw_a,
+    output wire                      hit,          // port 1's write zeroes pending word hit_idx
+    output wire [RZB-1:0]            hit_idx,
+    output wire                      hit2,         // port 2's write zeroes pending word hit2_idx
+    output wire [RZB-1:0]            hit2_idx,
+    output wire                      pa_pending,
+    output wire                      any,
+    output wire [RZB:0]              count,
+    // the allocation relative to its first word's start (RZB + log2(bytes per word) + 1 bits)
+    output wire [RZB+$clog2(OUT_WIDTH/8):0] lo_rel,
+    output wire [RZB+$clog2(OUT_WIDTH/8):0] hi_rel,
+    // the range zeroed at once: what is left of it, [za, ze); this cycle's zero write: z_n
+    // bytes (up to a word) from za when z_left, the range's last when z_last
+    output reg  [39:0]               za = 40'd0,
+    output reg  [39:0]               ze = 40'd0,
+    output wire                      z_left,
+    output wire [$clog2(OUT_WIDTH/8):0] z_n,
+    output wire                      z_last
+);
+
+// bytes per output word and its log2
+localparam OB = OUT_WIDTH / 8;
+localparam OB_SHIFT = (OB == 32) ? 5 : (OB == 16) ? 4 : 3;
+// words of the allocation, and the width of positions relative to its first word
+localparam RZW = 1 << RZB;
+localparam RZP = RZB + OB_SHIFT + 1;
+localparam [39:0] OB_40 = 40'd1 << OB_SHIFT;
+
+initial begin
+    if (OUT_WIDTH != 64 && OUT_WIDTH != 128 && OUT_WIDTH != 256) begin
+        $error("Error: OUT_WIDTH must be 64, 128 or 256 (instance %m)");
+        $finish;
+    end
+    if (RZB < 1 || RZB > 8) begin
+        $error("Error: RZB must be in 1..8 (instance %m)");
+        $finish;
+    end
+end
+
+reg [RZW-1:0] need_reg = {RZW{1'b0}};
+reg [39:0]    lo_reg = 40'd0, hi_reg = 40'd0;
+
+/* verilator lint_off UNUSEDSIGNAL */
+// (the functions read some bits of their address inputs only)
+// the allocation's word holding byte a: {still to be zeroed, its index}
+function [RZB:0] word_of;
+    input [39:0]    a;
+    input [39:0]    lo;
+    input [RZW-1:0] need;
+    reg [39:0] d;
+    begin
+        d = {{OB_SHIFT{1'b0}}, a[39:OB_SHIFT] - lo[39:OB_SHIFT]};
+        word_of = {d < RZW && need[d[RZB-1:0]], d[RZB-1:0]};
+    end
+endfunction
+
+// the words [a, a + n) spans from a's word (n bytes; none when n is 0)
+function [RZW-1:0] words_of;
+    input [39:0] a;
+    input [39:0] n;
+    integer k;
+    begin
+        for (k = 0; k < RZW; k = k + 1)
+            words_of[k] = n != 40'd0 && k * OB < {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n;
+    end
+endfunction
+/* verilator lint_on UNUSEDSIGNAL */
+
+// the lowest pending word (0 when none)
+function [RZB-1:0] lowest;
+    input [RZW-1:0] need;
+    integer k;
+    begin
+        lowest = {RZB{1'b0}};
+        for (k = RZW - 1; k >= 0; k = k - 1) if (need[k]) lowest = k[RZB-1:0];
+    end
+endfunction
+
+function [RZB:0] popcount;
+    input [RZW-1:0] need;
+    integer k;
+    begin
+        popcount = {(RZB+1){1'b0}};
+        for (k = 0; k < RZW; k = k + 1) popcount = popcount + {{RZB{1'b0}}, need[k]};
+    end
+endfunction
+
+assign any = need_reg != {RZW{1'b0}};
+assign count = popcount(need_reg);
+wire [RZB-1:0] low = lowest(need_reg);
+assign zw = any && !we && !hold;
+assign zw_a = {lo_reg[39:OB_SHIFT] + {{(40-OB_SHIFT-RZB){1'b0}}, low}, {OB_SHIFT{1'b0}}};
+
+// port 1 (the state machine's write, or this module's own) and port 2
+wire [RZB:0] w1 = word_of(zw ? zw_a : wa, lo_reg, need_reg);
+wire [RZB:0] w2 = word_of(wa2, lo_reg, need_reg);
+assign hit = (we || zw) && w1[RZB];
+assign hit_idx = hit ? w1[RZB-1:0] : {RZB{1'b0}};
+assign hit2 = we2 && w2[RZB];
+assign hit2_idx = we2 ? w2[RZB-1:0] : {RZB{1'b0}};
+
+wire [RZB:0] wp = word_of(pa, lo_reg, need_reg);
+assign pa_pending = pa >= lo_reg && pa < hi_reg && wp[RZB];
+
+// (lo_rel: lo's byte within its word; hi_rel: hi from that word's start)
+assign lo_rel = {{(RZB+1){1'b0}}, lo_reg[OB_SHIFT-1:0]};
+assign hi_rel = hi_reg[RZP-1:0] - {lo_reg[RZP-1:OB_SHIFT], {OB_SHIFT{1'b0}}};
+
+// the range at once: up to the end of za's word, or of the range
+wire [39:0] z_rest = ze - za;
+wire [39:0] z_word = OB_40 - {{(40-OB_SHIFT){1'b0}}, za[OB_SHIFT-1:0]};
+wire [39:0] z_now = (z_rest < z_word) ? z_rest : z_word;
+assign z_left = za < ze;
+assign z_n = z_now[OB_SHIFT:0];
+assign z_last = za + z_now >= ze;
+
+wire [RZW-1:0] hit_mask = hit ? {{(RZW-1){1'b0}}, 1'b1} << hit_idx : {RZW{1'b0}};
+wire [RZW-1:0] hit2_mask = hit2 ? {{(RZW-1){1'b0}}, 1'b1} << hit2_idx : {RZW{1'b0}};
+
+always @(posedge clk) begin
+    if (rst || clear) need_reg <= {RZW{1'b0}};
+    else need_reg <= (arm ? words_of(arm_a, arm_n) : need_reg) & ~hit_mask & ~hit2_mask;
+    if (arm) begin
+        lo_reg <= arm_a;
+        hi_reg <= arm_a + arm_n;
+    end
+    if (z_set) begin
+        za <= z_set_a;
+        ze <= z_set_a + z_set_n;
+    end else if (z_step && z_left) begin
+        za <= za + z_now;
+    end
+end
+
+endmodule
+
+`resetall
+`default_nettype wire

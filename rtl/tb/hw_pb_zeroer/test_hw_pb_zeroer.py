@@ -1,0 +1,267 @@
+"""cocotb testbench for rtl/hw_pb_zeroer.v (cocotb 2.x on Icarus Verilog): the protobuf
+core's zeroer (the lazily zeroed allocation, and the range zeroed at once a word a cycle:
+test_range_at_once).
+
+The model keeps the allocation byte by byte: arming [a, a+n) makes its bytes dirty; a write
+on either port to a word with dirty bytes cleans the allocation's bytes in that word (the
+writer widens the write's byte enables to them); a clear (or reset) cleans everything. The
+module's word-level view is checked against it every cycle: `any`, `count` (words holding
+dirty bytes), the idle-port write (`zw` only when port 1 has no request, `hold` is low and
+something is dirty; the lowest dirty word first), the hits of both ports (a hit exactly when
+the written word holds dirty bytes, with its index from the allocation's first word),
+`pa_pending` (the probed byte is dirty), and `lo_rel` / `hi_rel` (the writer's masks, which
+must cover exactly the allocation's bytes of a word). Random sequences with a fixed seed:
+allocations armed while nothing is pending (as the core arms them), at any alignment and
+size up to 2^RZB words, writes in and around them, holds, clears; 64-, 128- and 256-bit
+words, and RZB=2 (a 4-word allocation, so the whole allocation is often the edge case).
+"""
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ReadOnly, RisingEdge
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil) when run as a script
+from tbutil import expect_param_error, run_cocotb, seed_for, thorough
+
+RTL_DIR = Path(__file__).resolve().parents[2]
+TB_DIR = Path(__file__).resolve().parent
+
+
+class Model:
+    """The lazily zeroed allocation, byte by byte."""
+
+    def __init__(self, ob, rzb):
+        self.ob, self.rzw = ob, 1 << rzb
+        self.lo = self.hi = 0
+        self.dirty = set()          # bytes of [lo, hi) still to be zeroed
+
+    def word(self, a):
+        return a // self.ob
+
+    def index(self, a):
+        """The allocation's word index of byte a (None outside its 2^RZB words)."""
+        d = self.word(a) - self.word(self.lo)
+        return d if 0 <= d < self.rzw else None
+
+    def dirty_words(self):
+        return sorted({self.index(b) for b in self.dirty})
+
+    def pending(self, a):
+        """The word of byte a holds dirty bytes: {hit, index}."""
+        i = self.index(a)
+        return i is not None and i in self.dirty_words(), i
+
+    def clean_word(self, a):
+        w = self.word(a)
+        self.dirty = {b for b in self.dirty if self.word(b) != w}
+
+    def arm(self, a, n):
+        self.lo, self.hi = a, a + n
+        self.dirty = set(range(a, a + n))
+
+
+def random_step(rng, m, ob, rzw, arm_ok):
+    """One cycle's inputs."""
+    step = dict(arm=0, arm_a=0, arm_n=0, clear=0, we=0, wa=0, hold=0, we2=0, wa2=0, pa=0)
+    if arm_ok and rng.random() < 0.3:
+        a = rng.choice([rng.randrange(1 << 20), rng.randrange(1 << 32), (1 << 32) - rng.randrange(1, 4 * ob)])
+        if rng.random() < 0.5:
+            a &= ~7             # the core's allocations are 8-byte aligned
+        room = rzw * ob - a % ob
+        n = rng.choice([0, rng.randint(1, room), room, rng.randint(1, min(room, 2 * ob))])
+        if rng.random() < 0.5:
+            n &= ~7
+        step.update(arm=1, arm_a=a, arm_n=n)
+    if rng.random() < 0.02:
+        step["clear"] = 1
+
+    def near():
+        base = m.word(m.lo) * ob
+        if rng.random() < 0.1:
+            return rng.randrange(1 << 40)
+        return max(0, rng.randrange(base - 2 * ob, base + (rzw + 2) * ob))
+
+    if rng.random() < 0.4:
+        step.update(we=1, wa=near())
+    step["hold"] = int(rng.random() < 0.2)
+    if rng.random() < 0.25:
+        step.update(we2=1, wa2=near())
+    step["pa"] = near() if rng.random() < 0.7 else rng.choice([m.lo, m.hi, max(0, m.lo - 1), max(0, m.hi - 1)])
+    return step
+
+
+def drive(dut, step):
+    for k, v in step.items():
+        getattr(dut, k).value = v
+
+
+@cocotb.test()
+async def test_lazy_allocation(dut):
+    rzb = len(dut.count) - 1                     # count: RZB+1 bits
+    rzp = len(dut.lo_rel)                        # RZB + log2(bytes per word) + 1 bits
+    ob, rzw = 1 << (rzp - rzb - 1), 1 << rzb
+    rng = random.Random(seed_for("pb_zeroer") + ob + rzb)
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    m = Model(ob, rzb)
+    idle = dict(arm=0, arm_a=0, arm_n=0, clear=0, we=0, wa=0, hold=0, we2=0, wa2=0, pa=0)
+    drive(dut, idle)
+    dut.z_set.value, dut.z_step.value = 0, 0     # (the range at once: test_range_at_once)
+    dut.rst.value = 1
+    await RisingEdge(dut.clk)
+    await RisingEdge(dut.clk)
+    dut.rst.value = 0
+
+    n = 20000 if thorough() else 4000
+    checked = dict(cycles=0, zw=0, hit=0, hit2=0, miss=0, pa=0, armed=0, clears=0, drained=0, resets=0)
+    for t in range(n):
+        reset = rng.random() < 0.005
+        step = random_step(rng, m, ob, rzw, not m.dirty)
+        dut.rst.value = int(reset)
+        drive(dut, step)
+        await ReadOnly()
+        at = f"cycle {t} ({step})"
+        words = m.dirty_words()
+        assert int(dut.any.value) == int(bool(words)), f"{at}: any"
+        assert int(dut.count.value) == len(words), f"{at}: count {int(dut.count.value)} != {len(words)}"
+        # the writer's masks: lo_rel/hi_rel cover exactly the allocation's bytes of a word
+        lo_rel, hi_rel = int(dut.lo_rel.value), int(dut.hi_rel.value)
+        assert lo_rel == m.lo - m.word(m.lo) * ob, f"{at}: lo_rel"
+        if m.hi - m.lo > 0:
+            assert hi_rel == (m.hi - m.word(m.lo) * ob) % (1 << rzp), f"{at}: hi_rel"
+            for i in words:
+                cover = {b for b in range(ob) if lo_rel <= i * ob + b < hi_rel}
+                want = {b - (m.word(m.lo) + i) * ob for b in range(m.lo, m.hi) if m.index(b) == i}
+                assert cover == want, f"{at}: the masks of word {i}: {sorted(cover)} != {sorted(want)}"
+        # port 1: the idle-port write, lowest dirty word first
+        zw = bool(words) and not step["we"] and not step["hold"]
+        assert int(dut.zw.value) == int(zw), f"{at}: zw"
+        a1 = step["wa"]
+        if zw:
+            a1 = (m.word(m.lo) + words[0]) * ob
+            assert int(dut.zw_a.value) == a1, f"{at}: zw_a {int(dut.zw_a.value):#x} != {a1:#x}"
+            checked["zw"] += 1
+        hit, idx = m.pending(a1)
+        hit = hit and (step["we"] or zw)
+        assert int(dut.hit.value) == int(hit), f"{at}: hit"
+        if hit:
+            assert int(dut.hit_idx.value) == idx, f"{at}: hit_idx"
+            checked["hit"] += 1
+        hit2, idx2 = m.pending(step["wa2"])
+        hit2 = hit2 and step["we2"]
+        assert int(dut.hit2.value) == int(hit2), f"{at}: hit2"
+        if hit2:
+            assert int(dut.hit2_idx.value) == idx2, f"{at}: hit2_idx"
+            checked["hit2"] += 1
+        if (step["we"] and not hit) or (step["we2"] and not hit2):
+            checked["miss"] += 1
+        pa = step["pa"] in m.dirty
+        assert int(dut.pa_pending.value) == int(pa), f"{at}: pa_pending({step['pa']:#x})"
+        checked["pa"] += int(pa)
+        checked["cycles"] += 1
+        await RisingEdge(dut.clk)
+        # the edge: hits clean their words, then an arm or a clear
+        before = bool(words)
+        if hit:
+            m.clean_word(a1)
+        if hit2:
+            m.clean_word(step["wa2"])
+        if step["arm"]:
+            m.arm(step["arm_a"], step["arm_n"])
+            checked["armed"] += 1
+        if step["clear"] or reset:
+            m.dirty = set()
+            checked["clears" if step["clear"] else "resets"] += 1
+        elif before and not m.dirty and not step["arm"]:
+            checked["drained"] += 1
+    dut.rst.value = 0
+    # every kind was seen often enough for the checks to mean something
+    for k, at_least in (("zw", n // 10), ("hit", n // 8), ("hit2", n // 40), ("miss", n // 10), ("pa", n // 20),
+                        ("armed", n // 20), ("clears", n // 200), ("drained", n // 40), ("resets", 3)):
+        assert checked[k] >= at_least, f"only {checked[k]} {k} ({checked})"
+    dut._log.info(f"checked: {checked}")
+
+
+@cocotb.test()
+async def test_range_at_once(dut):
+    """The range zeroed at once (the core's S_ZERO): after z_set [a, a+n), each z_step
+    zeroes z_n bytes at za, never past za's word nor the range's end, z_last on the step
+    that reaches it; the steps cover the range exactly, one cycle per word it spans."""
+    rzb = len(dut.count) - 1
+    ob = 1 << (len(dut.lo_rel) - rzb - 1)
+    rng = random.Random(seed_for("pb_zeroer_range") + ob)
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    for k in ("arm", "arm_a", "arm_n", "clear", "we", "wa", "hold", "we2", "wa2", "pa", "z_set", "z_set_a", "z_set_n", "z_step"):
+        getattr(dut, k).value = 0
+    dut.rst.value = 1
+    await RisingEdge(dut.clk)
+    dut.rst.value = 0
+    n = 15000 if thorough() else 3000
+    za = ze = 0
+    rng_a = rng_e = 0              # the range as last set
+    covered, steps = set(), 0
+    checked = dict(steps=0, done=0, idle=0, overridden=0)
+    for t in range(n):
+        z_set = int((za >= ze and rng.random() < 0.5) or rng.random() < 0.03)
+        a = rng.choice([rng.randrange(1 << 20), rng.randrange(1 << 33)])
+        if rng.random() < 0.5:
+            a &= ~7
+        length = rng.choice([0, rng.randint(1, 8), rng.randint(1, 3 * ob), rng.randint(1, 40 * ob)])
+        z_step = int(rng.random() < 0.75)
+        dut.z_set.value, dut.z_set_a.value, dut.z_set_n.value, dut.z_step.value = z_set, a, length, z_step
+        await ReadOnly()
+        at = f"cycle {t} (range [{rng_a:#x}, {rng_e:#x}), left [{za:#x}, {ze:#x}))"
+        assert (int(dut.za.value), int(dut.ze.value)) == (za, ze), f"{at}: za, ze"
+        assert int(dut.z_left.value) == int(za < ze), f"{at}: z_left"
+        if za < ze:
+            zn = int(dut.z_n.value)
+            assert zn == min(ob - za % ob, ze - za), f"{at}: z_n {zn}"
+            assert int(dut.z_last.value) == int(za + zn >= ze), f"{at}: z_last"
+        await RisingEdge(dut.clk)
+        if z_set:
+            if za < ze:
+                checked["overridden"] += 1
+            za, ze = a, a + length
+            rng_a, rng_e = za, ze
+            covered, steps = set(), 0
+        elif z_step and za < ze:
+            zn = min(ob - za % ob, ze - za)
+            assert (za + zn - 1) // ob == za // ob and not covered & set(range(za, za + zn)), f"{at}: a step"
+            covered |= set(range(za, za + zn))
+            za += zn
+            steps += 1
+            checked["steps"] += 1
+            if za >= ze:
+                assert covered == set(range(rng_a, rng_e)), f"{at}: the steps did not cover the range"
+                assert steps == (rng_e - 1) // ob - rng_a // ob + 1, f"{at}: {steps} steps for the range"
+                checked["done"] += 1
+        elif z_step:
+            checked["idle"] += 1
+    for k, at_least in (("steps", n // 3), ("done", n // 30), ("idle", n // 50), ("overridden", n // 100)):
+        assert checked[k] >= at_least, f"only {checked[k]} {k} ({checked})"
+    dut._log.info(f"checked: {checked}")
+
+
+def _build_and_test(width, rzb=4):
+    run_cocotb(TB_DIR, "hw_pb_zeroer", [RTL_DIR / "hw_pb_zeroer.v"], f"w{width}_rzb{rzb}",
+               {"OUT_WIDTH": width, "RZB": rzb})
+
+
+@pytest.mark.parametrize("width,rzb", [(64, 4), (128, 4), (256, 4), (64, 2)])
+def test_hw_pb_zeroer(width, rzb):
+    _build_and_test(width, rzb)
+
+
+def test_bad_parameters_rejected(tmp_path):
+    expect_param_error(tmp_path, "hw_pb_zeroer", RTL_DIR / "hw_pb_zeroer.v", "OUT_WIDTH=32",
+                       "OUT_WIDTH must be 64, 128 or 256")
+    expect_param_error(tmp_path, "hw_pb_zeroer", RTL_DIR / "hw_pb_zeroer.v", "RZB=9", "RZB must be in 1..8")
+
+
+if __name__ == "__main__":
+    _build_and_test(64)
