@@ -10,4 +10,7 @@ hw_utf8_check.v
 hw_pb_writer.v
 hw_pb_fields.v
 hw_pb_input.v
+hw_pb_frames.v
+hw_pb_counts.v
+hw_pb_insts.v
 hw_pb_zeroer.v

@@ -19,8 +19,14 @@
  *   then       the 32-bit-pointer base check and the proto2 `required` check.
  * See docs/hardware.md for ports, timing, error codes and the capacity limits.
  *
- * Internal memories (instance tables, counts, state) are written synchronously and read
- * asynchronously (distributed RAM / LUT RAM style); the frame stack has a registered read.
+ * Internal memories, each in its own module, written synchronously: the frame and group
+ * stacks (hw_pb_frames), the instance tables and the dropped-map-entry list (hw_pb_insts)
+ * have registered reads (block RAM style), addressed with the next cycle's depth, instance
+ * or counter, that cycle's write forwarded past the read -- all but the message type read
+ * a cycle ahead for the message table; the count and state memories (hw_pb_counts) are
+ * read asynchronously (distributed RAM / LUT RAM style) at the slots the descriptor tables
+ * give, registered at the next array's and dropped entry's slots. Each module's header
+ * says which of its reads are which.
  * Image-port requests go through hw_pb_writer (two registered stages: the raw request, then
  * word address / lane-shifted data / byte enables), so the image read data of a request
  * made in cycle t is back in t + 3 and `done` waits for the last write to leave the writer.
@@ -365,19 +371,11 @@ reg [15:0] root_reg = 16'd0;
 reg [63:0] base_reg = 64'd0;
 
 // ---------------------------------------------------------------- memories
-reg [FRW-1:0] stk_mem [0:STK_DEPTH-1];
-reg [31:0]    gstk_mem [0:STK_DEPTH];
-reg [31:0]    cnt_mem [0:CNT_N-1];
-reg [31:0]    filn_mem [0:CNT_N-1];
-reg [39:0]    fila_mem [0:CNT_N-1];
-reg [31:0]    st_mem [0:ST_N-1];
-reg [15:0]    im_msg [0:INST_N-1];
-reg [31:0]    im_cb [0:INST_N-1];
-reg [31:0]    im_sb [0:INST_N-1];
-reg [39:0]    im_off [0:INST_N-1];
-reg [31:0]    im_start [0:INST_N-1];
+// (the frame and group stacks: hw_pb_frames; the count and state memories: hw_pb_counts;
+// the instance tables and the dropped-map-entry list: hw_pb_insts; instantiated below)
 reg [63:0]    treg [0:NT-1];
-reg [31:0]    drop_mem [0:DROP_N-1];
+// the instance table's message type at req_id and at req_id_next (hw_pb_insts)
+wire [15:0]   im_msg_r, im_msg_after;
 
 /* verilator lint_off UNUSEDSIGNAL */
 // (memory write addresses are 32-bit; only the low bits index; unused ROM outputs)
@@ -520,10 +518,8 @@ function is_req_read;
         is_req_read = st == S_REQ1 || st == S_REQ_W1 || st == S_REQ_W1B || st == S_REQ_W2;
     end
 endfunction
-wire [15:0] mb_idx = is_req_read(state_reg) ? im_msg[req_id_reg[INST_BITS-1:0]] : c_msg_reg;
-// (the instance table as it will be next cycle: this cycle's write forwarded)
-wire [15:0] im_msg_after = (im_we && im_wa[INST_BITS-1:0] == req_id_next[INST_BITS-1:0])
-                           ? im_msg_wd : im_msg[req_id_next[INST_BITS-1:0]];
+wire [15:0] mb_idx = is_req_read(state_reg) ? im_msg_r : c_msg_reg;
+// (im_msg_after: the instance table as it will be next cycle, this cycle's write forwarded)
 wire [15:0] mb_idx_next = is_req_read(state_after) ? im_msg_after : c_msg_next;
 wire [31:0] mb_size, mb_size8, mb_hasoff, mb_unkoff;
 wire [7:0]  mb_nc, mb_ns, mb_nms, mb_hwords;
@@ -807,34 +803,57 @@ wire [39:0] soff40 = {8'd0, fr_off_reg};
 wire [39:0] fat = soff40 + {8'd0, f_off};
 wire [39:0] uat = soff40 + {8'd0, ma_unkoff};
 
-// async memory reads
-wire [31:0] cnt_q_c = cnt_mem[cslot[CNT_BITS-1:0]];
-wire [31:0] cnt_q_ne = cnt_mem[ne_a_reg[CNT_BITS-1:0]];
-wire [31:0] cnt_q_u = cnt_mem[uslot[CNT_BITS-1:0]];
-wire [31:0] filn_q = filn_mem[ne_a_reg[CNT_BITS-1:0]];
-wire [39:0] fila_q = fila_mem[ne_a_reg[CNT_BITS-1:0]];
-wire [31:0] st_q_s = st_mem[sslot[ST_BITS-1:0]];
-wire [31:0] st_q_o = st_mem[oslot[ST_BITS-1:0]];
-// the frame below the current one: a registered read (block RAM style) addressed with the
-// next depth, this cycle's push forwarded past it, so stk_q is stk_mem[depth_reg - 2] as
-// the memory holds it in every cycle
+// the count and state memories (hw_pb_counts): asynchronous reads at the slots the
+// descriptor tables give this cycle (cslot, uslot, sslot, oslot); registered reads addressed
+// with the next ne_a and dr_pslot, so those outputs are the entries of ne_a_reg and
+// dr_pslot_reg as the memories hold them in every cycle
+wire [31:0] cnt_q_c, cnt_q_ne, cnt_q_u, cnt_q_d, filn_q, st_q_s, st_q_o;
+wire [39:0] fila_q;
+hw_pb_counts #(.CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS)) cm (
+    .clk(clk),
+    .cnt_we(cnt_we), .cnt_wa(cnt_wa[CNT_BITS-1:0]), .cnt_wd(cnt_wd),
+    .ra_c(cslot[CNT_BITS-1:0]), .ra_ne_next(ne_a_next[CNT_BITS-1:0]), .ra_u(uslot[CNT_BITS-1:0]),
+    .ra_d_next(dr_pslot_next[CNT_BITS-1:0]),
+    .cnt_q_c(cnt_q_c), .cnt_q_ne(cnt_q_ne), .cnt_q_u(cnt_q_u), .cnt_q_d(cnt_q_d),
+    .fil_we(fil_we), .fil_wa(fil_wa[CNT_BITS-1:0]), .filn_wd(filn_wd), .fila_wd(fila_wd),
+    .filn_q(filn_q), .fila_q(fila_q),
+    .st_we(st_we), .st_wa(st_wa[ST_BITS-1:0]), .st_wd(st_wd),
+    .ra_s(sslot[ST_BITS-1:0]), .ra_o(oslot[ST_BITS-1:0]), .st_q_s(st_q_s), .st_q_o(st_q_o)
+);
+// the frame below the current one (hw_pb_frames): a registered read (block RAM style)
+// addressed with the next depth, this cycle's push forwarded past it, so stk_q is the
+// stack's entry depth_reg - 2 as the memory holds it in every cycle
 wire [STK_BITS-1:0] stk_ra_next = depth_next[STK_BITS-1:0] - 2;
-reg  [FRW-1:0] stk_rd_reg = {FRW{1'b0}}, stk_fwd_reg = {FRW{1'b0}};
-reg            stk_hit_reg = 1'b0;
-wire [FRW-1:0] stk_q = stk_hit_reg ? stk_fwd_reg : stk_rd_reg;
+wire [FRW-1:0] stk_q;
 // (after msg and inst: see enter; at the root there is no frame below, and no memory read to
 // look at: the simulators' X)
 assign ip_fr_end_up = (depth_reg > 32'd1) ? stk_q[FRW-81 -: 32] : fr_end_reg;
-wire [31:0] gstk_q = gstk_mem[gdepth_reg[STK_BITS-1:0] - 1];
-wire [31:0] im_cb_q = im_cb[c_id_reg[INST_BITS-1:0]];
-wire [31:0] im_sb_q = im_sb[c_id_reg[INST_BITS-1:0]];
-wire [39:0] im_off_q = im_off[c_id_reg[INST_BITS-1:0]];
-wire [39:0] im_off_r = im_off[req_id_reg[INST_BITS-1:0]];
-wire [31:0] im_start_r = im_start[req_id_reg[INST_BITS-1:0]];
+// the innermost open group's number (read in S_GRP only, where gdepth_reg >= 1): as the
+// frame stack's, a registered read addressed with the next group depth
+wire [31:0] gstk_q;
+hw_pb_frames #(.W(FRW), .DEPTH(STK_DEPTH), .AW(STK_BITS)) fs (
+    .clk(clk),
+    .push(stk_we), .push_a(stk_wa), .push_d(stk_wd), .ra_next(stk_ra_next), .q(stk_q),
+    .gpush(gstk_we), .gpush_a(gstk_wa), .gpush_d(gstk_wd), .g_ra_next(gdepth_next[STK_BITS-1:0] - 1'b1), .g_q(gstk_q)
+);
+// the instance tables and the dropped-map-entry list (hw_pb_insts: registered reads
+// addressed with the next instance and counter, so each output is the entry of c_id_reg /
+// req_id_reg / ndrop_reg as the table holds it in every cycle)
+wire [31:0] im_cb_q, im_sb_q, im_start_r;
+wire [39:0] im_off_q, im_off_r;
+wire [31:0] drop_q, drop_last;
+hw_pb_insts #(.INST_BITS(INST_BITS), .DROP_BITS(DROP_BITS)) it (
+    .clk(clk),
+    .im_we(im_we), .im_wa(im_wa[INST_BITS-1:0]), .msg_wd(im_msg_wd), .cb_wd(im_cb_wd), .sb_wd(im_sb_wd),
+    .imw_we(imw_we), .imw_wa(imw_wa[INST_BITS-1:0]), .off_wd(im_off_wd), .start_wd(im_start_wd),
+    .ra_c_next(c_id_next[INST_BITS-1:0]), .cb_q(im_cb_q), .sb_q(im_sb_q), .off_q(im_off_q),
+    .ra_r_next(req_id_next[INST_BITS-1:0]), .msg_r(im_msg_r), .off_r(im_off_r), .start_r(im_start_r),
+    .msg_r_next(im_msg_after),
+    .drop_we(drop_we), .drop_wa(drop_wa[DROP_BITS-1:0]), .drop_wd(drop_wd),
+    .drop_ra_next(ndrop_next[DROP_BITS-1:0]), .drop_q(drop_q), .drop_last(drop_last)
+);
 localparam TYPE_BITS = (NT > 1) ? $clog2(NT) : 1;
 wire [63:0] treg_q = treg[c_msg_reg[TYPE_BITS-1:0]];
-wire [31:0] drop_q = drop_mem[ndrop_reg[DROP_BITS-1:0]];
-wire [31:0] drop_last = drop_mem[ndrop_reg[DROP_BITS-1:0] - 1'b1];
 // write pass, S_TAG: this map entry was dropped by the pre-pass (goes to the unknown fields)
 wire        is_dropped = pass_reg && f_hit && f_map && tag_wt == f_kwt && ndrop_reg != drop_lim_reg && drop_q == pos;
 
@@ -1465,7 +1484,7 @@ always @* begin
     end
     S_DROP1: begin
         // (pre-pass) the parent's element count loses the entry ...
-        cnt_we = 1'b1; cnt_wa = dr_pslot_reg; cnt_wd = cnt_mem[dr_pslot_reg[CNT_BITS-1:0]] - 32'd1;
+        cnt_we = 1'b1; cnt_wa = dr_pslot_reg; cnt_wd = cnt_q_d - 32'd1;
         ninst_next = dr_inst_reg; nextc_next = dr_cb_reg; nexts_next = dr_sb_reg;
         state_next = S_DROP2;
     end
@@ -2263,27 +2282,6 @@ always @(posedge clk) begin
     ebuf_reg <= ebuf_next; ni_k_reg <= ni_k_next; req_id_reg <= req_id_next; req_w_reg <= req_w_next;
 
 
-    if (stk_we) stk_mem[stk_wa] <= stk_wd;
-    stk_rd_reg <= stk_mem[stk_ra_next];
-    stk_hit_reg <= stk_we && stk_wa == stk_ra_next;
-    stk_fwd_reg <= stk_wd;
-    if (drop_we) drop_mem[drop_wa[DROP_BITS-1:0]] <= drop_wd;
-    if (gstk_we) gstk_mem[gstk_wa] <= gstk_wd;
-    if (cnt_we) cnt_mem[cnt_wa[CNT_BITS-1:0]] <= cnt_wd;
-    if (fil_we) begin
-        filn_mem[fil_wa[CNT_BITS-1:0]] <= filn_wd;
-        fila_mem[fil_wa[CNT_BITS-1:0]] <= fila_wd;
-    end
-    if (st_we) st_mem[st_wa[ST_BITS-1:0]] <= st_wd;
-    if (im_we) begin
-        im_msg[im_wa[INST_BITS-1:0]] <= im_msg_wd;
-        im_cb[im_wa[INST_BITS-1:0]] <= im_cb_wd;
-        im_sb[im_wa[INST_BITS-1:0]] <= im_sb_wd;
-    end
-    if (imw_we) begin
-        im_off[imw_wa[INST_BITS-1:0]] <= im_off_wd;
-        im_start[imw_wa[INST_BITS-1:0]] <= im_start_wd;
-    end
     if (type_wr_en && {16'd0, type_wr_idx} < NT) treg[type_wr_idx[TYPE_BITS-1:0]] <= type_wr_data;
 end
 

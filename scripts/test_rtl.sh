@@ -28,6 +28,9 @@ declare -A LINT_PARAMS=(
   [hw_og_reader]="-GIN_WIDTH=32 -GIN_WIDTH=128"
   [hw_axi_wrap]="-GIN_WIDTH=32:-GOUT_WIDTH=256:-GMAX_OUTSTANDING=1 -GIN_WIDTH=128:-GOUT_WIDTH=128:-GMAX_BURST=256:-GAXI_ADDR_WIDTH=64"
   [hw_pb_writer]="-GOUT_WIDTH=128 -GOUT_WIDTH=256"
+  [hw_pb_frames]="-GW=1:-GDEPTH=5:-GAW=3 -GW=8:-GDEPTH=7:-GAW=3"
+  [hw_pb_counts]="-GCNT_BITS=1:-GST_BITS=1 -GCNT_BITS=5:-GST_BITS=16"
+  [hw_pb_insts]="-GINST_BITS=1:-GDROP_BITS=1 -GINST_BITS=4:-GDROP_BITS=2"
   [hw_pb_zeroer]="-GOUT_WIDTH=128 -GOUT_WIDTH=256:-GRZB=8 -GRZB=1"
 )
 # Modules linted inside a bigger top: top module and extra files.

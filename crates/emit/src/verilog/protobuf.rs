@@ -1,7 +1,8 @@
 //! The protobuf core: the schema's descriptor ROMs and the `heapwire_core` wrapper around
 //! the generic engine `rtl/hw_pb_core.v` (which instantiates `hw_stream_reader`,
-//! `hw_varint_decoder`, `hw_utf8_check`, `hw_pb_writer`, `hw_pb_fields`, `hw_pb_zeroer` and its
-//! input stage `hw_pb_input`: the files of rtl/hw_pb_core.f).
+//! `hw_varint_decoder`, `hw_utf8_check`, `hw_pb_writer`, `hw_pb_fields`, its input stage
+//! `hw_pb_input`, its memories `hw_pb_frames`, `hw_pb_counts` and `hw_pb_insts`, and its
+//! zeroer `hw_pb_zeroer`: the files of rtl/hw_pb_core.f).
 
 use std::fmt::Write;
 
@@ -19,6 +20,9 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("hw_pb_writer.v", include_str!("../../../../rtl/hw_pb_writer.v")),
     ("hw_pb_fields.v", include_str!("../../../../rtl/hw_pb_fields.v")),
     ("hw_pb_input.v", include_str!("../../../../rtl/hw_pb_input.v")),
+    ("hw_pb_frames.v", include_str!("../../../../rtl/hw_pb_frames.v")),
+    ("hw_pb_counts.v", include_str!("../../../../rtl/hw_pb_counts.v")),
+    ("hw_pb_insts.v", include_str!("../../../../rtl/hw_pb_insts.v")),
     ("hw_pb_zeroer.v", include_str!("../../../../rtl/hw_pb_zeroer.v")),
 ];
 
