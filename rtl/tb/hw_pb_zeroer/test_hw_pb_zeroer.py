@@ -194,7 +194,7 @@ async def test_range_at_once(dut):
     that reaches it; the steps cover the range exactly, one cycle per word it spans."""
     rzb = len(dut.count) - 1
     ob = 1 << (len(dut.lo_rel) - rzb - 1)
-    rng = random.Random(seed_for("pb_zeroer_range") + ob)
+    rng = random.Random(seed_for("pb_zeroer_range") + ob + rzb)
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     for k in ("arm", "arm_a", "arm_n", "clear", "we", "wa", "hold", "we2", "wa2", "pa", "z_set", "z_set_a", "z_set_n", "z_step"):
         getattr(dut, k).value = 0
