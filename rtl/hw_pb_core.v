@@ -1036,8 +1036,9 @@ endtask
 task pass_end;
     input [15:0] root;      // root_reg
     input [31:0] len;       // in_len_reg
+    input pend;             // rz_any
     begin
-        if (pass_reg && (rz_any || u8pend_reg)) begin
+        if (pass_reg && (pend || u8pend_reg)) begin
             // (the root words still to be zeroed, first; a string's UTF-8 verdict still
             // on its way: next cycle)
             state_next = S_PASS_END;
@@ -1146,12 +1147,13 @@ task zero_lazy;
     input [39:0] n;
     input [6:0] ret;
     input [RZB:0] rzc;      // rz_count
+    input pend;             // rz_any
     begin
-        if (rz_any && {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n <= RZW * OB
+        if (pend && {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n <= RZW * OB
                 && {{(40-RZB-1){1'b0}}, rzc} * OB < {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n) begin
             z_set = 1'b1; z_set_a = a; z_set_n = n; zret_next = ret;
             state_next = S_RZF;
-        end else if (!rz_any && {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n <= RZW * OB) begin
+        end else if (!pend && {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n <= RZW * OB) begin
             rz_arm = 1'b1; rz_arm_a = a; rz_arm_n = n;
             state_next = ret;
         end else begin
@@ -1253,8 +1255,9 @@ task enter;
 endtask
 /* verilator lint_on UNUSEDSIGNAL */
 
-// The tasks above take the module signals they read as arguments: an always @* block is
-// not sensitive to reads inside a task or function body (rtl/tb/test_sensitivity.py).
+// An always @* block is not sensitive to reads inside a task or function body, so a module
+// signal a task above reads is either read by this block itself too or passed to the task
+// as an argument (rtl/tb/test_sensitivity.py checks it).
 always @* begin
     state_next = state_reg;
     pass_next = pass_reg;
@@ -1351,7 +1354,7 @@ always @* begin
             if (fr_grp_reg != 32'd0) begin
                 fail(E_TRUNCATED, pos);
             end else if (depth_reg <= 32'd1) begin
-                pass_end(root_reg, in_len_reg);
+                pass_end(root_reg, in_len_reg, rz_any);
             end else begin
                 // upb's rule: a map entry holding unknown fields is not a map entry; the
                 // pre-pass rolls it back and sends it whole (tag to end) to the parent's
@@ -1569,7 +1572,7 @@ always @* begin
                 top_next = top_reg + {8'd0, mb_size8};
                 img_wr(fat, base_reg + {24'd0, top_reg}, PW4);
                 // zero the struct, then the header, then the instance
-                zero_lazy(top_reg, {8'd0, mb_size8}, S_AFTER_STRUCT, rz_count);
+                zero_lazy(top_reg, {8'd0, mb_size8}, S_AFTER_STRUCT, rz_count, rz_any);
             end
         end
     end
@@ -1838,14 +1841,14 @@ always @* begin
                     elem_next = top_reg;
                     if (sret_reg == S_MSG3 && !hdr_on) begin
                         c_off_next = top_reg;
-                        zero_lazy(top_reg, tmp40, S_NI, rz_count);
+                        zero_lazy(top_reg, tmp40, S_NI, rz_count, rz_any);
                         if (state_next == S_NI && ni_direct) new_inst(top_reg, sslot);
                     end else begin
-                        zero_lazy(top_reg, tmp40, sret_reg, rz_count);
+                        zero_lazy(top_reg, tmp40, sret_reg, rz_count, rz_any);
                     end
                 end else begin
                     img_wr(ne_at_reg, base_reg + {24'd0, top_reg}, PW4);
-                    zero_lazy(top_reg, tmp40, S_NE1, rz_count);
+                    zero_lazy(top_reg, tmp40, S_NE1, rz_count, rz_any);
                 end
             end
         end else begin
@@ -2002,7 +2005,7 @@ always @* begin
 
     // ------------------------------------------------------------ end of a pass
     S_PASS_END: begin
-        pass_end(root_reg, in_len_reg);
+        pass_end(root_reg, in_len_reg, rz_any);
     end
     S_REQ0: begin
         if (req_id_reg >= ninst_reg) begin
@@ -2044,7 +2047,7 @@ always @* begin
             fail(E_CAPACITY, 32'd0);
         end else begin
             top_next = {8'd0, mb_size8};
-            zero_lazy(40'd0, {8'd0, mb_size8}, S_AFTER_STRUCT, rz_count);
+            zero_lazy(40'd0, {8'd0, mb_size8}, S_AFTER_STRUCT, rz_count, rz_any);
         end
     end
     S_SCAN: begin
@@ -2104,7 +2107,7 @@ always @* begin
     end
     S_RZF: begin
         // the pending lazily zeroed words go out (idle-port zeroing), then [za, ze) lazily
-        if (!rz_any) zero_lazy(z_a, z_e - z_a, zret_reg, rz_count);
+        if (!rz_any) zero_lazy(z_a, z_e - z_a, zret_reg, rz_count, rz_any);
     end
     S_BAIL: begin
         // one pass given up: the two passes from the start
