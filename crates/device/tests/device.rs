@@ -353,8 +353,7 @@ fn same_results(sim: Vec<Result<Image, JobError>>, cpu: Vec<Result<Image, JobErr
 
 #[test]
 fn sim_and_cpu_devices_give_identical_results() {
-    if std::process::Command::new("verilator").arg("--version").output().is_err() {
-        eprintln!("skipped: verilator is not installed (scripts/setup.sh installs it)");
+    if !heapwire_testkit::tool_present("verilator", "scripts/setup.sh installs it") {
         return;
     }
     // the memories of crates/sim's device tests: their simulator builds are reused
@@ -520,8 +519,7 @@ fn register_reads_beside_a_full_window_do_not_wait_for_it() {
 /// image and rejection is the `inproc:cpu` device's.
 #[test]
 fn sim_device_reloads_a_slot_into_the_running_core() {
-    if std::process::Command::new("verilator").arg("--version").output().is_err() {
-        eprintln!("skipped: verilator is not installed (scripts/setup.sh installs it)");
+    if !heapwire_testkit::tool_present("verilator", "scripts/setup.sh installs it") {
         return;
     }
     let social = Arc::new(Schema::new("social", load("bench/schemas/social.proto", LayoutOptions::default())));
