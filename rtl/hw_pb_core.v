@@ -802,6 +802,8 @@ wire [31:0] oslot = fr_sb_reg + {24'd0, ma_nms} + {16'd0, f_pidx};
 wire [39:0] soff40 = {8'd0, fr_off_reg};
 wire [39:0] fat = soff40 + {8'd0, f_off};
 wire [39:0] uat = soff40 + {8'd0, ma_unkoff};
+// the byte of the field's presence bit (S_SP0 reads it, S_SP_W2 writes it back)
+wire [39:0] pat = soff40 + {8'd0, ma_hasoff} + {27'd0, f_pidx[15:5], 2'b00} + {37'd0, f_pidx[4:3]};
 
 // the count and state memories (hw_pb_counts): asynchronous reads at the slots the
 // descriptor tables give this cycle (cslot, uslot, sslot, oslot); registered reads addressed
@@ -1914,7 +1916,7 @@ always @* begin
             end
         end else if (f_pres == 2'd1 && pass_reg) begin
             o_re = 1'b1;
-            o_ra = soff40 + {8'd0, ma_hasoff} + {27'd0, f_pidx[15:5], 2'b00} + {37'd0, f_pidx[4:3]};
+            o_ra = pat;
             state_next = S_SP_W1;
         end else begin
             state_next = sret_reg;
@@ -1927,11 +1929,10 @@ always @* begin
     S_SP_W1: state_next = S_SP_W1B;
     S_SP_W1B: state_next = S_SP_W2;
     S_SP_W2: begin
-        tmp40 = soff40 + {8'd0, ma_hasoff} + {27'd0, f_pidx[15:5], 2'b00} + {37'd0, f_pidx[4:3]};
-        tmp64 = rd_lane >> (8 * tmp40[2:0]);
+        tmp64 = rd_lane >> (8 * pat[2:0]);
         // (a root word still to be zeroed reads as zero)
         if (rz_pa_pending) tmp64 = 64'd0;
-        img_wr(tmp40, {56'd0, tmp64[7:0] | (8'd1 << f_pidx[2:0])}, 4'd1);
+        img_wr(pat, {56'd0, tmp64[7:0] | (8'd1 << f_pidx[2:0])}, 4'd1);
         state_next = sret_reg;
     end
 
@@ -2201,13 +2202,12 @@ wire [RZP-1:0] rz_lo_rel, rz_hi_rel;   // the allocation from its first word's s
 wire           rz_hit, rz2_hit, rz_zw;
 wire [RZB-1:0] rz_idx, rz2_idx;
 wire [39:0]    rz_zw_a;
-wire [39:0]    rz_pa = soff40 + {8'd0, ma_hasoff} + {27'd0, f_pidx[15:5], 2'b00} + {37'd0, f_pidx[4:3]};
 hw_pb_zeroer #(.OUT_WIDTH(OUT_WIDTH), .RZB(RZB)) zr (
     .clk(clk), .rst(rst),
     .arm(rz_arm), .arm_a(rz_arm_a), .arm_n(rz_arm_n), .clear(rz_clear),
     .z_set(z_set), .z_set_a(z_set_a), .z_set_n(z_set_n), .z_step(z_step),
     .we(o_we), .wa(o_wa), .hold(o_re || state_reg == S_SP_W1 || state_reg == S_SP_W1B || state_reg == S_SP_W2),
-    .we2(o2_we), .wa2(o2_a), .pa(rz_pa),
+    .we2(o2_we), .wa2(o2_a), .pa(pat),
     .zw(rz_zw), .zw_a(rz_zw_a), .hit(rz_hit), .hit_idx(rz_idx), .hit2(rz2_hit), .hit2_idx(rz2_idx),
     .pa_pending(rz_pa_pending), .any(rz_any), .count(rz_count), .lo_rel(rz_lo_rel), .hi_rel(rz_hi_rel),
     .za(z_a), .ze(z_e), .z_left(z_left), .z_n(z_n), .z_last(z_last)
