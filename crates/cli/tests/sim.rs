@@ -41,25 +41,20 @@ fn agree(common: &[&str], extra: &[&str], input: &[u8]) -> Output {
     sim
 }
 
-/// The hand-written files of a core: the names in rtl/<core>.f (`//` lines are comments).
-fn core_files(core: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(format!("{}/../../rtl/{core}.f", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("//")).map(String::from).collect()
-}
-
 #[test]
 fn compile_rtl_writes_the_cores() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let o = heapwire(&["compile", "crates/cpu/testdata/unit.proto", "-o", d, "--rtl"], b"");
     assert!(o.status.success(), "{}", stderr(&o));
-    for f in std::iter::once("unit_core.gen.v".to_string()).chain(core_files("hw_pb_core")) {
-        assert!(dir.path().join(&f).is_file(), "compile --rtl did not write {f}");
+    // (the hand-written files: crates/emit's SOURCES, which its tests keep equal to rtl/hw_pb_core.f)
+    for f in std::iter::once("unit_core.gen.v").chain(heapwire_emit::verilog::protobuf::SOURCES.iter().map(|(name, _)| *name)) {
+        assert!(dir.path().join(f).is_file(), "compile --rtl did not write {f}");
     }
     let o = heapwire(&["compile", "examples/expression_tree/expr.proto", "-o", d, "--rtl"], b"");
     assert!(o.status.success(), "{}", stderr(&o));
-    for f in ["expr_og_core.gen.v".to_string(), "hw_axi_wrap.v".to_string()].into_iter().chain(core_files("hw_og_core")) {
-        assert!(dir.path().join(&f).is_file(), "compile --rtl did not write {f}");
+    for f in ["expr_og_core.gen.v", "hw_axi_wrap.v"].into_iter().chain(heapwire_emit::verilog::objgraph::SOURCES.iter().map(|(name, _)| *name)) {
+        assert!(dir.path().join(f).is_file(), "compile --rtl did not write {f}");
     }
     // each core also on standard buses (rtl/hw_axi_wrap.v around it)
     for (f, module) in [("unit_core.gen.v", "module heapwire_axi #("), ("expr_og_core.gen.v", "module heapwire_og_axi #(")] {
