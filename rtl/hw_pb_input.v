@@ -29,12 +29,12 @@
  * registers themselves, as is `fresh`: they are decided a cycle ahead, from this cycle's
  * inputs taken as next cycle's values, so no path runs from the reader's position or the
  * bound registers through a compare into the shown set. Taken a cycle ahead:
- *   the position: where the reader will be is pos + step_len when it moves (step, the
- *     Stream Reader's adv_en / adv_len; a back skip is a length modulo 2^32), 0 after a
- *     restart or rst, else pos. So "at cur next cycle" is step_len == 0 or no step, and
- *     "at spec" is step_len == the 4-bit skip spec was decoded past (no step: that skip
- *     is 0): small compares on the late skip length, not the 32-bit sums (a restart
- *     compares pos and spec's position with 0, registers only);
+ *   the position: the reader is at pos + step_len next cycle when it moves (step, the
+ *     Stream Reader's adv_en / adv_len; a back skip is a length modulo 2^32), else at pos;
+ *     so "at cur" is no step or step_len == 0, and "at spec" is step_len == the 4-bit
+ *     skip spec was decoded past: small compares on the late skip length, not the 32-bit
+ *     sums. After a restart (0 next cycle; never with a step) or rst the shown set is cur
+ *     and not fresh (comparing positions says the same unless spec's wrapped past 2^32);
  *   the bounds: fr_end_next and vend_next, the values fr_end and vend hold next cycle,
  *     compared with this cycle's fr_end, fr_end_up, fr_end_dn and vend.
  * cur_num_next / spec_num_next are combinational (the sets' register inputs, for a table
@@ -120,28 +120,31 @@ always @(posedge clk) begin
 end
 
 // ---------------------------------------------------------------- next cycle's selects
-// where the reader is next cycle, against the two sets' positions (pos, s_pos): 0 after a
-// restart (or rst); pos + step_len when it moves; else pos
+// where the reader is next cycle, against the two sets' positions (pos, s_pos): pos +
+// step_len when it moves, else pos (then at_cur_n holds, so at_spec_n, which compares
+// step_len alone, does not matter to shown_spec or fresh). A restart (never with a step:
+// the reader takes nothing in a start cycle) or rst puts it at 0, where neither set is
+// unless cur is (spec's position pos + s_skip would have to wrap past 2^32): shown is cur
+// then either way, and not fresh.
 wire          to_zero = rst || restart;
-wire          at_cur_n = to_zero ? pos == 32'd0 : !step || step_len == 32'd0;
-wire          at_spec_n = to_zero ? s_pos == 32'd0 : step ? step_len == {28'd0, s_skip} : s_skip == 4'd0;
+wire          at_cur_n = rst || !step || step_len == 32'd0;
+wire          at_spec_n = step_len == {28'd0, s_skip};
 // the frame's end next cycle: the one now, the one below it (a pop), the child's (entered)
 wire          same_end_n = fr_end_next == fr_end;
 wire          up_end_n = fr_end_next == fr_end_up;
 wire          dn_end_n = fr_end_next == fr_end_dn;
-reg           at_cur_q = 1'b1, at_spec_q = 1'b0, same_end_q = 1'b1, up_end_q = 1'b0, fresh_q = 1'b0;
+reg           shown_spec_q = 1'b0, same_end_q = 1'b1, up_end_q = 1'b0, fresh_q = 1'b0;
 always @(posedge clk) begin
-    at_cur_q   <= at_cur_n;
-    at_spec_q  <= at_spec_n;
-    same_end_q <= same_end_n;
-    up_end_q   <= up_end_n;
-    fresh_q    <= !to_zero && (at_spec_n || at_cur_n) && (same_end_n || up_end_n || dn_end_n)
-                  && vend_next == vend;
+    // shown next cycle: spec when the reader is at its position (it skipped the field
+    // whole) and not at cur's (there spec, at the same place, never saw more), else cur
+    shown_spec_q <= at_spec_n && !at_cur_n;
+    same_end_q   <= same_end_n;
+    up_end_q     <= up_end_n;
+    fresh_q      <= !to_zero && (at_spec_n || at_cur_n) && (same_end_n || up_end_n || dn_end_n)
+                    && vend_next == vend;
 end
 
-// shown: spec when the reader is at its position (it skipped the field whole) and not at
-// cur's (there spec, at the same place, never saw more), else cur
-assign        shown_spec = at_spec_q && !at_cur_q;
+assign        shown_spec = shown_spec_q;
 wire [SW-1:0] shown = shown_spec ? spec_q : cur_q;
 // the tag value is the decodes' top 64 bits; its field number bits 34:3
 assign cur_num_next = c_dec[DW-1-29 -: 32];
