@@ -37,7 +37,12 @@
  * after it, decoded from the Stream Reader's window into registers, with the bytes left to
  * the bounds; the state machine decides on them a cycle later (waiting a cycle when they
  * are not `fresh`), so no path runs from the state register through the varint decoders
- * into the reader's advance.
+ * into the reader's advance. Which of its two sets it shows, `fresh` and the frame-end
+ * select of the bytes left are registers as well, decided a cycle ahead from the reader's
+ * move (its adv_en / adv_len: this cycle's skip, compared with 0 and the 4-bit skip of
+ * the speculative set) and the bounds' next values (fr_end_next, vend_next), so no path
+ * runs from the reader's position or the end registers through a compare into the set
+ * the state machine reads.
  */
 
 `resetall
