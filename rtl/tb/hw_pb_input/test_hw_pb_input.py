@@ -2,14 +2,18 @@
 protobuf core's input stage. A random stream of encoded fields (tags of 1-5 bytes of every
 wire type, values and lengths of 1-10 bytes, short and long strings, overlong tags,
 continuation bytes without end) read through a window with any number of valid bytes
-(garbage past them), a position that holds, skips the shown field whole, skips other
-amounts or jumps, skip hints, bounds that hold, pop, enter or move, and restarts. Checks, every cycle, against a
-model of the two registered decode sets (cur at the position, spec at the end of the
-shown field, or the hinted skip): which set is shown, the tag varint and the varint after it (found, length,
-value; every whole varint's value also against the official protobuf library's decoder),
-the 32-bit limit, the header length, the valid bytes, the bytes left to both bounds (the
-frame's end after a pop or entering a child too), and `fresh` (the shown set is at the
-position, bounds held or popped or entered, no restart)."""
+(garbage past them). The reader's move is given to the stage a cycle ahead, as the Stream
+Reader gives it (step, step_len): it holds (with a skip length that is not taken), skips
+the shown field whole or the hinted bytes, skips forward, back (a length modulo 2^32),
+16-64 bytes past spec's skip (same low bits), 0 bytes, or jumps, and restarts (to 0);
+the bounds' next values hold, pop, enter or move. Checks, every cycle, against a model of
+the two registered decode sets (cur at the position, spec at the end of the shown field,
+or the hinted skip) that compares positions: which set is shown (shown_spec), the tag
+varint and the varint after it (found, length, value; every whole varint's value also
+against the official protobuf library's decoder), the 32-bit limit, the header length,
+the valid bytes, the bytes left to both bounds (the frame's end after a pop or entering a
+child too), and `fresh` (the shown set is at the position, bounds held or popped or
+entered, no restart)."""
 
 import random
 import sys
