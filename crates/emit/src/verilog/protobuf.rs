@@ -398,8 +398,8 @@ const FIELD_ROW_BITS: u32 = {
 
 /// One field's `hw_pb_desc_field` outputs ({f_hit, f_kind, f_kwt, f_rep, f_closed, f_utf8,
 /// f_packable, f_off, f_pres, f_pidx, f_sub, f_slot, f_elem, f_size, f_ocase, f_ostor,
-/// f_osize, f_map}, widths [`FIELD_BITS`]) and whether it is a oneof member: the ROM's case
-/// entry and the loaded tables' row.
+/// f_osize, f_map}, widths [`FIELD_BITS`]) and whether it is a oneof member: the ROM's row
+/// and the loaded tables' row.
 fn field_values(schema: &CompiledSchema, m: &heapwire_schema::Message, s: &Slots, fi: usize) -> ([u32; 18], bool) {
     let f = &m.fields[fi];
     let (pres, pidx, oo) = match f.presence {
