@@ -44,7 +44,12 @@
  * after it, decoded from the Stream Reader's window into registers, with the bytes left to
  * the bounds; the state machine decides on them a cycle later (waiting a cycle when they
  * are not `fresh`), so no path runs from the state register through the varint decoders
- * into the reader's advance.
+ * into the reader's advance. Which of its two sets it shows, `fresh` and the frame-end
+ * select of the bytes left are registers as well, decided a cycle ahead from the reader's
+ * move (its adv_en / adv_len: this cycle's skip, compared with 0 and the 4-bit skip of
+ * the speculative set) and the bounds' next values (fr_end_next, vend_next), so no path
+ * runs from the reader's position or the end registers through a compare into the set
+ * the state machine reads.
  */
 
 `resetall
@@ -409,6 +414,8 @@ wire        rdr_start;
 reg         sk_en;
 reg [31:0]  sk_len;
 wire        rdr_ready;
+wire        rdr_adv;                     // the reader moves by rdr_adv_len this cycle
+wire [31:0] rdr_adv_len;
 wire [127:0] win;
 wire [4:0]  win_avail;
 wire [31:0] pos;
@@ -424,7 +431,7 @@ hw_stream_reader #(.DATA_WIDTH(IN_WIDTH), .ADDR_WIDTH(IN_ADDR_WIDTH), .WIN_BYTES
     .clk(clk), .rst(rst), .start(rdr_start), .in_len(in_len_reg),
     .mem_rd_en(in_rd_en), .mem_addr(in_addr), .mem_rd_data(in_rd_data),
     .rd_valid(sk_en), .rd_ready(rdr_ready), .rd_skip(1'b1), .rd_size(2'd0), .rd_skip_len(sk_len),
-    .rd_data(rdr_data), .rd_offset(rdr_offset), .rd_past_end(rdr_past),
+    .rd_data(rdr_data), .rd_offset(rdr_offset), .rd_past_end(rdr_past), .adv_en(rdr_adv), .adv_len(rdr_adv_len),
     .win_data(win), .win_avail(win_avail), .win_eof(rdr_eof), .offset(pos),
     .rem_bytes(rdr_rem), .at_end(rdr_at_end), .past_end(rdr_past_sticky)
 );
@@ -452,7 +459,9 @@ wire        ip_hint_en = state_reg == S_CONS || state_reg == S_STR4;
 wire [4:0]  ip_hint_fl = (ip_hint_len < 32'd16) ? {1'b0, ip_hint_len[3:0]} : 5'b10000;
 hw_pb_input inp (
     .clk(clk), .rst(rst), .restart(rdr_start), .win(win), .win_avail(win_avail), .pos(pos),
+    .step(rdr_adv), .step_len(rdr_adv_len),
     .fr_end(fr_end_reg), .fr_end_up(ip_fr_end_up), .fr_end_dn(c_end_reg), .vend(vend_reg),
+    .fr_end_next(fr_end_next), .vend_next(vend_next),
     .hint_en(ip_hint_en), .hint_fl(ip_hint_fl),
     .fresh(ip_fresh), .wav(ip_wav), .brem_fr(ip_brem_fr), .brem_v(ip_brem_v),
     .tag_val(ip_tag_val), .tag_len(ip_tag_len), .tag_found(ip_tag_found), .tag_o32(ip_tag_o32),
