@@ -321,7 +321,6 @@ wire       z_left, z_last;
 wire [OB_SHIFT:0] z_n;
 reg [31:0] ne_a_reg = 32'd0, ne_a_next;            // count-slot address
 reg [31:0] ne_stride_reg = 32'd0, ne_stride_next;
-reg [31:0] ne_n_reg = 32'd0, ne_n_next;
 reg [39:0] ne_arr_reg = 40'd0, ne_arr_next;
 reg [39:0] ne_at_reg = 40'd0, ne_at_next;          // {ptr,len} slot in the image
 reg [39:0] elem_reg = 40'd0, elem_next;            // result: element / field address
@@ -834,6 +833,26 @@ hw_pb_counts #(.CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS)) cm (
     .st_we(st_we), .st_wa(st_wa[ST_BITS-1:0]), .st_wd(st_wd),
     .ra_s(sslot[ST_BITS-1:0]), .ra_o(oslot[ST_BITS-1:0]), .st_q_s(st_q_s), .st_q_o(st_q_o)
 );
+// A new array's size, align8(count x element size), for S_NE0: registered in the cycle
+// before, from the asynchronous count read at the field's slot (cnt_q_c) and the field
+// table's element size, so the multiply ends at a register and no longer runs on into
+// S_NE0's capacity compare, bump allocation and zeroing decision. Computed in every cycle
+// from those two alone (no next-state logic in front of it); only S_NE0 reads it, and every
+// state entering S_NE0 sets ne_a_next = cslot and ne_stride_next = the same element size
+// (2 * PW for strings, which is what the tables give them) and writes no count, so it is
+// the count cnt_q_ne shows in S_NE0 times ne_stride_reg (checked in simulation below).
+// (Chosen over counts kept as byte sizes, which would change the count memory's meaning,
+// its 32-bit overflow and the pre-pass's packed counting.)
+wire [31:0] ne_sz_stride = is_str_kind ? 2 * PW : f_elem;
+reg  [39:0] ne_sz_reg = 40'd0;
+always @(posedge clk) ne_sz_reg <= align8({8'd0, cnt_q_c} * {8'd0, ne_sz_stride});
+`ifndef SYNTHESIS
+// (where S_NE0 allocates, ne_sz_reg is the size it stands for: checked in every simulation)
+always @(posedge clk)
+    if (state_reg == S_NE0 && filn_q == 32'd0 && !(fast_reg && filn_q >= cnt_q_ne)
+            && ne_sz_reg !== align8({8'd0, cnt_q_ne} * {8'd0, ne_stride_reg}))
+        $fatal(1, "hw_pb_core: S_NE0 array size %h, count %h x element %h", ne_sz_reg, cnt_q_ne, ne_stride_reg);
+`endif
 // the frame below the current one (hw_pb_frames): a registered read (block RAM style)
 // addressed with the next depth, this cycle's push forwarded past it, so stk_q is the
 // stack's entry depth_reg - 2 as the memory holds it in every cycle
@@ -1283,7 +1302,7 @@ always @* begin
     cmode_next = cmode_reg; crem_next = crem_reg; cdst_next = cdst_reg; cret_next = cret_reg;
     sret_next = sret_reg; zret_next = zret_reg;
     z_set = 1'b0; z_set_a = 40'd0; z_set_n = 40'd0; z_step = 1'b0;
-    ne_a_next = ne_a_reg; ne_stride_next = ne_stride_reg; ne_n_next = ne_n_reg; ne_arr_next = ne_arr_reg;
+    ne_a_next = ne_a_reg; ne_stride_next = ne_stride_reg; ne_arr_next = ne_arr_reg;
     ne_at_next = ne_at_reg; elem_next = elem_reg; s_len_next = s_len_reg; s_p_next = s_p_reg;
     s_dst_next = s_dst_reg; u_start_next = u_start_reg; c_msg_next = c_msg_reg; c_off_next = c_off_reg;
     c_end_next = c_end_reg; c_grp_next = c_grp_reg; c_id_next = c_id_reg; c_new_next = c_new_reg;
@@ -1837,11 +1856,10 @@ always @* begin
     // element slot of the repeated field whose {ptr,count} is at ne_at, count slot ne_a;
     // allocates the array on the first element. Result in elem_reg.
     S_NE0: begin
-        ne_n_next = filn_q;
         if (fast_reg && filn_q >= cnt_q_ne) begin
             state_next = S_BAIL;     // (an element the scan did not count: cannot happen)
         end else if (filn_q == 32'd0) begin
-            tmp40 = align8({8'd0, cnt_q_ne} * {8'd0, ne_stride_reg});
+            tmp40 = ne_sz_reg;       // align8(cnt_q_ne * ne_stride_reg), registered
             if (top_reg + tmp40 > OUT_BYTES) begin
                 fail(E_CAPACITY, t_pos_reg);
             end else begin
@@ -1850,7 +1868,8 @@ always @* begin
                 if (pair_fits(ne_at_reg)) begin
                     // {ptr, count 1} at once; element 0 after the zeroing
                     img_wr2(ne_at_reg, base_reg + {24'd0, top_reg}, 64'd1);
-                    fil_we = 1'b1; fil_wa = ne_a_reg; filn_wd = 32'd1; fila_wd = top_reg;
+                    fil_we = 1'b1; fil_wa = ne_a_reg; filn_wd = 32'd1;
+                    fila_wd = top_reg + {8'd0, ne_stride_reg};
                     elem_next = top_reg;
                     if (sret_reg == S_MSG3 && !hdr_on) begin
                         c_off_next = top_reg;
@@ -1865,9 +1884,10 @@ always @* begin
                 end
             end
         end else begin
-            // a later element: S_NE1 at once
-            tmp40 = fila_q + {8'd0, filn_q} * {8'd0, ne_stride_reg};
-            fil_we = 1'b1; fil_wa = ne_a_reg; filn_wd = filn_q + 32'd1; fila_wd = fila_q;
+            // a later element: S_NE1 at once (fila_q is its address, kept by the element before)
+            tmp40 = fila_q;
+            fil_we = 1'b1; fil_wa = ne_a_reg; filn_wd = filn_q + 32'd1;
+            fila_wd = fila_q + {8'd0, ne_stride_reg};
             img_wr(ne_at_reg + {8'd0, PW}, {32'd0, filn_q + 32'd1}, PW4);
             elem_next = tmp40;
             state_next = sret_reg;
@@ -1879,13 +1899,14 @@ always @* begin
         end
     end
     S_NE1: begin
-        fil_we = 1'b1; fil_wa = ne_a_reg; filn_wd = ne_n_reg + 32'd1; fila_wd = ne_arr_reg;
-        img_wr(ne_at_reg + {8'd0, PW}, {32'd0, ne_n_reg + 32'd1}, PW4);
-        elem_next = ne_arr_reg + {8'd0, ne_n_reg} * {8'd0, ne_stride_reg};
+        // (only after S_NE0's first element: element 0 at the array's address ne_arr)
+        fil_we = 1'b1; fil_wa = ne_a_reg; filn_wd = 32'd1; fila_wd = ne_arr_reg + {8'd0, ne_stride_reg};
+        img_wr(ne_at_reg + {8'd0, PW}, 64'd1, PW4);
+        elem_next = ne_arr_reg;
         state_next = sret_reg;
         if (sret_reg == S_MSG3 && !hdr_on) begin
             // (S_MSG3 without a header word)
-            c_off_next = ne_arr_reg + {8'd0, ne_n_reg} * {8'd0, ne_stride_reg};
+            c_off_next = ne_arr_reg;
             state_next = S_NI;
         end
     end
@@ -2282,7 +2303,7 @@ always @(posedge clk) begin
     t_len_reg <= t_len_next; vend_reg <= vend_next; pk_reg <= pk_next; raw_reg <= raw_next;
     cmode_reg <= cmode_next; crem_reg <= crem_next; cdst_reg <= cdst_next; cret_reg <= cret_next;
     sret_reg <= sret_next; zret_reg <= zret_next;
-    ne_a_reg <= ne_a_next; ne_stride_reg <= ne_stride_next; ne_n_reg <= ne_n_next; ne_arr_reg <= ne_arr_next;
+    ne_a_reg <= ne_a_next; ne_stride_reg <= ne_stride_next; ne_arr_reg <= ne_arr_next;
     ne_at_reg <= ne_at_next; elem_reg <= elem_next; s_len_reg <= s_len_next; s_p_reg <= s_p_next; s_p_q <= s_p_reg;
     s_dst_reg <= s_dst_next; u_start_reg <= u_start_next; c_msg_reg <= c_msg_next; c_off_reg <= c_off_next;
     c_end_reg <= c_end_next; c_grp_reg <= c_grp_next; c_id_reg <= c_id_next; c_new_reg <= c_new_next;
