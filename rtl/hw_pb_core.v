@@ -38,8 +38,10 @@
  * word address / lane-shifted data / byte enables), so the image read data of a request
  * made in cycle t is back in t + 3 and `done` waits for the last write to leave the writer.
  * The lazily zeroed allocation's words and the range zeroed at once are kept by hw_pb_zeroer
- * (armed, cleared, set and stepped by the state machine; its hits and idle-port write are
- * combinational from the same cycle's requests, not registered).
+ * (armed, cleared, set and stepped by the state machine; it checks the requests a cycle
+ * after they are made, from registers, as the writer's stage 1 holds them, and its hits
+ * and idle-port write go into the writer's stage 2; its `any` / `count` / `pa_pending`
+ * count the words whose hit is being checked as zeroed).
  * The input side goes through hw_pb_input (rtl/hw_pb_input.v): the tag and the varint
  * after it, decoded from the Stream Reader's window into registers, with the bytes left to
  * the bounds; the state machine decides on them a cycle later (waiting a cycle when they
@@ -2226,9 +2228,10 @@ end
 
 // ---------------------------------------------------------------- registers and memories
 // the lazy zeroer: one pass, it zeroes a pending word in a cycle the image port is idle
-// (rz_zw: no write and no read this cycle, and not between a presence-word read and its
-// write); a write (either port) to a pending word zeroes the allocation's bytes there too
-// (rz_hit, rz2_hit: combinational from this cycle's requests, registered in the writer)
+// (rz_zw: no write and no read in the request cycle, and not between a presence-word read
+// and its write); a write (either port) to a pending word zeroes the allocation's bytes
+// there too (rz_hit, rz2_hit). It checks the requests a cycle after they are made, from its
+// registered copies (the writer's stage 1): rz_zw and the hits go to the writer's stage 2.
 localparam RZP = RZB + OB_SHIFT + 1;
 wire [RZP-1:0] rz_lo_rel, rz_hi_rel;   // the allocation from its first word's start
 wire           rz_hit, rz2_hit, rz_zw;
@@ -2247,12 +2250,13 @@ hw_pb_zeroer #(.OUT_WIDTH(OUT_WIDTH), .RZB(RZB)) zr (
 wire           wr_pending;
 hw_pb_writer #(.OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH), .RZB(RZB)) wr (
     .clk(clk), .rst(rst),
-    .we(o_we || rz_zw), .wa(rz_zw ? rz_zw_a : o_wa), .wd(o_wd), .wbe(o_wbe), .wz(o_wz || rz_zw),
-    .wz_n(rz_zw ? {(OB_SHIFT+1){1'b0}} : o_wz_n),
-    .w2(o_w2), .w2d(o_w2d), .w2m(o_w2m), .rz_hit(rz_hit), .rz_idx(rz_idx),
-    .o2_we(o2_we), .o2_a(o2_a), .o2_d(o2_d), .o2_m(o2_m), .rz2_hit(rz2_hit), .rz2_idx(rz2_idx),
+    .we(o_we), .wa(o_wa), .wd(o_wd), .wbe(o_wbe), .wz(o_wz), .wz_n(o_wz_n),
+    .w2(o_w2), .w2d(o_w2d), .w2m(o_w2m),
+    .o2_we(o2_we), .o2_a(o2_a), .o2_d(o2_d), .o2_m(o2_m),
+    .re(o_re), .ra(o_ra),
+    .rz_hit(rz_hit), .rz_idx(rz_idx), .rz2_hit(rz2_hit), .rz2_idx(rz2_idx), .zw(rz_zw), .zw_a(rz_zw_a),
     .rz_lo_rel(rz_lo_rel), .rz_hi_rel(rz_hi_rel),
-    .re(o_re), .ra(o_ra), .pending(wr_pending), .rd_lane(rd_lane),
+    .pending(wr_pending), .rd_lane(rd_lane),
     .out_wr_en(out_wr_en), .out_wr_addr(out_wr_addr), .out_wr_data(out_wr_data), .out_wr_be(out_wr_be),
     .out_rd_en(out_rd_en), .out_rd_addr(out_rd_addr), .out_rd_data(out_rd_data),
     .out2_wr_en(out2_wr_en), .out2_wr_addr(out2_wr_addr), .out2_wr_data(out2_wr_data), .out2_wr_be(out2_wr_be)
