@@ -8,15 +8,19 @@
  *   stage 2  the port registers: word address, the data shifted to its byte lane, the byte
  *            enables (and the lazily zeroed bytes of the same word or'ed in).
  * So no path runs from the state machine's decision through the lane shifters and the
- * byte-enable masks: they start at stage 1's registers.
+ * byte-enable masks: they start at stage 1's registers. The zeroer (hw_pb_zeroer) checks
+ * the same requests from its copies of stage 1's registers: its hits (`rz_hit`, `rz2_hit`)
+ * and the allocation (`rz_lo_rel`, `rz_hi_rel`) come in the cycle the request is in stage
+ * 1 and widen stage 2's byte enables; its own zero write (`zw`, `zw_a`: only when stage 1
+ * has no port-1 write) goes straight into stage 2, on port 1.
  *
  * Every request (port 1 writes, port 2 writes, reads) takes the same two cycles, so the
  * memory sees them in the order and with the spacing the state machine issued them (the
  * read-modify-write of a presence word and the "port 2 never beside a read" rule hold as
  * the state machine keeps them). The read data of a request issued in cycle t is in
  * `rd_lane` in cycle t + 3 (the 64-bit lane holding the addressed byte).
- * `pending`: stage 1 holds a request not yet on the ports (a decode is over only when
- * its last write has reached them).
+ * `pending`: stage 1 holds a request not yet on the ports, or the zeroer's write is on
+ * its way to them (a decode is over only when its last write has reached them).
  */
 
 `resetall
@@ -33,7 +37,7 @@ module hw_pb_writer #(
     input  wire                      clk,
     input  wire                      rst,
 
-    // requests, combinational from the state machine
+    // requests, combinational from the state machine (stage 1 registers them)
     input  wire                      we,           // port 1 write of byte address wa
     input  wire [39:0]               wa,
     input  wire [63:0]               wd,           // plain write: wbe bytes of wd, lane-aligned at wa[2:0]
@@ -43,19 +47,24 @@ module hw_pb_writer #(
     input  wire                      w2,           // up to 16 bytes w2d (mask w2m) from wa (one word)
     input  wire [127:0]              w2d,
     input  wire [15:0]               w2m,
-    input  wire                      rz_hit,       // port 1 also zeroes the lazily zeroed word rz_idx
-    input  wire [RZB-1:0]            rz_idx,
     input  wire                      o2_we,        // port 2: up to 16 bytes o2_d (mask o2_m) from o2_a
     input  wire [39:0]               o2_a,
     input  wire [127:0]              o2_d,
     input  wire [15:0]               o2_m,
-    input  wire                      rz2_hit,      // port 2 also zeroes the lazily zeroed word rz2_idx
+    input  wire                      re,           // read of the word holding byte ra
+    input  wire [39:0]               ra,
+    // the zeroer's answers for the requests in stage 1 (from registers): port 1's / port 2's
+    // write also zeroes the lazily zeroed word rz_idx / rz2_idx; port 1 (idle in stage 1)
+    // zeroes the allocation's bytes of the word of byte zw_a
+    input  wire                      rz_hit,
+    input  wire [RZB-1:0]            rz_idx,
+    input  wire                      rz2_hit,
     input  wire [RZB-1:0]            rz2_idx,
+    input  wire                      zw,           // (rz_hit and rz_idx name zw's word then)
+    input  wire [39:0]               zw_a,
     // the lazily zeroed allocation, relative to its first word's start (RZP bits)
     input  wire [RZB+$clog2(OUT_WIDTH/8):0] rz_lo_rel,
     input  wire [RZB+$clog2(OUT_WIDTH/8):0] rz_hi_rel,
-    input  wire                      re,           // read of the word holding byte ra
-    input  wire [39:0]               ra,
 
     output wire                      pending,
     output wire [63:0]               rd_lane,
@@ -98,15 +107,13 @@ initial begin
 end
 
 // ---------------------------------------------------------------- stage 1: the requests
-reg            s_we = 1'b0, s_wz = 1'b0, s_w2 = 1'b0, s_rz = 1'b0, s_o2 = 1'b0, s_rz2 = 1'b0, s_re = 1'b0;
+reg            s_we = 1'b0, s_wz = 1'b0, s_w2 = 1'b0, s_o2 = 1'b0, s_re = 1'b0;
 reg [39:0]     s_wa = 40'd0, s_o2a = 40'd0, s_ra = 40'd0;
 reg [63:0]     s_wd = 64'd0;
 reg [7:0]      s_wbe = 8'd0;
 reg [OB_SHIFT:0] s_wzn = {(OB_SHIFT+1){1'b0}};
 reg [127:0]    s_w2d = 128'd0, s_o2d = 128'd0;
 reg [15:0]     s_w2m = 16'd0, s_o2m = 16'd0;
-reg [RZB-1:0]  s_rzi = {RZB{1'b0}}, s_rz2i = {RZB{1'b0}};
-reg [RZP-1:0]  s_lo = {RZP{1'b0}}, s_hi = {RZP{1'b0}};
 
 always @(posedge clk) begin
     if (rst) begin
@@ -119,13 +126,11 @@ always @(posedge clk) begin
         s_re <= re;
     end
     s_wa <= wa; s_wd <= wd; s_wbe <= wbe; s_wz <= wz; s_wzn <= wz_n; s_w2 <= w2; s_w2d <= w2d; s_w2m <= w2m;
-    s_rz <= rz_hit; s_rzi <= rz_idx;
-    s_o2a <= o2_a; s_o2d <= o2_d; s_o2m <= o2_m; s_rz2 <= rz2_hit; s_rz2i <= rz2_idx;
-    s_lo <= rz_lo_rel; s_hi <= rz_hi_rel;
+    s_o2a <= o2_a; s_o2d <= o2_d; s_o2m <= o2_m;
     s_ra <= ra;
 end
 
-assign pending = s_we || s_o2 || s_re;
+assign pending = s_we || s_o2 || s_re || zw;
 
 // ---------------------------------------------------------------- stage 2: the ports
 // 64-bit lane of the output word
@@ -156,8 +161,8 @@ function [OB-1:0] rz_bytes;
         end
     end
 endfunction
-wire [OB-1:0] rz_mask = rz_bytes(s_rzi, s_lo, s_hi);
-wire [OB-1:0] rz2_mask = rz_bytes(s_rz2i, s_lo, s_hi);
+wire [OB-1:0] rz_mask = rz_bytes(rz_idx, rz_lo_rel, rz_hi_rel);
+wire [OB-1:0] rz2_mask = rz_bytes(rz2_idx, rz_lo_rel, rz_hi_rel);
 /* verilator lint_off UNUSEDSIGNAL */
 // zero writes: wz_n bytes from the byte lane of wa
 wire [OB:0] wz_ones = ({{OB{1'b0}}, 1'b1} << s_wzn) - {{OB{1'b0}}, 1'b1};
@@ -177,18 +182,19 @@ always @(posedge clk) begin
         out_rd_en <= 1'b0;
         out2_wr_en <= 1'b0;
     end else begin
-        out_wr_en <= s_we && (s_wa < OUT_BYTES);
+        out_wr_en <= (s_we && (s_wa < OUT_BYTES)) || (zw && (zw_a < OUT_BYTES));
         out_rd_en <= s_re && (s_ra < OUT_BYTES);
         out2_wr_en <= s_o2 && (s_o2a < OUT_BYTES);
     end
-    out_wr_addr <= s_wa[OB_SHIFT +: OUT_ADDR_WIDTH];
-    out_wr_data <= s_wz ? {OUT_WIDTH{1'b0}} : s_w2 ? w2_sh[OUT_WIDTH-1:0] : wd_ext << (64 * {29'd0, wa_lane});
-    out_wr_be <= (s_wz ? wz_mask : s_w2 ? w2_msk[OB-1:0] : wbe_ext << (8 * {29'd0, wa_lane}))
-                 | (s_rz ? rz_mask : {OB{1'b0}});
+    // (zw: no port-1 request in stage 1)
+    out_wr_addr <= zw ? zw_a[OB_SHIFT +: OUT_ADDR_WIDTH] : s_wa[OB_SHIFT +: OUT_ADDR_WIDTH];
+    out_wr_data <= (s_wz || zw) ? {OUT_WIDTH{1'b0}} : s_w2 ? w2_sh[OUT_WIDTH-1:0] : wd_ext << (64 * {29'd0, wa_lane});
+    out_wr_be <= (zw ? {OB{1'b0}} : s_wz ? wz_mask : s_w2 ? w2_msk[OB-1:0] : wbe_ext << (8 * {29'd0, wa_lane}))
+                 | (rz_hit ? rz_mask : {OB{1'b0}});
     out2_wr_addr <= s_o2a[OB_SHIFT +: OUT_ADDR_WIDTH];
     // (o2_sh is zero outside the request's bytes)
     out2_wr_data <= o2_sh[OUT_WIDTH-1:0];
-    out2_wr_be <= o2_msk[OB-1:0] | (s_rz2 ? rz2_mask : {OB{1'b0}});
+    out2_wr_be <= o2_msk[OB-1:0] | (rz2_hit ? rz2_mask : {OB{1'b0}});
     out_rd_addr <= s_ra[OB_SHIFT +: OUT_ADDR_WIDTH];
     rlane_reg <= s_ra[OB_SHIFT-1:0];
     rlane_q <= rlane_reg;

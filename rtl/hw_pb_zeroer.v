@@ -10,30 +10,46 @@
  * decode starts, one pass is given up); it sets the range (`z_set`, `z_set_a`, `z_set_n`; S_RZF
  * keeps an allocation waiting there too) and, in S_ZERO, writes `z_n` zero bytes at `za`
  * and steps (`z_step`: za moves past them; `z_last`: they end the range, `z_left`: some
- * bytes are left). This module keeps which words are still to be zeroed (`need`, bit i = the allocation's word i counted from the word holding
- * `lo`) and answers, for this cycle's image-port requests:
- *   zw, zw_a       its own zero write on port 1: port 1 has no request and may be used
- *                  (`hold` low) and some word is pending: the lowest one, word address zw_a
- *                  (byte address of the word's first byte);
- *   hit, hit_idx   port 1's write (the state machine's, or zw) lands on pending word
- *                  hit_idx: the writer widens its byte enables to the allocation's bytes
- *                  there (the data is zero there), and the word is no longer pending;
- *   hit2, hit2_idx the same for port 2's write;
+ * bytes are left).
+ * This module keeps which words are still to be zeroed (`need`, bit i = the allocation's
+ * word i counted from the word holding `lo`). It checks the image-port requests a cycle
+ * after the state machine made them: it registers them (`rq_*`, the same requests the
+ * writer's stage 1 holds) and answers, for the requests so registered:
+ *   zw, zw_a       its own zero write on port 1: the registered port 1 has no request and
+ *                  was not held (`hold` low when it was made), and some word is pending:
+ *                  the lowest one, word address zw_a (byte address of the word's first
+ *                  byte); the writer puts it straight into its stage 2 (the port
+ *                  registers), so it reaches port 1 in the slot the idle request left;
+ *   hit, hit_idx   port 1's registered write (or zw) lands on pending word hit_idx: the
+ *                  writer widens that write's byte enables to the allocation's bytes there
+ *                  (the data is zero there), and the word is no longer pending;
+ *   hit2, hit2_idx the same for port 2's registered write;
+ * and, to the state machine in this cycle, with those hits taken out (a word whose write
+ * is being checked counts as zeroed: that write reaches its port before any request made
+ * now, so a read made now sees it):
  *   pa_pending     byte pa is in the allocation and its word is pending (it reads as zero:
  *                  the presence-word read-modify-write);
  *   any, count     some word / how many words are pending;
  *   lo_rel, hi_rel the allocation relative to its first word's start, for the writer's masks.
+ * The requests made in the cycle of an `arm` are not checked, and there is no zw in the
+ * cycle after it (the state machine arms only while `any` is low: nothing was pending for
+ * them). So the pending words after the checks of cycle t + 1 are those the combinational
+ * checks of cycle t left: the same words zeroed, on the same port cycles, and the same
+ * `any`, `count`, `pa_pending` in every cycle as when the checks were not registered.
+ * Requests in flight (made now, checked next cycle) cannot be clobbered by zw: zw's write
+ * reaches port 1 a cycle before any of them, so a zw on a word one of them writes is a zero
+ * write first and the data write (not widened: the word is no longer pending) after it.
  *
- * Registered and unregistered boundaries: `need`, `lo`, `hi`, `za`, `ze` are registers here,
- * so `any`, `count`, `zw_a`, `lo_rel`, `hi_rel`, `za`, `ze`, `z_left`, `z_n`, `z_last` come
- * from registers only. `zw`, `hit*` and
- * `pa_pending` are NOT registered: they are combinational from this cycle's requests
- * (`we`, `wa`, `hold`, `we2`, `wa2`, `pa`), which the state machine makes combinationally
- * in the same cycle; the writer (hw_pb_writer) registers them with the request. The
- * arm/clear inputs and the hits take effect at the clock edge.
+ * Registered and unregistered boundaries: `need`, `lo`, `hi`, `za`, `ze` and the
+ * registered requests `rq_*` are registers here, so `zw`, `zw_a`, `hit*`, `any`, `count`,
+ * `lo_rel`, `hi_rel`, `za`, `ze`, `z_left`, `z_n`, `z_last` come from registers only: the
+ * hit compares, the writer's widened byte enables and the `need` update start at
+ * registers, not at the state machine's requests. `pa_pending` is combinational from `pa`
+ * (the state machine's address this cycle) and registers. The arm/clear inputs and the
+ * hits take effect at the clock edge.
  *
- * The next `need`: 0 on `clear` (or `rst`), else (`arm` ? the armed allocation's words :
- * `need`) without the words hit on either port. `arm` with `clear` still sets lo and hi.
+ * The next `need`: 0 on `clear` (or `rst`), else `arm` ? the armed allocation's words :
+ * `need` without the words hit on either port. `arm` with `clear` still sets lo and hi.
  * The next `za`: `z_set_a` on `z_set`, else past this cycle's z_n bytes on `z_step` (when z_left).
  */
 
@@ -60,20 +76,23 @@ module hw_pb_zeroer #(
     input  wire [39:0]               z_set_n,
     input  wire                      z_step,       // z_n bytes at za are zeroed this cycle
 
-    // this cycle's image-port requests (combinational from the state machine)
+    // this cycle's image-port requests (combinational from the state machine), registered
+    // here and checked in the next cycle
     input  wire                      we,           // port 1 writes the word of byte wa
     input  wire [39:0]               wa,
     input  wire                      hold,         // port 1 must stay idle
     input  wire                      we2,          // port 2 writes the word of byte wa2
     input  wire [39:0]               wa2,
-    input  wire [39:0]               pa,           // a byte read: is it still to be zeroed
+    input  wire [39:0]               pa,           // a byte read now: is it still to be zeroed
 
+    // for the requests registered last cycle (from registers)
     output wire                      zw,           // this module's zero write on port 1
     output wire [39:0]               zw_a,
     output wire                      hit,          // port 1's write zeroes pending word hit_idx
     output wire [RZB-1:0]            hit_idx,
     output wire                      hit2,         // port 2's write zeroes pending word hit2_idx
     output wire [RZB-1:0]            hit2_idx,
+    // for the state machine now, this cycle's hits taken out
     output wire                      pa_pending,
     output wire                      any,
     output wire [RZB:0]              count,
@@ -156,21 +175,47 @@ function [RZB:0] popcount;
     end
 endfunction
 
-assign any = need_reg != {RZW{1'b0}};
-assign count = popcount(need_reg);
+// the requests, registered: checked a cycle after they were made (rq_chk: not made in an
+// arm's cycle)
+reg         rq_we = 1'b0, rq_we2 = 1'b0, rq_hold = 1'b0, rq_chk = 1'b0;
+reg [39:0]  rq_wa = 40'd0, rq_wa2 = 40'd0;
+always @(posedge clk) begin
+    if (rst) begin
+        rq_we <= 1'b0;
+        rq_we2 <= 1'b0;
+        rq_chk <= 1'b0;
+    end else begin
+        rq_we <= we;
+        rq_we2 <= we2;
+        rq_chk <= !arm;
+    end
+    rq_wa <= wa;
+    rq_wa2 <= wa2;
+    rq_hold <= hold;
+end
+
 wire [RZB-1:0] low = lowest(need_reg);
-assign zw = any && !we && !hold;
+assign zw = rq_chk && need_reg != {RZW{1'b0}} && !rq_we && !rq_hold;
 assign zw_a = {lo_reg[39:OB_SHIFT] + {{(40-OB_SHIFT-RZB){1'b0}}, low}, {OB_SHIFT{1'b0}}};
 
-// port 1 (the state machine's write, or this module's own) and port 2
-wire [RZB:0] w1 = word_of(zw ? zw_a : wa, lo_reg, need_reg);
-wire [RZB:0] w2 = word_of(wa2, lo_reg, need_reg);
-assign hit = (we || zw) && w1[RZB];
-assign hit_idx = hit ? w1[RZB-1:0] : {RZB{1'b0}};
-assign hit2 = we2 && w2[RZB];
-assign hit2_idx = we2 ? w2[RZB-1:0] : {RZB{1'b0}};
+// port 1 (the state machine's registered write, or this module's own: its word is the
+// lowest pending one) and port 2
+wire [RZB:0] w1 = word_of(rq_wa, lo_reg, need_reg);
+wire [RZB:0] w2 = word_of(rq_wa2, lo_reg, need_reg);
+assign hit = zw || (rq_chk && rq_we && w1[RZB]);
+assign hit_idx = zw ? low : hit ? w1[RZB-1:0] : {RZB{1'b0}};
+assign hit2 = rq_chk && rq_we2 && w2[RZB];
+assign hit2_idx = rq_we2 ? w2[RZB-1:0] : {RZB{1'b0}};
 
-wire [RZB:0] wp = word_of(pa, lo_reg, need_reg);
+wire [RZW-1:0] hit_mask = hit ? {{(RZW-1){1'b0}}, 1'b1} << hit_idx : {RZW{1'b0}};
+wire [RZW-1:0] hit2_mask = hit2 ? {{(RZW-1){1'b0}}, 1'b1} << hit2_idx : {RZW{1'b0}};
+// pending once this cycle's hits are out
+wire [RZW-1:0] need_left = need_reg & ~hit_mask & ~hit2_mask;
+
+assign any = need_left != {RZW{1'b0}};
+assign count = popcount(need_left);
+
+wire [RZB:0] wp = word_of(pa, lo_reg, need_left);
 assign pa_pending = pa >= lo_reg && pa < hi_reg && wp[RZB];
 
 // (lo_rel: lo's byte within its word; hi_rel: hi from that word's start)
@@ -185,12 +230,10 @@ assign z_left = za < ze;
 assign z_n = z_now[OB_SHIFT:0];
 assign z_last = za + z_now >= ze;
 
-wire [RZW-1:0] hit_mask = hit ? {{(RZW-1){1'b0}}, 1'b1} << hit_idx : {RZW{1'b0}};
-wire [RZW-1:0] hit2_mask = hit2 ? {{(RZW-1){1'b0}}, 1'b1} << hit2_idx : {RZW{1'b0}};
-
 always @(posedge clk) begin
     if (rst || clear) need_reg <= {RZW{1'b0}};
-    else need_reg <= (arm ? words_of(arm_a, arm_n) : need_reg) & ~hit_mask & ~hit2_mask;
+    else if (arm) need_reg <= words_of(arm_a, arm_n);
+    else need_reg <= need_left;
     if (arm) begin
         lo_reg <= arm_a;
         hi_reg <= arm_a + arm_n;

@@ -1,9 +1,11 @@
 """cocotb testbench for rtl/hw_pb_writer.v (cocotb 2.x): random write, zero, 16-byte, port-2
-and read requests, each with or without a lazily zeroed word or'ed in, against a Python
-model of the output memory. Checks the ports' timing (every request reaches its port
-exactly two cycles after it was made, in order), the word address, data and byte enables
-(through the memory they produce), the read lane three cycles after the request, that
-requests beyond the memory are dropped, and `pending`."""
+and read requests, each with or without a lazily zeroed word or'ed in (the zeroer's answer,
+given a cycle after the request, while the request is in stage 1), and the zeroer's own
+zero writes (given in a cycle stage 1 has no port-1 write), against a Python model of the
+output memory. Checks the ports' timing (every request reaches its port exactly two cycles
+after it was made, in order; a zeroer write the cycle after it was given), the word
+address, data and byte enables (through the memory they produce), the read lane three
+cycles after the request, that requests beyond the memory are dropped, and `pending`."""
 
 import random
 import sys
@@ -32,6 +34,9 @@ def expected(req, ob, ob_shift, mem_words):
     """The port writes one request makes: [(port, word, {byte: value})], and the read word."""
     writes, read = [], None
     cap = mem_words * ob
+    if req["zw"] and req["zw_a"] < cap:
+        writes.append((1, req["zw_a"] >> ob_shift,
+                       {b: 0 for b in range(ob) if rz_bytes(req["rz_idx"], req["lo"], req["hi"], ob, ob_shift) >> b & 1}))
     if req["we"] and req["wa"] < cap:
         wa = req["wa"]
         word, lane_byte = wa >> ob_shift, wa & (ob - 1)
@@ -67,7 +72,7 @@ def random_request(rng, ob, ob_shift, mem_words):
     cap = mem_words * ob
     addr = lambda: rng.randrange(cap, cap + 2 * ob) if rng.random() < 0.05 else rng.randrange(cap)
     req = dict(we=0, wa=0, wd=0, wbe=0, wz=0, wz_n=0, w2=0, w2d=0, w2m=0, rz_hit=0, rz_idx=0,
-               o2_we=0, o2_a=0, o2_d=0, o2_m=0, rz2_hit=0, rz2_idx=0, re=0, ra=0,
+               o2_we=0, o2_a=0, o2_d=0, o2_m=0, rz2_hit=0, rz2_idx=0, re=0, ra=0, zw=0, zw_a=0,
                lo=rng.randrange(ob), hi=0)
     req["hi"] = req["lo"] + rng.randrange((1 << RZB) * ob - req["lo"] + 1)
     kind = rng.choice(["plain", "zero", "w16", "none"])
@@ -91,6 +96,9 @@ def random_request(rng, ob, ob_shift, mem_words):
             req["w2d"] = rng.getrandbits(8 * n)
         if rng.random() < 0.3:
             req["rz_hit"], req["rz_idx"] = 1, rng.randrange(1 << RZB)
+    elif rng.random() < 0.5:
+        # the zeroer's write in the slot an idle port 1 leaves (its word: rz_idx)
+        req["zw"], req["zw_a"], req["rz_hit"], req["rz_idx"] = 1, addr() & ~(ob - 1), 1, rng.randrange(1 << RZB)
     if rng.random() < 0.3:
         req["o2_we"] = 1
         req["o2_a"] = addr()
@@ -104,12 +112,15 @@ def random_request(rng, ob, ob_shift, mem_words):
     return req
 
 
-def drive(dut, req):
-    for k in ("we", "wa", "wd", "wbe", "wz", "wz_n", "w2", "w2d", "w2m", "rz_hit", "rz_idx",
-              "o2_we", "o2_a", "o2_d", "o2_m", "rz2_hit", "rz2_idx", "re", "ra"):
+def drive(dut, req, prev):
+    """This cycle's request, and the zeroer's answers for the request of the cycle before
+    (in stage 1 now)."""
+    for k in ("we", "wa", "wd", "wbe", "wz", "wz_n", "w2", "w2d", "w2m", "o2_we", "o2_a", "o2_d", "o2_m", "re", "ra"):
         getattr(dut, k).value = req[k]
-    dut.rz_lo_rel.value = req["lo"]
-    dut.rz_hi_rel.value = req["hi"]
+    for k in ("rz_hit", "rz_idx", "rz2_hit", "rz2_idx", "zw", "zw_a"):
+        getattr(dut, k).value = prev[k]
+    dut.rz_lo_rel.value = prev["lo"]
+    dut.rz_hi_rel.value = prev["hi"]
 
 
 @cocotb.test()
@@ -120,8 +131,8 @@ async def test_requests_reach_the_ports(dut):
     rng = random.Random(seed_for("pb_writer") + ob)
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     idle = random_request(random.Random(0), ob, ob_shift, mem_words)
-    idle.update(we=0, o2_we=0, re=0)
-    drive(dut, idle)
+    idle.update(we=0, o2_we=0, re=0, zw=0)
+    drive(dut, idle, idle)
     dut.rst.value = 1
     dut.out_rd_data.value = 0
     await RisingEdge(dut.clk)
@@ -131,11 +142,11 @@ async def test_requests_reach_the_ports(dut):
     n = 1500
     reqs = [random_request(rng, ob, ob_shift, mem_words) for _ in range(n)] + [idle] * 4
     mem = [rng.getrandbits(8 * ob) for _ in range(mem_words)]
-    checked = {"w1": 0, "w2": 0, "rd": 0, "rz": 0, "dropped": 0}
+    checked = {"w1": 0, "w2": 0, "rd": 0, "rz": 0, "zw": 0, "dropped": 0}
     read_q = {}   # cycle the lane is due -> (byte address, word value at the read)
     for t, req in enumerate(reqs):
         answer = None   # the word the memory answers the read port with, next cycle
-        drive(dut, req)
+        drive(dut, req, reqs[t - 1] if t >= 1 else idle)
         await ReadOnly()
         # the ports now show the request of cycle t - 2
         if t >= 2:
@@ -147,7 +158,7 @@ async def test_requests_reach_the_ports(dut):
                 if p not in want_ports:
                     assert int(en.value) == 0, f"cycle {t}: port {p} writes, no request"
                     r = reqs[t - 2]
-                    if (p == 1 and r["we"]) or (p == 2 and r["o2_we"]):
+                    if (p == 1 and (r["we"] or r["zw"])) or (p == 2 and r["o2_we"]):
                         checked["dropped"] += 1
                     continue
                 word, bytes_ = want_ports[p]
@@ -160,6 +171,7 @@ async def test_requests_reach_the_ports(dut):
                     got = (d_v >> (8 * b)) & 0xFF
                     assert got == (0 if v is None else v), f"cycle {t}: port {p} byte {b}: {got:x}"
                 checked["w1" if p == 1 else "w2"] += 1
+                checked["zw"] += int(p == 1 and reqs[t - 2]["zw"])
                 if (reqs[t - 2]["rz_hit"] if p == 1 else reqs[t - 2]["rz2_hit"]):
                     checked["rz"] += 1
             if read is not None:
@@ -168,10 +180,11 @@ async def test_requests_reach_the_ports(dut):
                 read_q[t + 1] = (read, answer)
             else:
                 assert int(dut.out_rd_en.value) == 0, f"cycle {t}: read, no request"
-        # pending: stage 1 holds the request of cycle t - 1
+        # pending: stage 1 holds the request of cycle t - 1, or the zeroer's write is given
         if t >= 1:
             r = reqs[t - 1]
-            assert int(dut.pending.value) == int(bool(r["we"] or r["o2_we"] or r["re"])), f"cycle {t}: pending"
+            assert int(dut.pending.value) == int(bool(r["we"] or r["o2_we"] or r["re"] or r["zw"])), \
+                f"cycle {t}: pending"
         # the read lane of a request made in cycle t - 3
         if t in read_q:
             a, word = read_q.pop(t)
@@ -184,7 +197,8 @@ async def test_requests_reach_the_ports(dut):
         if answer is not None:
             dut.out_rd_data.value = answer
     # every kind was seen and checked often enough for the bars to mean something
-    for k, at_least in (("w1", n // 2), ("w2", n // 8), ("rd", n // 20), ("rz", n // 10), ("dropped", 10)):
+    for k, at_least in (("w1", n // 2), ("w2", n // 8), ("rd", n // 20), ("rz", n // 10), ("zw", n // 20),
+                        ("dropped", 10)):
         assert checked[k] >= at_least, f"only {checked[k]} {k} checks"
 
 

@@ -5,15 +5,29 @@ test_range_at_once).
 The model keeps the allocation byte by byte: arming [a, a+n) makes its bytes dirty; a write
 on either port to a word with dirty bytes cleans the allocation's bytes in that word (the
 writer widens the write's byte enables to them); a clear (or reset) cleans everything. The
-module's word-level view is checked against it every cycle: `any`, `count` (words holding
-dirty bytes), the idle-port write (`zw` only when port 1 has no request, `hold` is low and
-something is dirty; the lowest dirty word first), the hits of both ports (a hit exactly when
-the written word holds dirty bytes, with its index from the allocation's first word),
-`pa_pending` (the probed byte is dirty), and `lo_rel` / `hi_rel` (the writer's masks, which
-must cover exactly the allocation's bytes of a word). Random sequences with a fixed seed:
-allocations armed while nothing is pending (as the core arms them), at any alignment and
-size up to 2^RZB words, writes in and around them, holds, clears; 64-, 128- and 256-bit
-words, and RZB=2 (a 4-word allocation, so the whole allocation is often the edge case).
+zeroer checks each cycle's requests a cycle later (it registers them, as the writer's stage
+1 does), and the model does the same: in cycle t it answers for the requests of cycle t - 1
+(none checked when t - 1 armed). The module's word-level view is checked against it every
+cycle: the idle-port write (`zw` only when the registered port 1 has no request, was not
+held and something is dirty; the lowest dirty word first), the hits of both registered
+ports (a hit exactly when the written word holds dirty bytes, with its index from the
+allocation's first word), and, with those hits taken out (words whose write is checked now
+count as clean), `any`, `count` (words holding dirty bytes) and `pa_pending` (the probed
+byte of this cycle is dirty), and `lo_rel` / `hi_rel` (the writer's masks, which must cover
+exactly the allocation's bytes of a word). Random sequences with a fixed seed: allocations
+armed whenever `any` is low (as the core arms them; often while the last words' hits are
+still being checked), at any alignment and size up to 2^RZB words, writes in and around
+them (none into an allocation in the cycle that arms it, and port 2 only beside a port-1
+write to another word, as in the core), holds, clears;
+64-, 128- and 256-bit words, and RZB=2 (a 4-word allocation, so the whole allocation is
+often the edge case).
+
+Beside the word-level model, an image-level one: the output memory's bytes as the writer
+puts the module's answers on the ports (zw in the cycle after it, a request with its
+widened byte enables two cycles after it was made; the bytes zeroed are the writer's
+masks from `hit_idx`, `lo_rel`, `hi_rel`). An armed allocation starts as garbage; every
+time `any` falls, each of its bytes must hold zero or the last data written to it, so a
+word zeroed after a data write to it, or left unzeroed, fails.
 """
 
 import random
@@ -87,13 +101,66 @@ def random_step(rng, m, ob, rzw, arm_ok):
             return rng.randrange(1 << 40)
         return max(0, rng.randrange(base - 2 * ob, base + (rzw + 2) * ob))
 
+    def outside_new(a):
+        """(the core writes nothing into an allocation in the cycle that arms it)"""
+        return not step["arm"] or not step["arm_a"] <= a < step["arm_a"] + step["arm_n"]
+
     if rng.random() < 0.4:
         step.update(we=1, wa=near())
     step["hold"] = int(rng.random() < 0.2)
-    if rng.random() < 0.25:
-        step.update(we2=1, wa2=near())
+    if rng.random() < 0.3:
+        # (in the core port 2 writes only beside a port-1 write, to another word)
+        step.update(we=1, we2=1, wa2=near())
+        if not step["wa"]:
+            step["wa"] = near()
+        if m.word(step["wa2"]) == m.word(step["wa"]):
+            step["wa2"] += ob
+    if not outside_new(step["wa"]):
+        step["we"] = 0
+    if not outside_new(step["wa2"]) or not step["we"]:
+        step["we2"] = 0
     step["pa"] = near() if rng.random() < 0.7 else rng.choice([m.lo, m.hi, max(0, m.lo - 1), max(0, m.hi - 1)])
     return step
+
+
+class Image:
+    """The output memory's bytes the zeroer's answers produce (see the module docstring):
+    data writes put a byte (a value unique to the write) at their address; the zeroing
+    clears the allocation's bytes of a word, except the byte a data write in the same port
+    write puts there."""
+
+    GARBAGE = "garbage"
+
+    def __init__(self):
+        self.mem, self.want = {}, {}
+        self.alloc = None           # the allocation's bytes, while it is to be checked
+        self.serial = 0
+
+    def arm(self, lo, hi):
+        self.alloc = range(lo, hi)
+        for b in self.alloc:
+            self.mem[b], self.want[b] = self.GARBAGE, 0
+
+    def forget(self):
+        self.alloc = None
+
+    def port_write(self, data_at, zero_bytes):
+        """One port write: a data byte at data_at (None: a zero write only), and the bytes
+        its widened enables zero."""
+        for b in zero_bytes:
+            if b != data_at:
+                self.mem[b] = 0
+        if data_at is not None:
+            self.serial += 1
+            self.mem[data_at] = self.want[data_at] = self.serial
+
+    def check(self, at):
+        if self.alloc is None:
+            return 0
+        bad = [b for b in self.alloc if self.mem.get(b) != self.want.get(b)]
+        assert not bad, (f"{at}: the allocation [{self.alloc.start:#x}, {self.alloc.stop:#x}) drained, "
+                         f"but byte {bad[0]:#x} holds {self.mem.get(bad[0])} (want {self.want.get(bad[0])})")
+        return len(self.alloc)
 
 
 def drive(dut, step):
@@ -109,6 +176,7 @@ async def test_lazy_allocation(dut):
     rng = random.Random(seed_for("pb_zeroer") + ob + rzb)
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     m = Model(ob, rzb)
+    img = Image()
     idle = dict(arm=0, arm_a=0, arm_n=0, clear=0, we=0, wa=0, hold=0, we2=0, wa2=0, pa=0)
     drive(dut, idle)
     dut.z_set.value, dut.z_step.value = 0, 0     # (the range at once: test_range_at_once)
@@ -117,72 +185,101 @@ async def test_lazy_allocation(dut):
     await RisingEdge(dut.clk)
     dut.rst.value = 0
 
+    def word_bytes(i, lo_rel, hi_rel):
+        """The writer's mask: the allocation's bytes of its word i, as byte addresses."""
+        base = (m.word(m.lo) + i) * ob
+        return [base + b for b in range(ob) if lo_rel <= i * ob + b < hi_rel]
+
     n = 20000 if thorough() else 4000
-    checked = dict(cycles=0, zw=0, hit=0, hit2=0, miss=0, pa=0, armed=0, clears=0, drained=0, resets=0)
+    checked = dict(cycles=0, zw=0, hit=0, hit2=0, miss=0, pa=0, armed=0, armed_in_flight=0, clears=0,
+                   drained=0, resets=0, image_bytes=0)
+    prev, chk = idle, False                      # the requests checked this cycle
     for t in range(n):
         reset = rng.random() < 0.005
-        step = random_step(rng, m, ob, rzw, not m.dirty)
+        # this cycle's answers, for the requests of cycle t - 1 (registered)
+        words = m.dirty_words()
+        zw = chk and bool(words) and not prev["we"] and not prev["hold"]
+        a1 = (m.word(m.lo) + words[0]) * ob if zw else prev["wa"]
+        hit, idx = m.pending(a1)
+        hit = hit and chk and (prev["we"] or zw)
+        hit2, idx2 = m.pending(prev["wa2"])
+        hit2 = hit2 and chk and prev["we2"]
+        left = [i for i in words if not (hit and i == idx) and not (hit2 and i == idx2)]
+        step = random_step(rng, m, ob, rzw, not left)
         dut.rst.value = int(reset)
         drive(dut, step)
         await ReadOnly()
-        at = f"cycle {t} ({step})"
-        words = m.dirty_words()
-        assert int(dut.any.value) == int(bool(words)), f"{at}: any"
-        assert int(dut.count.value) == len(words), f"{at}: count {int(dut.count.value)} != {len(words)}"
+        at = f"cycle {t} ({step}; checking {prev})"
+        assert int(dut.any.value) == int(bool(left)), f"{at}: any"
+        assert int(dut.count.value) == len(left), f"{at}: count {int(dut.count.value)} != {len(left)}"
         # the writer's masks: lo_rel/hi_rel cover exactly the allocation's bytes of a word
         lo_rel, hi_rel = int(dut.lo_rel.value), int(dut.hi_rel.value)
         assert lo_rel == m.lo - m.word(m.lo) * ob, f"{at}: lo_rel"
         if m.hi - m.lo > 0:
             assert hi_rel == (m.hi - m.word(m.lo) * ob) % (1 << rzp), f"{at}: hi_rel"
             for i in words:
-                cover = {b for b in range(ob) if lo_rel <= i * ob + b < hi_rel}
-                want = {b - (m.word(m.lo) + i) * ob for b in range(m.lo, m.hi) if m.index(b) == i}
+                cover = set(word_bytes(i, lo_rel, hi_rel))
+                want = {b for b in range(m.lo, m.hi) if m.index(b) == i}
                 assert cover == want, f"{at}: the masks of word {i}: {sorted(cover)} != {sorted(want)}"
         # port 1: the idle-port write, lowest dirty word first
-        zw = bool(words) and not step["we"] and not step["hold"]
         assert int(dut.zw.value) == int(zw), f"{at}: zw"
-        a1 = step["wa"]
         if zw:
-            a1 = (m.word(m.lo) + words[0]) * ob
             assert int(dut.zw_a.value) == a1, f"{at}: zw_a {int(dut.zw_a.value):#x} != {a1:#x}"
             checked["zw"] += 1
-        hit, idx = m.pending(a1)
-        hit = hit and (step["we"] or zw)
         assert int(dut.hit.value) == int(hit), f"{at}: hit"
         if hit:
             assert int(dut.hit_idx.value) == idx, f"{at}: hit_idx"
             checked["hit"] += 1
-        hit2, idx2 = m.pending(step["wa2"])
-        hit2 = hit2 and step["we2"]
         assert int(dut.hit2.value) == int(hit2), f"{at}: hit2"
         if hit2:
             assert int(dut.hit2_idx.value) == idx2, f"{at}: hit2_idx"
             checked["hit2"] += 1
-        if (step["we"] and not hit) or (step["we2"] and not hit2):
+        if (prev["we"] and not hit) or (prev["we2"] and not hit2):
             checked["miss"] += 1
-        pa = step["pa"] in m.dirty
+        pa = step["pa"] in m.dirty and m.index(step["pa"]) in left
         assert int(dut.pa_pending.value) == int(pa), f"{at}: pa_pending({step['pa']:#x})"
         checked["pa"] += int(pa)
         checked["cycles"] += 1
+        # the ports this cycle's answers drive next cycle (written at the edge after it):
+        # zw, and the requests of t - 1, their enables widened by the DUT's hits
+        # (a reset drops them: the writer's port registers are reset too)
+        if not reset:
+            if zw:
+                img.port_write(None, word_bytes(int(dut.hit_idx.value), lo_rel, hi_rel))
+            if prev["we"]:
+                img.port_write(prev["wa"], word_bytes(int(dut.hit_idx.value), lo_rel, hi_rel)
+                               if int(dut.hit.value) and not zw else [])
+            if prev["we2"]:
+                img.port_write(prev["wa2"], word_bytes(int(dut.hit2_idx.value), lo_rel, hi_rel)
+                               if int(dut.hit2.value) else [])
+            # nothing pending: every byte of the allocation is zero or its last data
+            if not left:
+                checked["image_bytes"] += img.check(at)
         await RisingEdge(dut.clk)
-        # the edge: hits clean their words, then an arm or a clear
+        # the edge: an arm or a clear, else the hits clean their words
         before = bool(words)
-        if hit:
-            m.clean_word(a1)
-        if hit2:
-            m.clean_word(step["wa2"])
         if step["arm"]:
-            m.arm(step["arm_a"], step["arm_n"])
             checked["armed"] += 1
+            checked["armed_in_flight"] += int(bool(words))
+            m.arm(step["arm_a"], step["arm_n"])
+            img.arm(step["arm_a"], step["arm_a"] + step["arm_n"])
         if step["clear"] or reset:
             m.dirty = set()
+            img.forget()
             checked["clears" if step["clear"] else "resets"] += 1
-        elif before and not m.dirty and not step["arm"]:
-            checked["drained"] += 1
+        elif not step["arm"]:
+            if hit:
+                m.clean_word(a1)
+            if hit2:
+                m.clean_word(prev["wa2"])
+            if before and not m.dirty:
+                checked["drained"] += 1
+        prev, chk = (idle, False) if reset else (step, not step["arm"])
     dut.rst.value = 0
     # every kind was seen often enough for the checks to mean something
     for k, at_least in (("zw", n // 10), ("hit", n // 8), ("hit2", n // 40), ("miss", n // 10), ("pa", n // 20),
-                        ("armed", n // 20), ("clears", n // 200), ("drained", n // 40), ("resets", 3)):
+                        ("armed", n // 20), ("armed_in_flight", n // 200), ("clears", n // 200),
+                        ("drained", n // 40), ("resets", 3), ("image_bytes", n)):
         assert checked[k] >= at_least, f"only {checked[k]} {k} ({checked})"
     dut._log.info(f"checked: {checked}")
 
