@@ -210,8 +210,8 @@ fn device_limits_are_the_cpu_engines_with_the_memory_sizes() {
     assert_eq!(r, Err(Error::Rejected(Rejection::new(RejectKind::Capacity, IN_BYTES))));
     // an image larger than the output memory: the CPU engine says image_too_large with
     // max_image_bytes = the output memory; the protobuf core says capacity, at the tag of
-    // the first element of the array that does not fit (byte 0 here: the core's capacity
-    // check of a new array's size, count x element size, in S_NE0). Images of
+    // the repeated field whose new array does not fit (byte 0 here: the core checks a new
+    // array's size, count x element size, when it makes the array, S_NE0). Images of
     // 8 bytes per input byte or two: ComposePostRequest's packed media_ids (field 5) of
     // one-byte varints, its media_types (field 6) of empty strings.
     let compose = s.message_index("heapwire.bench.social.ComposePostRequest").unwrap();
