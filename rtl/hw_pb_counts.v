@@ -6,8 +6,11 @@
  * handed out by the core in creation order) plus a slot the descriptor gives:
  *   count memory (2**CNT_BITS entries) per instance: one 32-bit count per repeated or map
  *            field (elements) and one for its unknown bytes (the last slot); beside each
- *            count its array's fill state: elements written so far (filn, 32 bits) and the
- *            array's address (fila, 40 bits), written together through one port;
+ *            count its array's fill state: elements written so far (filn, 32 bits) and an
+ *            address (fila, 40 bits), written together through one port: at a repeated
+ *            field's slot the NEXT element's address (the core adds the element size as
+ *            it hands one out: no count x size multiply), at the unknown-bytes slot the
+ *            buffer's address (filn then counts bytes); this module does not look at them;
  *   state memory (2**ST_BITS entries) per instance: one 32-bit word per singular
  *            sub-message field (its instance, all ones while unset) and per oneof (the
  *            field number of the case set last, 0 while none).

@@ -4,7 +4,8 @@
  *
  * PORTS lookup ports: the message and per port a field number of the NEXT cycle in, each
  * port's field row out one cycle later from a registered block-RAM read (the row the ROM
- * build's combinational hw_pb_desc_field computes; the core decodes it). Rows:
+ * build's generated hw_pb_desc_field gives, with this lookup interface; the core decodes
+ * it and drives both with the same selects). Rows:
  *   direct   per message m a region of span[m] rows, row base[m] + n for field number n in
  *            1..span[m] (base/span in a small LUT RAM indexed by the message; holes are rows
  *            with the hit bit clear);

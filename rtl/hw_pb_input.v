@@ -19,11 +19,26 @@
  * (it skipped the field whole, as the S_TAG fast paths and the one-pass scan do), else cur.
  * `fresh`: the shown set is at the reader's position, neither bound has changed (but the
  * frame's end may have become the end of the frame below, a pop, or of the child being
- * entered: the bytes left to those are registered too) and
- * the reader did not restart (equalities of registers: no path from the state machine's
- * decisions). While the consumer copies a string, spec goes to the copy's end instead
- * (hint_en), so the tag after it is ready too. When not fresh the state machine waits a cycle; so a field it handles in
- * one cycle and does not skip whole costs two.
+ * entered: the bytes left to those are registered too) and the reader did not restart.
+ * While the consumer copies a string, spec goes to the copy's end instead (hint_en), so
+ * the tag after it is ready too. When not fresh the state machine waits a cycle; so a
+ * field it handles in one cycle and does not skip whole costs two.
+ *
+ * Registered outputs: every output but cur_num_next / spec_num_next comes from registers
+ * through the shown multiplexer, whose select (shown_spec) and the brem_fr select are
+ * registers themselves, as is `fresh`: they are decided a cycle ahead, from this cycle's
+ * inputs taken as next cycle's values, so no path runs from the reader's position or the
+ * bound registers through a compare into the shown set. Taken a cycle ahead:
+ *   the position: the reader is at pos + step_len next cycle when it moves (step, the
+ *     Stream Reader's adv_en / adv_len; a back skip is a length modulo 2^32), else at pos;
+ *     so "at cur" is no step or step_len == 0, and "at spec" is step_len == the 4-bit
+ *     skip spec was decoded past: small compares on the late skip length, not the 32-bit
+ *     sums. After a restart (0 next cycle; never with a step) or rst the shown set is cur
+ *     and not fresh (comparing positions says the same unless spec's wrapped past 2^32);
+ *   the bounds: fr_end_next and vend_next, the values fr_end and vend hold next cycle,
+ *     compared with this cycle's fr_end, fr_end_up, fr_end_dn and vend.
+ * cur_num_next / spec_num_next are combinational (the sets' register inputs, for a table
+ * lookup a cycle ahead); shown_spec is the registered select.
  */
 
 `resetall
@@ -33,20 +48,26 @@
 module hw_pb_input (
     input  wire         clk,
     input  wire         rst,
-    input  wire         restart,      // the reader restarts this cycle (new pass or input)
+    input  wire         restart,      // the reader restarts this cycle (its pos is 0 next cycle)
     input  wire [127:0] win,          // the reader's window (byte 0 at pos)
     input  wire [4:0]   win_avail,    // its valid bytes
     input  wire [31:0]  pos,
+    // the reader moves this cycle: pos next cycle is pos + step_len (modulo 2^32) when step
+    // (hw_stream_reader adv_en, adv_len; never with restart), else pos
+    input  wire         step,
+    input  wire [31:0]  step_len,
     input  wire [31:0]  fr_end,       // the current frame's end
     input  wire [31:0]  fr_end_up,    // the end of the frame below (where a pop goes back to)
     input  wire [31:0]  fr_end_dn,    // the end of the child being entered
     input  wire [31:0]  vend,         // a packed run's or map entry's end
+    input  wire [31:0]  fr_end_next,  // the values fr_end and vend hold next cycle
+    input  wire [31:0]  vend_next,
     // the consumer knows what it skips next, from its registers (a copy's last bytes):
     // spec goes there instead of past the shown field ({longer than 15 bytes, length})
     input  wire         hint_en,
     input  wire [4:0]   hint_fl,
 
-    output wire         fresh,        // the set below is at pos, with this cycle's bounds
+    output wire         fresh,        // the set below is at pos, with this cycle's bounds (a register)
     output wire [4:0]   wav,          // bytes from its position the decodes looked at
     output wire [31:0]  brem_fr,
     output wire [31:0]  brem_v,
@@ -88,46 +109,53 @@ end
 hw_pb_input_dec dec_s (.w(s_win), .avail(s_avail), .dec(s_dec));
 
 // ---------------------------------------------------------------- the two registered sets
-// {pos, wav, brem_fr, brem_v, the decodes (hw_pb_input_dec), brem_up and brem_dn (to the
-//  end of the frame below and of the child)}
-localparam SW = 32 + 5 + 32 + 32 + DW + 32 + 32;
+// {wav, brem_fr, brem_v, the decodes (hw_pb_input_dec), brem_up and brem_dn (to the end
+//  of the frame below and of the child)}
+localparam SW = 5 + 32 + 32 + DW + 32 + 32;
 reg  [SW-1:0] cur_q = {SW{1'b0}}, spec_q = {SW{1'b0}};
 wire [31:0]   s_pos = pos + {28'd0, s_skip};
-reg  [31:0]   fr_end_q = 32'd0, fr_end_up_q = 32'd0, fr_end_dn_q = 32'd0, vend_q = 32'd0;
-reg           restart_q = 1'b1;
 always @(posedge clk) begin
-    cur_q  <= {pos, win_avail, fr_end - pos, vend - pos, c_dec, fr_end_up - pos, fr_end_dn - pos};
-    spec_q <= {s_pos, s_avail, fr_end - s_pos, vend - s_pos, s_dec, fr_end_up - s_pos, fr_end_dn - s_pos};
-    fr_end_q  <= fr_end;
-    fr_end_up_q <= fr_end_up;
-    fr_end_dn_q <= fr_end_dn;
-    vend_q    <= vend;
-    restart_q <= restart;
-    if (rst) restart_q <= 1'b1;
+    cur_q  <= {win_avail, fr_end - pos, vend - pos, c_dec, fr_end_up - pos, fr_end_dn - pos};
+    spec_q <= {s_avail, fr_end - s_pos, vend - s_pos, s_dec, fr_end_up - s_pos, fr_end_dn - s_pos};
 end
 
-// shown: spec when the reader is at its position (it skipped the field whole) and not at
-// cur's (there spec, at the same place, never saw more), else cur
-wire          at_cur = cur_q[SW-1 -: 32] == pos;
-wire          at_spec = spec_q[SW-1 -: 32] == pos;
-assign        shown_spec = at_spec && !at_cur;
+// ---------------------------------------------------------------- next cycle's selects
+// where the reader is next cycle, against the two sets' positions (pos, s_pos): pos +
+// step_len when it moves, else pos (then at_cur_n holds, so at_spec_n, which compares
+// step_len alone, does not matter to shown_spec or fresh). A restart (never with a step:
+// the reader takes nothing in a start cycle) or rst puts it at 0, where neither set is
+// unless cur is (spec's position pos + s_skip would have to wrap past 2^32): shown is cur
+// then either way, and not fresh.
+wire          to_zero = rst || restart;
+wire          at_cur_n = rst || !step || step_len == 32'd0;
+wire          at_spec_n = step_len == {28'd0, s_skip};
+// the frame's end next cycle: the one now, the one below it (a pop), the child's (entered)
+wire          same_end_n = fr_end_next == fr_end;
+wire          up_end_n = fr_end_next == fr_end_up;
+wire          dn_end_n = fr_end_next == fr_end_dn;
+reg           shown_spec_q = 1'b0, same_end_q = 1'b1, up_end_q = 1'b0, fresh_q = 1'b0;
+always @(posedge clk) begin
+    // shown next cycle: spec when the reader is at its position (it skipped the field
+    // whole) and not at cur's (there spec, at the same place, never saw more), else cur
+    shown_spec_q <= at_spec_n && !at_cur_n;
+    same_end_q   <= same_end_n;
+    up_end_q     <= up_end_n;
+    fresh_q      <= !to_zero && (at_spec_n || at_cur_n) && (same_end_n || up_end_n || dn_end_n)
+                    && vend_next == vend;
+end
+
+assign        shown_spec = shown_spec_q;
 wire [SW-1:0] shown = shown_spec ? spec_q : cur_q;
 // the tag value is the decodes' top 64 bits; its field number bits 34:3
 assign cur_num_next = c_dec[DW-1-29 -: 32];
 assign spec_num_next = s_dec[DW-1-29 -: 32];
-/* verilator lint_off UNUSEDSIGNAL */
-wire [31:0]   shown_pos;
-/* verilator lint_on UNUSEDSIGNAL */
 wire [31:0]   shown_brem_fr, shown_brem_up, shown_brem_dn;
-assign {shown_pos, wav, shown_brem_fr, brem_v, tag_val, tag_len, tag_found, tag_o32, val_val, val_len, val_found,
+assign {wav, shown_brem_fr, brem_v, tag_val, tag_len, tag_found, tag_o32, val_val, val_len, val_found,
         hdr_len, shown_fl, shown_brem_up, shown_brem_dn} = shown;
 // the frame's end as registered, or the one below it after a pop, or the child's after
 // entering it
-wire          same_end = fr_end_q == fr_end;
-wire          up_end = fr_end_up_q == fr_end;
-assign brem_fr = same_end ? shown_brem_fr : up_end ? shown_brem_up : shown_brem_dn;
-assign fresh = !restart_q && (at_spec || at_cur) && (same_end || up_end || fr_end_dn_q == fr_end)
-               && vend_q == vend;
+assign brem_fr = same_end_q ? shown_brem_fr : up_end_q ? shown_brem_up : shown_brem_dn;
+assign fresh = fresh_q;
 
 endmodule
 

@@ -28,6 +28,12 @@
  * rest read as zero). win_eof says the buffer holds everything up to the input end, so a
  * window shorter than needed then means "truncated input" rather than "wait".
  *
+ * The move: adv_en says this cycle's operation is taken and moves the stream (not past
+ * the end, not in a start cycle), so at the edge offset becomes offset + adv_len (the SKIP
+ * length or the READ size; modulo 2^32, so a BACK_SKIP length goes back); without adv_en
+ * offset holds, except that start (and rst) set it to 0. A consumer can so tell from its
+ * own small inputs where the reader will be next cycle, without the 32-bit sum.
+ *
  * start (one-cycle pulse) samples in_len, rewinds to offset 0 and clears past_end.
  * Operations presented in the start cycle are not accepted (rd_ready = 0).
  *
@@ -83,6 +89,8 @@ module hw_stream_reader #(
     output wire [63:0]              rd_data,
     output wire [31:0]              rd_offset,
     output wire                     rd_past_end,
+    output wire                     adv_en,         // the operation moves the stream now ...
+    output wire [31:0]              adv_len,        // ... by these bytes (offset's next value = offset + adv_len)
 
     // peek window and status
     output wire [WIN_BYTES*8-1:0]   win_data,
@@ -160,7 +168,8 @@ assign rd_offset   = pos_reg;
 
 wire        accept = rd_valid && rd_ready;
 wire        advance = accept && !op_past;
-wire [31:0] adv_len = rd_skip ? rd_skip_len : {28'd0, need};
+assign      adv_en = advance;
+assign      adv_len = rd_skip ? rd_skip_len : {28'd0, need};
 wire        flush = advance && rd_skip && !skip_near;            // SKIP beyond the buffer
 // bytes removed from the buffer if the op advances without a flush (then <= cnt_reg)
 wire [CNT_WIDTH-1:0] consume = adv_len[CNT_WIDTH-1:0];

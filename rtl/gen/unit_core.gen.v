@@ -45,182 +45,148 @@ endmodule
 
 // per (message, field number): kind, wire type of one value, flags, offset, presence
 // (0 implicit, 1 presence bit, 2 oneof, 3 pointer) and its index, sub-type, slot, element
-// size (repeated), scalar size, and for oneof members the case word and union storage
-module hw_pb_desc_field (
-    input  wire [15:0] f_msg,
-    input  wire [31:0] f_num,
-    output wire        f_hit,
-    output wire [4:0]  f_kind,
-    output wire [2:0]  f_kwt,
-    output wire        f_rep,
-    output wire        f_closed,
-    output wire        f_utf8,
-    output wire        f_packable,
-    output wire [31:0] f_off,
-    output wire [1:0]  f_pres,
-    output wire [15:0] f_pidx,
-    output wire [15:0] f_sub,
-    output wire [7:0]  f_slot,
-    output wire [31:0] f_elem,
-    output wire [3:0]  f_size,
-    output wire [31:0] f_ocase,
-    output wire [31:0] f_ostor,
-    output wire [31:0] f_osize,
-    output wire        f_map
+// size (repeated), scalar size, and for oneof members the case word and union storage:
+// the row {f_hit, f_kind, f_kwt, f_rep, f_closed, f_utf8, f_packable, f_off, f_pres, f_pidx,
+// f_sub, f_slot, f_elem, f_size, f_ocase, f_ostor, f_osize, f_map} (220 bits, f_hit on top;
+// a miss: all zero).
+// Lookahead with registered rows, the lookup side of rtl/hw_pb_fields.v: PORTS lookups, each
+// given the NEXT cycle's (message, field number), its row out one cycle later from registers.
+// The message is one of MC candidates (l_msgs bits 16c+15:16c) chosen by the one-hot l_msel
+// (none: every port misses); port p's number is l_num bits 32p+31:32p, or with REPEAT bit p
+// the number port q looked up the cycle before, q chosen by the one-hot l_rep bits
+// PORTS*p+PORTS-1:PORTS*p. Each candidate is decoded against the schema's messages and each
+// number against its field numbers before the selects (a repeated number's decode is
+// registered), so after the late selects only one AND per row and the OR of the rows remain
+// before the row registers.
+module hw_pb_desc_field #(
+    parameter PORTS = 1,
+    parameter MC = 1,
+    parameter [7:0] REPEAT = 8'd0
+) (
+    input  wire                          clk,
+    input  wire [16*MC-1:0]              l_msgs,
+    input  wire [MC-1:0]                 l_msel,
+    input  wire [32*PORTS-1:0]           l_num,
+    input  wire [PORTS*PORTS-1:0]        l_rep,
+    output wire [PORTS-1:0]              hit,
+    output wire [220*PORTS-1:0]       row
 );
-assign {f_hit, f_kind, f_kwt, f_rep, f_closed, f_utf8, f_packable, f_off, f_pres, f_pidx, f_sub, f_slot, f_elem, f_size, f_ocase, f_ostor, f_osize, f_map} = rom(f_msg, f_num);
-function [1+5+3+4+32+2+16+16+8+32+4+96:0] rom;
-    input [15:0] f_msg;
-    input [31:0] f_num;
-    reg f_hit, f_rep, f_closed, f_utf8, f_packable, f_map;
-    reg [4:0] f_kind;
-    reg [2:0] f_kwt;
-    reg [31:0] f_off, f_elem, f_ocase, f_ostor, f_osize;
-    reg [1:0] f_pres;
-    reg [15:0] f_pidx, f_sub;
-    reg [7:0] f_slot;
-    reg [3:0] f_size;
+localparam W = 220;
+localparam NM = 3;  // messages
+localparam NN = 27;  // distinct field numbers
+// the schema's field numbers, in order
+function [31:0] fnum;
+    input integer k;
 begin
-    f_hit = 1'b0; f_kind = 5'd0; f_kwt = 3'd7; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0;
-    f_packable = 1'b0; f_off = 32'd0; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0;
-    f_elem = 32'd0; f_size = 4'd0; f_ocase = 32'd0; f_ostor = 32'd0; f_osize = 32'd0; f_map = 1'b0;
-    case ({f_msg, f_num})
-    48'd1: begin // unit.Leaf.id
-        f_hit = 1'b1; f_kind = 5'd5; f_kwt = 3'd0; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd0; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd4; f_map = 1'b0;
-    end
-    48'd2: begin // unit.Leaf.name
-        f_hit = 1'b1; f_kind = 5'd9; f_kwt = 3'd2; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b1; f_packable = 1'b0;
-        f_off = 32'd8; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd0; f_map = 1'b0;
-    end
-    48'd3: begin // unit.Leaf.vals
-        f_hit = 1'b1; f_kind = 5'd18; f_kwt = 3'd0; f_rep = 1'b1; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd24; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd8; f_size = 4'd8; f_map = 1'b0;
-    end
-    48'd4294967297: begin // unit.Node.i32
-        f_hit = 1'b1; f_kind = 5'd5; f_kwt = 3'd0; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd4; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd4; f_map = 1'b0;
-    end
-    48'd4294967298: begin // unit.Node.i64
-        f_hit = 1'b1; f_kind = 5'd3; f_kwt = 3'd0; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd8; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd8; f_map = 1'b0;
-    end
-    48'd4294967299: begin // unit.Node.u32
-        f_hit = 1'b1; f_kind = 5'd13; f_kwt = 3'd0; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd16; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd4; f_map = 1'b0;
-    end
-    48'd4294967300: begin // unit.Node.u64
-        f_hit = 1'b1; f_kind = 5'd4; f_kwt = 3'd0; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd24; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd8; f_map = 1'b0;
-    end
-    48'd4294967301: begin // unit.Node.s32
-        f_hit = 1'b1; f_kind = 5'd17; f_kwt = 3'd0; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd32; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd4; f_map = 1'b0;
-    end
-    48'd4294967302: begin // unit.Node.s64
-        f_hit = 1'b1; f_kind = 5'd18; f_kwt = 3'd0; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd40; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd8; f_map = 1'b0;
-    end
-    48'd4294967303: begin // unit.Node.f32
-        f_hit = 1'b1; f_kind = 5'd7; f_kwt = 3'd5; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd48; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd4; f_map = 1'b0;
-    end
-    48'd4294967304: begin // unit.Node.f64
-        f_hit = 1'b1; f_kind = 5'd6; f_kwt = 3'd1; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd56; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd8; f_map = 1'b0;
-    end
-    48'd4294967305: begin // unit.Node.sf32
-        f_hit = 1'b1; f_kind = 5'd15; f_kwt = 3'd5; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd64; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd4; f_map = 1'b0;
-    end
-    48'd4294967306: begin // unit.Node.sf64
-        f_hit = 1'b1; f_kind = 5'd16; f_kwt = 3'd1; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd72; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd8; f_map = 1'b0;
-    end
-    48'd4294967307: begin // unit.Node.fl
-        f_hit = 1'b1; f_kind = 5'd2; f_kwt = 3'd5; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd80; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd4; f_map = 1'b0;
-    end
-    48'd4294967308: begin // unit.Node.db
-        f_hit = 1'b1; f_kind = 5'd1; f_kwt = 3'd1; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd88; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd8; f_map = 1'b0;
-    end
-    48'd4294967309: begin // unit.Node.b
-        f_hit = 1'b1; f_kind = 5'd8; f_kwt = 3'd0; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd96; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd1; f_map = 1'b0;
-    end
-    48'd4294967310: begin // unit.Node.s
-        f_hit = 1'b1; f_kind = 5'd9; f_kwt = 3'd2; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b1; f_packable = 1'b0;
-        f_off = 32'd104; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd0; f_map = 1'b0;
-    end
-    48'd4294967311: begin // unit.Node.by
-        f_hit = 1'b1; f_kind = 5'd12; f_kwt = 3'd2; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b0;
-        f_off = 32'd120; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd0; f_map = 1'b0;
-    end
-    48'd4294967312: begin // unit.Node.color
-        f_hit = 1'b1; f_kind = 5'd14; f_kwt = 3'd0; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd136; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd4; f_map = 1'b0;
-    end
-    48'd4294967313: begin // unit.Node.opt
-        f_hit = 1'b1; f_kind = 5'd5; f_kwt = 3'd0; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd140; f_pres = 2'd1; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd4; f_map = 1'b0;
-    end
-    48'd4294967314: begin // unit.Node.leaf
-        f_hit = 1'b1; f_kind = 5'd11; f_kwt = 3'd2; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b0;
-        f_off = 32'd144; f_pres = 2'd3; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd0; f_map = 1'b0;
-    end
-    48'd4294967315: begin // unit.Node.leaves
-        f_hit = 1'b1; f_kind = 5'd11; f_kwt = 3'd2; f_rep = 1'b1; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b0;
-        f_off = 32'd152; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd56; f_size = 4'd0; f_map = 1'b0;
-    end
-    48'd4294967316: begin // unit.Node.packed_ints
-        f_hit = 1'b1; f_kind = 5'd5; f_kwt = 3'd0; f_rep = 1'b1; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd168; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd1; f_elem = 32'd4; f_size = 4'd4; f_map = 1'b0;
-    end
-    48'd4294967317: begin // unit.Node.strs
-        f_hit = 1'b1; f_kind = 5'd9; f_kwt = 3'd2; f_rep = 1'b1; f_closed = 1'b0; f_utf8 = 1'b1; f_packable = 1'b0;
-        f_off = 32'd184; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd2; f_elem = 32'd16; f_size = 4'd0; f_map = 1'b0;
-    end
-    48'd4294967318: begin // unit.Node.by_name
-        f_hit = 1'b1; f_kind = 5'd11; f_kwt = 3'd2; f_rep = 1'b1; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b0;
-        f_off = 32'd200; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd2; f_slot = 8'd3; f_elem = 32'd40; f_size = 4'd0; f_map = 1'b1;
-    end
-    48'd4294967319: begin // unit.Node.c_int
-        f_hit = 1'b1; f_kind = 5'd3; f_kwt = 3'd0; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd224; f_pres = 2'd2; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd8; f_map = 1'b0;
-        f_ocase = 32'd216; f_ostor = 32'd224; f_osize = 32'd16;
-    end
-    48'd4294967320: begin // unit.Node.c_str
-        f_hit = 1'b1; f_kind = 5'd9; f_kwt = 3'd2; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b1; f_packable = 1'b0;
-        f_off = 32'd224; f_pres = 2'd2; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd0; f_map = 1'b0;
-        f_ocase = 32'd216; f_ostor = 32'd224; f_osize = 32'd16;
-    end
-    48'd4294967321: begin // unit.Node.c_leaf
-        f_hit = 1'b1; f_kind = 5'd11; f_kwt = 3'd2; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b0;
-        f_off = 32'd224; f_pres = 2'd2; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd1; f_elem = 32'd0; f_size = 4'd0; f_map = 1'b0;
-        f_ocase = 32'd216; f_ostor = 32'd224; f_osize = 32'd16;
-    end
-    48'd4294967322: begin // unit.Node.child
-        f_hit = 1'b1; f_kind = 5'd11; f_kwt = 3'd2; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b0;
-        f_off = 32'd240; f_pres = 2'd3; f_pidx = 16'd0; f_sub = 16'd1; f_slot = 8'd2; f_elem = 32'd0; f_size = 4'd0; f_map = 1'b0;
-    end
-    48'd4294967323: begin // unit.Node.dbls
-        f_hit = 1'b1; f_kind = 5'd1; f_kwt = 3'd1; f_rep = 1'b1; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b1;
-        f_off = 32'd248; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd4; f_elem = 32'd8; f_size = 4'd8; f_map = 1'b0;
-    end
-    48'd8589934593: begin // unit.Node.ByNameEntry.key
-        f_hit = 1'b1; f_kind = 5'd9; f_kwt = 3'd2; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b1; f_packable = 1'b0;
-        f_off = 32'd0; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd0; f_map = 1'b0;
-    end
-    48'd8589934594: begin // unit.Node.ByNameEntry.value
-        f_hit = 1'b1; f_kind = 5'd11; f_kwt = 3'd2; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0; f_packable = 1'b0;
-        f_off = 32'd16; f_pres = 2'd3; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0; f_elem = 32'd0; f_size = 4'd0; f_map = 1'b0;
-    end
-    default: ;
+    case (k)
+    0: fnum = 32'd1;
+    1: fnum = 32'd2;
+    2: fnum = 32'd3;
+    3: fnum = 32'd4;
+    4: fnum = 32'd5;
+    5: fnum = 32'd6;
+    6: fnum = 32'd7;
+    7: fnum = 32'd8;
+    8: fnum = 32'd9;
+    9: fnum = 32'd10;
+    10: fnum = 32'd11;
+    11: fnum = 32'd12;
+    12: fnum = 32'd13;
+    13: fnum = 32'd14;
+    14: fnum = 32'd15;
+    15: fnum = 32'd16;
+    16: fnum = 32'd17;
+    17: fnum = 32'd18;
+    18: fnum = 32'd19;
+    19: fnum = 32'd20;
+    20: fnum = 32'd21;
+    21: fnum = 32'd22;
+    22: fnum = 32'd23;
+    23: fnum = 32'd24;
+    24: fnum = 32'd25;
+    25: fnum = 32'd26;
+    26: fnum = 32'd27;
+    default: fnum = 32'd0;
     endcase
-    rom = {f_hit, f_kind, f_kwt, f_rep, f_closed, f_utf8, f_packable, f_off, f_pres, f_pidx, f_sub, f_slot, f_elem, f_size, f_ocase, f_ostor, f_osize, f_map};
 end
 endfunction
+integer c, m, p, q, j;
+// the message: each candidate decoded to one bit per message, then selected
+reg  [NM-1:0] moh;
+always @* begin
+    moh = {NM{1'b0}};
+    for (c = 0; c < MC; c = c + 1)
+        for (m = 0; m < NM; m = m + 1)
+            moh[m] = moh[m] | (l_msel[c] && {16'd0, l_msgs[16 * c +: 16]} == m);
+end
+// the number, per port: one bit per field number; a repeating port selects a registered one
+reg  [NN*PORTS-1:0] noh, noh_q = {NN*PORTS{1'b0}};
+always @* begin
+    for (p = 0; p < PORTS; p = p + 1) begin
+        noh[NN * p +: NN] = {NN{1'b0}};
+        if (REPEAT[p]) begin
+            for (q = 0; q < PORTS; q = q + 1)
+                noh[NN * p +: NN] = noh[NN * p +: NN] | ({NN{l_rep[PORTS * p + q]}} & noh_q[NN * q +: NN]);
+        end else begin
+            for (j = 0; j < NN; j = j + 1)
+                noh[NN * p + j] = l_num[32 * p +: 32] == fnum(j);
+        end
+    end
+end
+// the rows: (message, number) entries, at most one of them hit
+reg  [W*PORTS-1:0] r, r_q = {W*PORTS{1'b0}};
+reg  [W-1:0] rp;
+reg  [NN-1:0] np;
+always @* begin
+    for (p = 0; p < PORTS; p = p + 1) begin
+        np = noh[NN * p +: NN];
+        rp = {W{1'b0}};
+        rp = rp | ({W{moh[0] & np[0]}} & 220'h9408000000000000000000000000008000000000000000000000000); // unit.Leaf.id
+        rp = rp | ({W{moh[0] & np[1]}} & 220'ha510000000400000000000000000000000000000000000000000000); // unit.Leaf.name
+        rp = rp | ({W{moh[0] & np[2]}} & 220'hc848000000c00000000000000000110000000000000000000000000); // unit.Leaf.vals
+        rp = rp | ({W{moh[1] & np[0]}} & 220'h9408000000200000000000000000008000000000000000000000000); // unit.Node.i32
+        rp = rp | ({W{moh[1] & np[1]}} & 220'h8c08000000400000000000000000010000000000000000000000000); // unit.Node.i64
+        rp = rp | ({W{moh[1] & np[2]}} & 220'hb408000000800000000000000000008000000000000000000000000); // unit.Node.u32
+        rp = rp | ({W{moh[1] & np[3]}} & 220'h9008000000c00000000000000000010000000000000000000000000); // unit.Node.u64
+        rp = rp | ({W{moh[1] & np[4]}} & 220'hc408000001000000000000000000008000000000000000000000000); // unit.Node.s32
+        rp = rp | ({W{moh[1] & np[5]}} & 220'hc808000001400000000000000000010000000000000000000000000); // unit.Node.s64
+        rp = rp | ({W{moh[1] & np[6]}} & 220'h9e88000001800000000000000000008000000000000000000000000); // unit.Node.f32
+        rp = rp | ({W{moh[1] & np[7]}} & 220'h9888000001c00000000000000000010000000000000000000000000); // unit.Node.f64
+        rp = rp | ({W{moh[1] & np[8]}} & 220'hbe88000002000000000000000000008000000000000000000000000); // unit.Node.sf32
+        rp = rp | ({W{moh[1] & np[9]}} & 220'hc088000002400000000000000000010000000000000000000000000); // unit.Node.sf64
+        rp = rp | ({W{moh[1] & np[10]}} & 220'h8a88000002800000000000000000008000000000000000000000000); // unit.Node.fl
+        rp = rp | ({W{moh[1] & np[11]}} & 220'h8488000002c00000000000000000010000000000000000000000000); // unit.Node.db
+        rp = rp | ({W{moh[1] & np[12]}} & 220'ha008000003000000000000000000002000000000000000000000000); // unit.Node.b
+        rp = rp | ({W{moh[1] & np[13]}} & 220'ha510000003400000000000000000000000000000000000000000000); // unit.Node.s
+        rp = rp | ({W{moh[1] & np[14]}} & 220'hb100000003c00000000000000000000000000000000000000000000); // unit.Node.by
+        rp = rp | ({W{moh[1] & np[15]}} & 220'hb808000004400000000000000000008000000000000000000000000); // unit.Node.color
+        rp = rp | ({W{moh[1] & np[16]}} & 220'h9408000004620000000000000000008000000000000000000000000); // unit.Node.opt
+        rp = rp | ({W{moh[1] & np[17]}} & 220'had00000004860000000000000000000000000000000000000000000); // unit.Node.leaf
+        rp = rp | ({W{moh[1] & np[18]}} & 220'had40000004c00000000000000000700000000000000000000000000); // unit.Node.leaves
+        rp = rp | ({W{moh[1] & np[19]}} & 220'h9448000005400000000002000000088000000000000000000000000); // unit.Node.packed_ints
+        rp = rp | ({W{moh[1] & np[20]}} & 220'ha550000005c00000000004000000200000000000000000000000000); // unit.Node.strs
+        rp = rp | ({W{moh[1] & np[21]}} & 220'had40000006400000000406000000500000000000000000000000001); // unit.Node.by_name
+        rp = rp | ({W{moh[1] & np[22]}} & 220'h8c08000007040000000000000000010000001b0000001c000000020); // unit.Node.c_int
+        rp = rp | ({W{moh[1] & np[23]}} & 220'ha510000007040000000000000000000000001b0000001c000000020); // unit.Node.c_str
+        rp = rp | ({W{moh[1] & np[24]}} & 220'had00000007040000000002000000000000001b0000001c000000020); // unit.Node.c_leaf
+        rp = rp | ({W{moh[1] & np[25]}} & 220'had00000007860000000204000000000000000000000000000000000); // unit.Node.child
+        rp = rp | ({W{moh[1] & np[26]}} & 220'h84c8000007c00000000008000000110000000000000000000000000); // unit.Node.dbls
+        rp = rp | ({W{moh[2] & np[0]}} & 220'ha510000000000000000000000000000000000000000000000000000); // unit.Node.ByNameEntry.key
+        rp = rp | ({W{moh[2] & np[1]}} & 220'had00000000860000000000000000000000000000000000000000000); // unit.Node.ByNameEntry.value
+        r[W * p +: W] = rp;
+    end
+end
+always @(posedge clk) begin
+    noh_q <= noh;
+    r_q <= r;
+end
+assign row = r_q;
+genvar g;
+generate
+for (g = 0; g < PORTS; g = g + 1) begin : g_hit
+    assign hit[g] = r_q[W * g + W - 1];
+end
+endgenerate
 endmodule
 
 // closed (proto2) enums: is the value declared?

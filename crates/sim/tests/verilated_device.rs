@@ -209,7 +209,9 @@ fn device_limits_are_the_cpu_engines_with_the_memory_sizes() {
     let r = dev.decode(&Request { msg: post, wire: Wire::Protobuf, input: &big, options: &Options::default() }, &mut Vec::new());
     assert_eq!(r, Err(Error::Rejected(Rejection::new(RejectKind::Capacity, IN_BYTES))));
     // an image larger than the output memory: the CPU engine says image_too_large with
-    // max_image_bytes = the output memory; the protobuf core says capacity. Images of
+    // max_image_bytes = the output memory; the protobuf core says capacity, at the tag of
+    // the first element of the array that does not fit (byte 0 here: the core's capacity
+    // check of a new array's size, count x element size, in S_NE0). Images of
     // 8 bytes per input byte or two: ComposePostRequest's packed media_ids (field 5) of
     // one-byte varints, its media_types (field 6) of empty strings.
     let compose = s.message_index("heapwire.bench.social.ComposePostRequest").unwrap();
@@ -234,6 +236,7 @@ fn device_limits_are_the_cpu_engines_with_the_memory_sizes() {
         match (&want, &got) {
             (Err(Error::Rejected(w)), Err(Error::Rejected(g))) if w.kind == RejectKind::ImageTooLarge => {
                 assert_eq!(g.kind, RejectKind::Capacity, "{} bytes: cpu {w}, device {g}", input.len());
+                assert_eq!(g.offset, 0, "{} bytes: cpu {w}, device {g}", input.len());
                 eprintln!("{} bytes over the output memory: cpu {w}, device {g}", input.len());
                 overflowed += 1;
             }

@@ -3,9 +3,10 @@
 The descriptor ROMs are generated per schema into `<stem>_core.gen.v`
 (crates/emit/src/verilog/protobuf.rs): hw_pb_desc_field (per (message, field number): hit, kind,
 wire type, flags, offset, presence and its index, sub-type, slot, element size, scalar
-size, oneof case/storage), hw_pb_desc_msg (per message) and hw_pb_desc_enum (closed
-enums). hw_pb_dispatch.v (this folder) puts the three side by side; the cocotb test
-sweeps every (message, field number) of the schema, absent numbers (0, gaps, one past
+size, oneof case/storage; three lookups a cycle ahead into registered rows, with the core's
+late selects of the message and the repeated number), hw_pb_desc_msg (per message) and
+hw_pb_desc_enum (closed enums). hw_pb_dispatch.v (this folder) puts the three side by
+side; the cocotb test sweeps every (message, field number) of the schema, absent numbers (0, gaps, one past
 the last, 2^29-1, 2^32-1, other messages' numbers, message indices past the last) and
 every message and closed-enum value, and compares every output with a Python reference
 model built from the compiled table file (`heapwire compile` writes `<stem>.hwsc`; read
@@ -102,43 +103,99 @@ def compare(dut, want, ctx):
         assert got == v, f"{ctx}: {k} = {got}, table file says {v}"
 
 
+# the field row's parts, top (f_hit) first, and their widths: hw_pb_desc_field's row
+ROW_FIELDS = [("f_hit", 1), ("f_kind", 5), ("f_kwt", 3), ("f_rep", 1), ("f_closed", 1), ("f_utf8", 1),
+              ("f_packable", 1), ("f_off", 32), ("f_pres", 2), ("f_pidx", 16), ("f_sub", 16), ("f_slot", 8),
+              ("f_elem", 32), ("f_size", 4), ("f_ocase", 32), ("f_ostor", 32), ("f_osize", 32), ("f_map", 1)]
+ROW_W = sum(w for _, w in ROW_FIELDS)
+PORTS, MC = 3, 5
+
+
+def unpack_row(bits):
+    out, pos = {}, ROW_W
+    for name, w in ROW_FIELDS:
+        pos -= w
+        out[name] = (bits >> pos) & ((1 << w) - 1)
+    return out
+
+
 @cocotb.test()
 async def test_every_field_and_absent_numbers(dut):
+    """hw_pb_desc_field, built as the core uses it: every (message, field number) of the
+    schema and absent numbers, looked up on port 0 a cycle ahead (the row of the inputs
+    before an edge shows after it, and stays while the inputs change); the message is one
+    of five candidates (the others random indices) chosen by the one-hot select, or none
+    (every port misses); port 1 looks up another number of the same message and port 2
+    repeats the number port 0, 1 or 2 looked up the cycle before. Every port's row is
+    compared with the table file's, a miss with hit low and the row zero."""
     s = hwsc.read(os.environ["HW_DISPATCH_HWSC"])
+    # (low first: the first edge takes the first lookup, so the repeated numbers are known)
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start(start_high=False))
     rng = random.Random(seed_for("dispatch"))
     all_numbers = sorted({f.number for m in s.messages for f in m.fields})
-    hits = misses = 0
+    probes = []   # (message index, field number)
     for mi, m in enumerate(s.messages):
-        dut.f_msg.value = mi
-        present = {f.number: fi for fi, f in enumerate(m.fields)}
-        for num, fi in present.items():
-            dut.f_num.value = num
-            await settle()
-            compare(dut, expect_field(s, mi, fi), f"{m.full_name} field {num} ({m.fields[fi].name})")
-            hits += 1
+        present = {f.number for f in m.fields}
         last = max(present, default=0)
         absent = {0, last + 1, last + 2, (1 << 29) - 1, 1 << 29, (1 << 32) - 1, 1 << 31}
         absent |= set(range(1, min(last, 256)))  # the gaps among small numbers
         absent |= {n + d for n in present for d in (-1, 1) if n + d > 0}  # each number's neighbours
         absent |= set(rng.sample(all_numbers, min(8, len(all_numbers))))  # other messages' numbers
         absent |= {rng.getrandbits(32) for _ in range(4)}
-        absent |= {num | (1 << b) for num in list(present)[:4] for b in (16, 29, 31)}  # high bits set
-        for num in sorted(absent - set(present)):
-            dut.f_num.value = num
-            await settle()
-            assert int(dut.f_hit.value) == 0, f"{m.full_name}: hit for absent field number {num}"
-            misses += 1
+        absent |= {num | (1 << b) for num in sorted(present)[:4] for b in (16, 29, 31)}  # high bits set
+        probes += [(mi, num) for num in sorted(present | absent)]
     # message indices past the last: nothing hits
     for mi in (len(s.messages), len(s.messages) + 1, 0xFFFF):
-        dut.f_msg.value = mi
-        for num in all_numbers[:20]:
-            dut.f_num.value = num
-            await settle()
-            assert int(dut.f_hit.value) == 0, f"hit for message index {mi} field {num}"
-            misses += 1
-    dut._log.info("%d messages: %d (message, field) entries match the table file, %d absent numbers miss",
-                  len(s.messages), hits, misses)
-    assert hits > 0
+        probes += [(mi, num) for num in all_numbers[:20]]
+
+    def expect(mi, num):
+        if mi < len(s.messages):
+            for fi, f in enumerate(s.messages[mi].fields):
+                if f.number == num:
+                    return expect_field(s, mi, fi)
+        return None
+
+    hits = misses = 0
+    prev = [0] * PORTS          # the number each port looked up at the last edge
+    for mi, num in probes:
+        cands = [rng.randrange(len(s.messages) + 2) for _ in range(MC)]
+        c = rng.randrange(MC)
+        cands[c] = mi
+        sel = 0 if rng.random() < 0.03 else 1 << c
+        num1 = rng.choice(probes)[1] if rng.random() < 0.5 else rng.choice(all_numbers + [0])
+        q = rng.randrange(PORTS)
+        dut.l_msgs.value = sum(m << (16 * i) for i, m in enumerate(cands))
+        dut.l_msel.value = sel
+        dut.l_num.value = (rng.getrandbits(32) << 64) | (num1 << 32) | num   # port 2's own number unused
+        dut.l_rep.value = 1 << (2 * PORTS + q)
+        nums = [num, num1, prev[q]]
+        await RisingEdge(dut.clk)
+        # the inputs change for the next edge: the rows must not follow before it
+        dut.l_msel.value = (1 << MC) - 1 - sel
+        dut.l_num.value = rng.getrandbits(96)
+        dut.l_rep.value = 1 << (2 * PORTS + (q + 1) % PORTS)
+        await ReadOnly()
+        rows = int(dut.f_row.value)
+        hit = int(dut.f_hit.value)
+        for p, n_p in enumerate(nums):
+            bits = (rows >> (ROW_W * p)) & ((1 << ROW_W) - 1)
+            exp = expect(mi, n_p) if sel else None
+            ctx = f"port {p}, message {mi} (selected: {bool(sel)}), field number {n_p}"
+            if exp is None:
+                assert (hit >> p) & 1 == 0 and bits == 0, f"{ctx}: absent, but hit={(hit >> p) & 1} row={bits:#x}"
+                misses += 1
+            else:
+                assert (hit >> p) & 1 == 1, f"{ctx}: a field of the table file, but no hit"
+                got = unpack_row(bits)
+                for k, v in exp.items():
+                    assert got[k] == v, f"{ctx}: {k} = {got[k]}, table file says {v}"
+                hits += 1
+        await FallingEdge(dut.clk)
+        prev = nums
+    dut._log.info("%d messages, %d lookups: %d rows match the table file, %d absent (message, number) miss",
+                  len(s.messages), len(probes), hits, misses)
+    n_fields = sum(len(m.fields) for m in s.messages)
+    assert hits >= n_fields and misses > 0
 
 
 @cocotb.test()

@@ -2,14 +2,18 @@
 protobuf core's input stage. A random stream of encoded fields (tags of 1-5 bytes of every
 wire type, values and lengths of 1-10 bytes, short and long strings, overlong tags,
 continuation bytes without end) read through a window with any number of valid bytes
-(garbage past them), a position that holds, skips the shown field whole, skips other
-amounts or jumps, skip hints, bounds that hold, pop, enter or move, and restarts. Checks, every cycle, against a
-model of the two registered decode sets (cur at the position, spec at the end of the
-shown field, or the hinted skip): which set is shown, the tag varint and the varint after it (found, length,
-value; every whole varint's value also against the official protobuf library's decoder),
-the 32-bit limit, the header length, the valid bytes, the bytes left to both bounds (the
-frame's end after a pop or entering a child too), and `fresh` (the shown set is at the
-position, bounds held or popped or entered, no restart)."""
+(garbage past them). The reader's move is given to the stage a cycle ahead, as the Stream
+Reader gives it (step, step_len): it holds (with a skip length that is not taken), skips
+the shown field whole or the hinted bytes, skips forward, back (a length modulo 2^32),
+16-64 bytes past spec's skip (same low bits), 0 bytes, or jumps, and restarts (to 0);
+the bounds' next values hold, pop, enter or move. Checks, every cycle, against a model of
+the two registered decode sets (cur at the position, spec at the end of the shown field,
+or the hinted skip) that compares positions: which set is shown (shown_spec), the tag
+varint and the varint after it (found, length, value; every whole varint's value also
+against the official protobuf library's decoder), the 32-bit limit, the header length,
+the valid bytes, the bytes left to both bounds (the frame's end after a pop or entering a
+child too), and `fresh` (the shown set is at the position, bounds held or popped or
+entered, no restart)."""
 
 import random
 import sys
@@ -111,7 +115,8 @@ async def test_decodes_and_freshness(dut):
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     stream = b"".join(random_field(rng) for _ in range(4000))
     dut.rst.value = 1
-    for port in ("restart", "win", "win_avail", "pos", "fr_end", "fr_end_up", "fr_end_dn", "hint_en", "hint_fl", "vend"):
+    for port in ("restart", "win", "win_avail", "pos", "step", "step_len", "fr_end", "fr_end_up", "fr_end_dn",
+                 "hint_en", "hint_fl", "vend", "fr_end_next", "vend_next"):
         getattr(dut, port).value = 0
     for _ in range(2):
         await RisingEdge(dut.clk)
@@ -120,79 +125,114 @@ async def test_decodes_and_freshness(dut):
     n = 4000
     pos, fr_end, vend, up, dn = 0, 100, 50, 200, 70
     shown = decode_set(bytes(16), 0, 0, 0, 0)   # after reset: cur, all zero
-    regs = None   # (cur, spec, restart, fr_end, vend, up, dn) registered last cycle
+    regs = None   # (cur, spec, restart, fr_end, vend, up, dn, hint, move) registered last cycle
     counts = {"found": 0, "val": 0, "o32": 0, "not_found": 0, "fresh": 0, "stale": 0,
-              "restart": 0, "spec": 0, "hint": 0, "pop": 0, "enter": 0}
+              "restart": 0, "spec": 0, "hint": 0, "pop": 0, "enter": 0,
+              "back": 0, "not_taken": 0, "far_alias": 0}
     for t in range(n):
-        # the reader: holds (the state machine waits), skips the shown field whole (the
-        # fast paths), skips something else, or jumps; bounds mostly held
-        r = rng.random()
-        if regs is not None and r < 0.45 and type(regs[-1]) is int:
-            pos = pos + regs[-1]   # the hinted skip (spec went there)
-        elif regs is not None and r < 0.45 and shown["fl"] is not None and shown["pos"] == pos:
-            pos = pos + shown["fl"]
-        elif r < 0.6:
-            pos = pos + rng.randrange(1, 20)
-        elif r < 0.62:
-            pos = rng.randrange(len(stream))
-        pos %= len(stream) - 16
-        # bounds: held, popped to the frame below, entered into the child, or anything
-        r = rng.random()
-        if r < 0.03:
-            fr_end = rng.getrandbits(32)
-        elif r < 0.06:
-            vend = rng.getrandbits(32)
-        elif r < 0.1:
-            fr_end = up
-        elif r < 0.14:
-            fr_end = dn
-        if rng.random() < 0.1:
-            up = rng.choice([fr_end, rng.getrandbits(32)])
-        if rng.random() < 0.1:
-            dn = rng.choice([pos + rng.randrange(40), rng.getrandbits(32)])
-        restart = int(rng.random() < 0.03)
-        hint = False
-        if rng.random() < 0.1:
-            hint = rng.choice([rng.randrange(16), None])
-        avail = rng.choice([16, 16, 16, rng.randrange(17)])
-        window = stream[pos:pos + avail] + bytes(rng.randrange(256) for _ in range(16 - avail))
-        dut.win.value = int.from_bytes(window, "little")
-        dut.win_avail.value = avail
-        dut.pos.value, dut.fr_end.value, dut.vend.value = pos, fr_end, vend
-        dut.fr_end_up.value, dut.fr_end_dn.value = up, dn
-        dut.hint_en.value = int(hint is not False)
-        dut.hint_fl.value = 0 if hint is False else 16 if hint is None else hint
-        dut.restart.value = restart
-        await ReadOnly()
         if regs is not None:
-            cur, spec, prestart, pfr, pvend, pup, pdn, phint = regs
+            # what the registers show now: the model compares positions (the stage itself
+            # only saw last cycle's move, and next bounds, as small inputs)
+            cur, spec, prestart, pfr, pvend, pup, pdn, phint, pmove = regs
             shown = dict(spec if spec["pos"] == pos and cur["pos"] != pos else cur)
             # the frame's end: as registered, the one below (a pop), the child's (entered)
             if pfr != fr_end:
                 shown["brem_fr"] = shown["brem_up"] if pup == fr_end else shown["brem_dn"]
             fresh = int(not prestart and shown["pos"] == pos and vend == pvend and fr_end in (pfr, pup, pdn))
+        # this cycle's inputs: a skip hint, the window at pos (any number of valid bytes)
+        hint = False
+        if rng.random() < 0.1:
+            hint = rng.choice([rng.randrange(16), None])
+        avail = rng.choice([16, 16, 16, rng.randrange(17)])
+        window = stream[pos:pos + avail] + bytes(rng.randrange(256) for _ in range(16 - avail))
+        # the bytes spec is decoded past this cycle
+        s_skip = shown["fl"] if hint is False else hint
+        s_skip = 0 if s_skip is None else s_skip
+        # the reader's move this cycle (where it is next cycle): skips the hinted bytes or
+        # the shown field whole (the fast paths), something else forward, back, far (also
+        # a multiple of 16 past spec's skip), a skip of 0, a restart (to 0), or it holds
+        # with a length that is not taken (the state machine waits; a skip past the end)
+        restart = int(rng.random() < 0.03)
+        step, step_len = 0, rng.choice([0, s_skip, 16 + s_skip, rng.getrandbits(32)])
+        move = "hold"
+        r = rng.random()
+        if restart:
+            move = "restart"
+        elif r < 0.45 and type(hint) is int:
+            step, step_len, move = 1, hint, "hint"
+        elif r < 0.45 and shown["fl"] is not None and shown["pos"] == pos:
+            step, step_len, move = 1, shown["fl"], "field"
+        elif r < 0.58:
+            step, step_len, move = 1, rng.randrange(1, 20), "fwd"
+        elif r < 0.63:
+            step, step_len, move = 1, -rng.randrange(1, 40) & M32, "back"
+        elif r < 0.65:
+            step, step_len, move = 1, (rng.randrange(len(stream)) - pos) & M32, "jump"
+        elif r < 0.68:
+            step, step_len, move = 1, 16 * rng.randrange(1, 5) + s_skip, "far_alias"
+        elif r < 0.7:
+            step, step_len, move = 1, 0, "zero"
+        pos_next = 0 if restart else (pos + step_len) & M32 if step else pos
+        if not 0 <= pos_next <= len(stream) - 16:
+            step, pos_next, move = 0, pos, "hold"   # (the reader would not take it: past the end)
+        # bounds next cycle: held, popped to the frame below, entered into the child, or anything
+        r = rng.random()
+        fr_end_next, vend_next = fr_end, vend
+        if r < 0.03:
+            fr_end_next = rng.getrandbits(32)
+        elif r < 0.06:
+            vend_next = rng.getrandbits(32)
+        elif r < 0.1:
+            fr_end_next = up
+        elif r < 0.14:
+            fr_end_next = dn
+        dut.win.value = int.from_bytes(window, "little")
+        dut.win_avail.value = avail
+        dut.pos.value, dut.fr_end.value, dut.vend.value = pos, fr_end, vend
+        dut.fr_end_up.value, dut.fr_end_dn.value = up, dn
+        dut.step.value, dut.step_len.value = step, step_len
+        dut.fr_end_next.value, dut.vend_next.value = fr_end_next, vend_next
+        dut.hint_en.value = int(hint is not False)
+        dut.hint_fl.value = 0 if hint is False else 16 if hint is None else hint
+        dut.restart.value = restart
+        await ReadOnly()
+        if regs is not None:
             if fresh:
                 counts["pop"] += pfr != fr_end and pup == fr_end
                 counts["enter"] += pfr != fr_end and pup != fr_end
                 assert shown["brem_fr"] == (fr_end - pos) & M32
-            assert int(dut.fresh.value) == fresh, f"cycle {t}: fresh {int(dut.fresh.value)} != {fresh}"
+            assert int(dut.fresh.value) == fresh, f"cycle {t}: fresh {int(dut.fresh.value)} != {fresh} after {pmove}"
+            show_spec = int(spec["pos"] == pos and cur["pos"] != pos)
+            assert int(dut.shown_spec.value) == show_spec, f"cycle {t}: shown_spec after {pmove}"
             counts["fresh" if fresh else "stale"] += 1
             counts["restart"] += prestart
-            counts["spec"] += fresh and spec["pos"] == pos and cur["pos"] != pos
-            counts["hint"] += fresh and phint is not False and spec["pos"] == pos and cur["pos"] != pos
+            counts["spec"] += fresh and show_spec
+            counts["hint"] += fresh and phint is not False and show_spec
+            counts["back"] += pmove == "back"
+            counts["not_taken"] += pmove == "hold" and pstep_len not in (0, None)
+            counts["far_alias"] += pmove == "far_alias"
             for k, v in shown.items():
                 if v is None or k in ("pos", "fl", "brem_up", "brem_dn"):
                     continue   # a value without its varint's end: unspecified
                 got = int(getattr(dut, k).value)
-                assert got == v, f"cycle {t}: {k} = {got:#x}, want {v:#x}"
+                assert got == v, f"cycle {t}: {k} = {got:#x}, want {v:#x} (after {pmove})"
             counts["found" if shown["tag_found"] else "not_found"] += 1
             counts["val"] += shown["val_found"]
             counts["o32"] += shown["tag_o32"]
-        regs = sets(window, avail, pos, fr_end, vend, up, dn, shown, hint) + (restart, fr_end, vend, up, dn, hint)
+        regs = sets(window, avail, pos, fr_end, vend, up, dn, shown, hint) + (restart, fr_end, vend, up, dn, hint,
+                                                                             move)
+        pstep_len = step_len
         await RisingEdge(dut.clk)
+        pos, fr_end, vend = pos_next, fr_end_next, vend_next
+        # the frame below and the child may be anything next cycle
+        if rng.random() < 0.1:
+            up = rng.choice([fr_end, rng.getrandbits(32)])
+        if rng.random() < 0.1:
+            dn = rng.choice([pos + rng.randrange(40), rng.getrandbits(32)])
     for k, at_least in (("found", n // 3), ("val", n // 4), ("o32", n // 100), ("not_found", n // 20),
                         ("fresh", n // 3), ("stale", n // 10), ("restart", n // 60), ("spec", n // 6),
-                        ("hint", n // 100), ("pop", n // 100), ("enter", n // 100)):
+                        ("hint", n // 100), ("pop", n // 100), ("enter", n // 100), ("back", n // 50),
+                        ("not_taken", n // 10), ("far_alias", n // 60)):
         assert counts[k] >= at_least, f"only {counts[k]} {k} checks ({counts})"
 
 

@@ -2,8 +2,8 @@
 
 The DUT's memory port is served by a Python BRAM model with exactly one cycle of read
 latency; the consumer side is driven from a list of operations and every response is
-checked against a byte-exact Python reference model (offset, data, past-end, window,
-status outputs). Run with `python3 -m pytest rtl/tb/hw_stream_reader` (builds once per
+checked against a byte-exact Python reference model (offset, data, past-end, the move
+adv_en / adv_len, window, status outputs). Run with `python3 -m pytest rtl/tb/hw_stream_reader` (builds once per
 DATA_WIDTH with Icarus Verilog).
 """
 
@@ -150,6 +150,7 @@ class Harness:
                 pending = None
             if cyc == 0:
                 assert int(dut.rd_ready.value) == 0, "ready during start"
+                assert int(dut.adv_en.value) == 0, "adv_en during start"
                 continue
             self.check_status(model)
             if want and int(dut.rd_ready.value):
@@ -158,14 +159,19 @@ class Harness:
                 got_past = int(dut.rd_past_end.value)
                 assert int(dut.rd_offset.value) == before, "rd_offset"
                 assert got_past == int(past), f"op {idx} {op}: past_end {got_past} expected {past} (pos {before}, len {stream.length})"
+                # the move (next cycle's offset, checked there against the model)
+                assert int(dut.adv_en.value) == int(not past), f"op {idx} {op}: adv_en"
                 if not past:
+                    assert int(dut.adv_len.value) == model.pos - before, f"op {idx} {op}: adv_len"
                     got = int(dut.rd_data.value)
                     assert got == data, f"op {idx} {op} at {before}: data {got:#x} expected {data:#x}"
                 if log is not None:
                     log.append((cyc, op, past))
                 accepted_at.append(cyc)
                 idx += 1
-            elif want:
+            else:
+                assert int(dut.adv_en.value) == 0, "adv_en without an operation taken"
+            if want and not int(dut.rd_ready.value):
                 # not ready: the op must be a READ whose bytes are not buffered yet
                 assert op[0] == READ, "SKIP must always be ready"
                 n = 1 << op[1]

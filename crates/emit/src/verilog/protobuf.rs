@@ -210,23 +210,28 @@ pub fn generate(schema: &CompiledSchema, name: &str) -> String {
     v.push_str("end\nalways @(posedge clk) q <= mem[addr];\nassign {m_size, m_size8, m_hasoff, m_unkoff, m_nc, m_ns, m_nms, m_req, m_hwords, m_map} = q;\nendmodule\n\n");
 
     // ---- fields
-    v.push_str("// per (message, field number): kind, wire type of one value, flags, offset, presence\n// (0 implicit, 1 presence bit, 2 oneof, 3 pointer) and its index, sub-type, slot, element\n// size (repeated), scalar size, and for oneof members the case word and union storage\n");
-    v.push_str("module hw_pb_desc_field (\n    input  wire [15:0] f_msg,\n    input  wire [31:0] f_num,\n    output wire        f_hit,\n    output wire [4:0]  f_kind,\n    output wire [2:0]  f_kwt,\n    output wire        f_rep,\n    output wire        f_closed,\n    output wire        f_utf8,\n    output wire        f_packable,\n    output wire [31:0] f_off,\n    output wire [1:0]  f_pres,\n    output wire [15:0] f_pidx,\n    output wire [15:0] f_sub,\n    output wire [7:0]  f_slot,\n    output wire [31:0] f_elem,\n    output wire [3:0]  f_size,\n    output wire [31:0] f_ocase,\n    output wire [31:0] f_ostor,\n    output wire [31:0] f_osize,\n    output wire        f_map\n);\nassign {f_hit, f_kind, f_kwt, f_rep, f_closed, f_utf8, f_packable, f_off, f_pres, f_pidx, f_sub, f_slot, f_elem, f_size, f_ocase, f_ostor, f_osize, f_map} = rom(f_msg, f_num);\nfunction [1+5+3+4+32+2+16+16+8+32+4+96:0] rom;\n    input [15:0] f_msg;\n    input [31:0] f_num;\n    reg f_hit, f_rep, f_closed, f_utf8, f_packable, f_map;\n    reg [4:0] f_kind;\n    reg [2:0] f_kwt;\n    reg [31:0] f_off, f_elem, f_ocase, f_ostor, f_osize;\n    reg [1:0] f_pres;\n    reg [15:0] f_pidx, f_sub;\n    reg [7:0] f_slot;\n    reg [3:0] f_size;\nbegin\n");
-    v.push_str("    f_hit = 1'b0; f_kind = 5'd0; f_kwt = 3'd7; f_rep = 1'b0; f_closed = 1'b0; f_utf8 = 1'b0;\n    f_packable = 1'b0; f_off = 32'd0; f_pres = 2'd0; f_pidx = 16'd0; f_sub = 16'd0; f_slot = 8'd0;\n    f_elem = 32'd0; f_size = 4'd0; f_ocase = 32'd0; f_ostor = 32'd0; f_osize = 32'd0; f_map = 1'b0;\n    case ({f_msg, f_num})\n");
+    // The rows of every (message, field number), looked up a cycle ahead into registers: the
+    // lookup interface of rtl/hw_pb_fields.v (the TABLES=1 build's table), so the core drives
+    // both builds' field tables with the same selects.
+    let mut nums: Vec<u32> = schema.messages.iter().flat_map(|m| m.fields.iter().map(|f| f.number)).collect();
+    nums.sort_unstable();
+    nums.dedup();
+    let _ = write!(v, "// per (message, field number): kind, wire type of one value, flags, offset, presence\n// (0 implicit, 1 presence bit, 2 oneof, 3 pointer) and its index, sub-type, slot, element\n// size (repeated), scalar size, and for oneof members the case word and union storage:\n// the row {{f_hit, f_kind, f_kwt, f_rep, f_closed, f_utf8, f_packable, f_off, f_pres, f_pidx,\n// f_sub, f_slot, f_elem, f_size, f_ocase, f_ostor, f_osize, f_map}} ({FIELD_ROW_BITS} bits, f_hit on top;\n// a miss: all zero).\n// Lookahead with registered rows, the lookup side of rtl/hw_pb_fields.v: PORTS lookups, each\n// given the NEXT cycle's (message, field number), its row out one cycle later from registers.\n// The message is one of MC candidates (l_msgs bits 16c+15:16c) chosen by the one-hot l_msel\n// (none: every port misses); port p's number is l_num bits 32p+31:32p, or with REPEAT bit p\n// the number port q looked up the cycle before, q chosen by the one-hot l_rep bits\n// PORTS*p+PORTS-1:PORTS*p. Each candidate is decoded against the schema's messages and each\n// number against its field numbers before the selects (a repeated number's decode is\n// registered), so after the late selects only one AND per row and the OR of the rows remain\n// before the row registers.\nmodule hw_pb_desc_field #(\n    parameter PORTS = 1,\n    parameter MC = 1,\n    parameter [7:0] REPEAT = 8'd0\n) (\n    input  wire                          clk,\n    input  wire [16*MC-1:0]              l_msgs,\n    input  wire [MC-1:0]                 l_msel,\n    input  wire [32*PORTS-1:0]           l_num,\n    input  wire [PORTS*PORTS-1:0]        l_rep,\n    output wire [PORTS-1:0]              hit,\n    output wire [{FIELD_ROW_BITS}*PORTS-1:0]       row\n);\nlocalparam W = {FIELD_ROW_BITS};\nlocalparam NM = {nm};  // messages\nlocalparam NN = {nn};  // distinct field numbers\n// the schema's field numbers, in order\nfunction [31:0] fnum;\n    input integer k;\nbegin\n    case (k)\n", nm = schema.messages.len().max(1), nn = nums.len().max(1));
+    for (j, n) in nums.iter().enumerate() {
+        let _ = writeln!(v, "    {j}: fnum = 32'd{n};");
+    }
+    v.push_str("    default: fnum = 32'd0;\n    endcase\nend\nendfunction\n");
+    v.push_str("integer c, m, p, q, j;\n// the message: each candidate decoded to one bit per message, then selected\nreg  [NM-1:0] moh;\nalways @* begin\n    moh = {NM{1'b0}};\n    for (c = 0; c < MC; c = c + 1)\n        for (m = 0; m < NM; m = m + 1)\n            moh[m] = moh[m] | (l_msel[c] && {16'd0, l_msgs[16 * c +: 16]} == m);\nend\n");
+    v.push_str("// the number, per port: one bit per field number; a repeating port selects a registered one\nreg  [NN*PORTS-1:0] noh, noh_q = {NN*PORTS{1'b0}};\nalways @* begin\n    for (p = 0; p < PORTS; p = p + 1) begin\n        noh[NN * p +: NN] = {NN{1'b0}};\n        if (REPEAT[p]) begin\n            for (q = 0; q < PORTS; q = q + 1)\n                noh[NN * p +: NN] = noh[NN * p +: NN] | ({NN{l_rep[PORTS * p + q]}} & noh_q[NN * q +: NN]);\n        end else begin\n            for (j = 0; j < NN; j = j + 1)\n                noh[NN * p + j] = l_num[32 * p +: 32] == fnum(j);\n        end\n    end\nend\n");
+    v.push_str("// the rows: (message, number) entries, at most one of them hit\nreg  [W*PORTS-1:0] r, r_q = {W*PORTS{1'b0}};\nreg  [W-1:0] rp;\nreg  [NN-1:0] np;\nalways @* begin\n    for (p = 0; p < PORTS; p = p + 1) begin\n        np = noh[NN * p +: NN];\n        rp = {W{1'b0}};\n");
     for (mi, m) in schema.messages.iter().enumerate() {
         let s = slots(m);
         for (fi, f) in m.fields.iter().enumerate() {
-            let key = ((mi as u64) << 32) | f.number as u64;
-            let (x, oneof) = field_values(schema, m, &s, fi);
-            let _ = writeln!(v, "    48'd{key}: begin // {}.{}\n        f_hit = 1'b1; f_kind = 5'd{}; f_kwt = 3'd{}; f_rep = 1'b{}; f_closed = 1'b{}; f_utf8 = 1'b{}; f_packable = 1'b{};\n        f_off = 32'd{}; f_pres = 2'd{}; f_pidx = 16'd{}; f_sub = 16'd{}; f_slot = 8'd{}; f_elem = 32'd{}; f_size = 4'd{}; f_map = 1'b{};",
-                m.full_name, f.name, x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[9], x[10], x[11], x[12], x[13], x[17]);
-            if oneof {
-                let _ = writeln!(v, "        f_ocase = 32'd{}; f_ostor = 32'd{}; f_osize = 32'd{};", x[14], x[15], x[16]);
-            }
-            v.push_str("    end\n");
+            let j = nums.binary_search(&f.number).expect("every field number is listed");
+            let _ = writeln!(v, "        rp = rp | ({{W{{moh[{mi}] & np[{j}]}}}} & {FIELD_ROW_BITS}'h{:x}); // {}.{}", field_bits(schema, m, &s, fi), m.full_name, f.name);
         }
     }
-    v.push_str("    default: ;\n    endcase\n    rom = {f_hit, f_kind, f_kwt, f_rep, f_closed, f_utf8, f_packable, f_off, f_pres, f_pidx, f_sub, f_slot, f_elem, f_size, f_ocase, f_ostor, f_osize, f_map};\nend\nendfunction\nendmodule\n\n");
+    v.push_str("        r[W * p +: W] = rp;\n    end\nend\nalways @(posedge clk) begin\n    noh_q <= noh;\n    r_q <= r;\nend\nassign row = r_q;\ngenvar g;\ngenerate\nfor (g = 0; g < PORTS; g = g + 1) begin : g_hit\n    assign hit[g] = r_q[W * g + W - 1];\nend\nendgenerate\nendmodule\n\n");
 
     // ---- closed enums
     v.push_str("// closed (proto2) enums: is the value declared?\nmodule hw_pb_desc_enum (\n    input  wire [15:0] e_idx,\n    input  wire [31:0] e_val,\n    output wire        e_known\n);\nassign e_known = rom(e_idx, e_val);\nfunction rom;\n    input [15:0] e_idx;\n    input [31:0] e_val;\n    reg e_known;\nbegin\n    e_known = 1'b1;\n    case (e_idx)\n");
@@ -380,10 +385,21 @@ pub fn direct_span(numbers: &[u32]) -> u32 {
 /// hit bit first, on top).
 const FIELD_BITS: [u32; 18] = [1, 5, 3, 1, 1, 1, 1, 32, 2, 16, 16, 8, 32, 4, 32, 32, 32, 1];
 
+/// The width of a field row (the sum of [`FIELD_BITS`]; the core's FW).
+const FIELD_ROW_BITS: u32 = {
+    let mut n = 0;
+    let mut i = 0;
+    while i < FIELD_BITS.len() {
+        n += FIELD_BITS[i];
+        i += 1;
+    }
+    n
+};
+
 /// One field's `hw_pb_desc_field` outputs ({f_hit, f_kind, f_kwt, f_rep, f_closed, f_utf8,
 /// f_packable, f_off, f_pres, f_pidx, f_sub, f_slot, f_elem, f_size, f_ocase, f_ostor,
-/// f_osize, f_map}, widths [`FIELD_BITS`]) and whether it is a oneof member: the ROM's case
-/// entry and the loaded tables' row.
+/// f_osize, f_map}, widths [`FIELD_BITS`]) and whether it is a oneof member: the ROM's row
+/// and the loaded tables' row.
 fn field_values(schema: &CompiledSchema, m: &heapwire_schema::Message, s: &Slots, fi: usize) -> ([u32; 18], bool) {
     let f = &m.fields[fi];
     let (pres, pidx, oo) = match f.presence {
@@ -410,11 +426,16 @@ fn field_values(schema: &CompiledSchema, m: &heapwire_schema::Message, s: &Slots
 /// One field row (the bits of `hw_pb_desc_field`'s output, hit bit on top) as four 64-bit
 /// lanes, lane 0 the low bits.
 fn field_row(schema: &CompiledSchema, m: &heapwire_schema::Message, s: &Slots, fi: usize) -> [u64; 4] {
+    field_bits(schema, m, s, fi).lanes()
+}
+
+/// One field row's bits ([`FIELD_ROW_BITS`]).
+fn field_bits(schema: &CompiledSchema, m: &heapwire_schema::Message, s: &Slots, fi: usize) -> WideBits {
     let mut e = WideBits::default();
     for (val, bits) in field_values(schema, m, s, fi).0.into_iter().zip(FIELD_BITS) {
         e.push(val, bits);
     }
-    e.lanes()
+    e
 }
 
 /// The run-time-loaded tables of `schema` for a core with table sizes `limits`: the words
