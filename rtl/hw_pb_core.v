@@ -38,7 +38,7 @@
  * word address / lane-shifted data / byte enables), so the image read data of a request
  * made in cycle t is back in t + 3 and `done` waits for the last write to leave the writer.
  * The lazily zeroed allocation's words and the range zeroed at once are kept by hw_pb_zeroer
- * (armed, cleared, set and stepped by the state machine; it checks the requests a cycle
+ * (armed, cleared, set and stepped by the state machine; it checks the writes a cycle
  * after they are made, from registers, as the writer's stage 1 holds them, and its hits
  * and idle-port write go into the writer's stage 2; its `any` / `count` / `pa_pending`
  * count the words whose hit is being checked as zeroed).
@@ -2230,19 +2230,21 @@ end
 // the lazy zeroer: one pass, it zeroes a pending word in a cycle the image port is idle
 // (rz_zw: no write and no read in the request cycle, and not between a presence-word read
 // and its write); a write (either port) to a pending word zeroes the allocation's bytes
-// there too (rz_hit, rz2_hit). It checks the requests a cycle after they are made, from its
-// registered copies (the writer's stage 1): rz_zw and the hits go to the writer's stage 2.
+// there too (rz_hit, rz2_hit). It checks the writes a cycle after they are made, in the
+// writer's stage 1 (wr_q_*): rz_zw and the hits go to the writer's stage 2.
 localparam RZP = RZB + OB_SHIFT + 1;
 wire [RZP-1:0] rz_lo_rel, rz_hi_rel;   // the allocation from its first word's start
 wire           rz_hit, rz2_hit, rz_zw;
 wire [RZB-1:0] rz_idx, rz2_idx;
 wire [39:0]    rz_zw_a;
+wire           wr_q_we, wr_q_we2;
+wire [39:0]    wr_q_wa, wr_q_wa2;
 hw_pb_zeroer #(.OUT_WIDTH(OUT_WIDTH), .RZB(RZB)) zr (
     .clk(clk), .rst(rst),
     .arm(rz_arm), .arm_a(rz_arm_a), .arm_n(rz_arm_n), .clear(rz_clear),
     .z_set(z_set), .z_set_a(z_set_a), .z_set_n(z_set_n), .z_step(z_step),
-    .we(o_we), .wa(o_wa), .hold(o_re || state_reg == S_SP_W1 || state_reg == S_SP_W1B || state_reg == S_SP_W2),
-    .we2(o2_we), .wa2(o2_a), .pa(pat),
+    .q_we(wr_q_we), .q_wa(wr_q_wa), .q_we2(wr_q_we2), .q_wa2(wr_q_wa2),
+    .hold(o_re || state_reg == S_SP_W1 || state_reg == S_SP_W1B || state_reg == S_SP_W2), .pa(pat),
     .zw(rz_zw), .zw_a(rz_zw_a), .hit(rz_hit), .hit_idx(rz_idx), .hit2(rz2_hit), .hit2_idx(rz2_idx),
     .pa_pending(rz_pa_pending), .any(rz_any), .count(rz_count), .lo_rel(rz_lo_rel), .hi_rel(rz_hi_rel),
     .za(z_a), .ze(z_e), .z_left(z_left), .z_n(z_n), .z_last(z_last)
@@ -2256,7 +2258,7 @@ hw_pb_writer #(.OUT_WIDTH(OUT_WIDTH), .OUT_ADDR_WIDTH(OUT_ADDR_WIDTH), .RZB(RZB)
     .re(o_re), .ra(o_ra),
     .rz_hit(rz_hit), .rz_idx(rz_idx), .rz2_hit(rz2_hit), .rz2_idx(rz2_idx), .zw(rz_zw), .zw_a(rz_zw_a),
     .rz_lo_rel(rz_lo_rel), .rz_hi_rel(rz_hi_rel),
-    .pending(wr_pending), .rd_lane(rd_lane),
+    .pending(wr_pending), .q_we(wr_q_we), .q_wa(wr_q_wa), .q_we2(wr_q_we2), .q_wa2(wr_q_wa2), .rd_lane(rd_lane),
     .out_wr_en(out_wr_en), .out_wr_addr(out_wr_addr), .out_wr_data(out_wr_data), .out_wr_be(out_wr_be),
     .out_rd_en(out_rd_en), .out_rd_addr(out_rd_addr), .out_rd_data(out_rd_data),
     .out2_wr_en(out2_wr_en), .out2_wr_addr(out2_wr_addr), .out2_wr_data(out2_wr_data), .out2_wr_be(out2_wr_be)

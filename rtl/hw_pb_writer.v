@@ -9,7 +9,7 @@
  *            enables (and the lazily zeroed bytes of the same word or'ed in).
  * So no path runs from the state machine's decision through the lane shifters and the
  * byte-enable masks: they start at stage 1's registers. The zeroer (hw_pb_zeroer) checks
- * the same requests from its copies of stage 1's registers: its hits (`rz_hit`, `rz2_hit`)
+ * the writes in stage 1 (`q_we`, `q_wa`, `q_we2`, `q_wa2`): its hits (`rz_hit`, `rz2_hit`)
  * and the allocation (`rz_lo_rel`, `rz_hi_rel`) come in the cycle the request is in stage
  * 1 and widen stage 2's byte enables; its own zero write (`zw`, `zw_a`: only when stage 1
  * has no port-1 write) goes straight into stage 2, on port 1.
@@ -67,6 +67,11 @@ module hw_pb_writer #(
     input  wire [RZB+$clog2(OUT_WIDTH/8):0] rz_hi_rel,
 
     output wire                      pending,
+    // stage 1's writes (to the zeroer)
+    output wire                      q_we,
+    output wire [39:0]               q_wa,
+    output wire                      q_we2,
+    output wire [39:0]               q_wa2,
     output wire [63:0]               rd_lane,
 
     // output memory ports (hw_pb_core's)
@@ -131,6 +136,10 @@ always @(posedge clk) begin
 end
 
 assign pending = s_we || s_o2 || s_re || zw;
+assign q_we = s_we;
+assign q_wa = s_wa;
+assign q_we2 = s_o2;
+assign q_wa2 = s_o2a;
 
 // ---------------------------------------------------------------- stage 2: the ports
 // 64-bit lane of the output word

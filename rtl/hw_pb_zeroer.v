@@ -12,9 +12,10 @@
  * and steps (`z_step`: za moves past them; `z_last`: they end the range, `z_left`: some
  * bytes are left).
  * This module keeps which words are still to be zeroed (`need`, bit i = the allocation's
- * word i counted from the word holding `lo`). It checks the image-port requests a cycle
- * after the state machine made them: it registers them (`rq_*`, the same requests the
- * writer's stage 1 holds) and answers, for the requests so registered:
+ * word i counted from the word holding `lo`). It checks the image-port writes a cycle
+ * after the state machine made them, as the writer's stage 1 holds them (`q_we`, `q_wa`,
+ * `q_we2`, `q_wa2`; `hold`, given with the request, is registered here) and answers, for
+ * the requests so registered:
  *   zw, zw_a       its own zero write on port 1: the registered port 1 has no request and
  *                  was not held (`hold` low when it was made), and some word is pending:
  *                  the lowest one, word address zw_a (byte address of the word's first
@@ -40,8 +41,9 @@
  * reaches port 1 a cycle before any of them, so a zw on a word one of them writes is a zero
  * write first and the data write (not widened: the word is no longer pending) after it.
  *
- * Registered and unregistered boundaries: `need`, `lo`, `hi`, `za`, `ze` and the
- * registered requests `rq_*` are registers here, so `zw`, `zw_a`, `hit*`, `any`, `count`,
+ * Registered and unregistered boundaries: `need`, `lo`, `hi`, `za`, `ze`, `hold` and `arm`
+ * as registered here and the writer's stage-1 registers (`q_*`) are registers, so `zw`,
+ * `zw_a`, `hit*`, `any`, `count`,
  * `lo_rel`, `hi_rel`, `za`, `ze`, `z_left`, `z_n`, `z_last` come from registers only: the
  * hit compares, the writer's widened byte enables and the `need` update start at
  * registers, not at the state machine's requests. `pa_pending` is combinational from `pa`
@@ -76,13 +78,13 @@ module hw_pb_zeroer #(
     input  wire [39:0]               z_set_n,
     input  wire                      z_step,       // z_n bytes at za are zeroed this cycle
 
-    // this cycle's image-port requests (combinational from the state machine), registered
-    // here and checked in the next cycle
-    input  wire                      we,           // port 1 writes the word of byte wa
-    input  wire [39:0]               wa,
-    input  wire                      hold,         // port 1 must stay idle
-    input  wire                      we2,          // port 2 writes the word of byte wa2
-    input  wire [39:0]               wa2,
+    // the image-port writes made last cycle, registered (the writer's stage 1)
+    input  wire                      q_we,         // port 1 writes the word of byte q_wa
+    input  wire [39:0]               q_wa,
+    input  wire                      q_we2,        // port 2 writes the word of byte q_wa2
+    input  wire [39:0]               q_wa2,
+    // from the state machine, this cycle
+    input  wire                      hold,         // port 1 must stay idle (registered here)
     input  wire [39:0]               pa,           // a byte read now: is it still to be zeroed
 
     // for the requests registered last cycle (from registers)
@@ -175,37 +177,26 @@ function [RZB:0] popcount;
     end
 endfunction
 
-// the requests, registered: checked a cycle after they were made (rq_chk: not made in an
+// with the writes in stage 1: their hold, and whether they are checked (not made in an
 // arm's cycle)
-reg         rq_we = 1'b0, rq_we2 = 1'b0, rq_hold = 1'b0, rq_chk = 1'b0;
-reg [39:0]  rq_wa = 40'd0, rq_wa2 = 40'd0;
+reg rq_hold = 1'b0, rq_chk = 1'b0;
 always @(posedge clk) begin
-    if (rst) begin
-        rq_we <= 1'b0;
-        rq_we2 <= 1'b0;
-        rq_chk <= 1'b0;
-    end else begin
-        rq_we <= we;
-        rq_we2 <= we2;
-        rq_chk <= !arm;
-    end
-    rq_wa <= wa;
-    rq_wa2 <= wa2;
+    rq_chk <= !rst && !arm;
     rq_hold <= hold;
 end
 
 wire [RZB-1:0] low = lowest(need_reg);
-assign zw = rq_chk && need_reg != {RZW{1'b0}} && !rq_we && !rq_hold;
+assign zw = rq_chk && need_reg != {RZW{1'b0}} && !q_we && !rq_hold;
 assign zw_a = {lo_reg[39:OB_SHIFT] + {{(40-OB_SHIFT-RZB){1'b0}}, low}, {OB_SHIFT{1'b0}}};
 
 // port 1 (the state machine's registered write, or this module's own: its word is the
 // lowest pending one) and port 2
-wire [RZB:0] w1 = word_of(rq_wa, lo_reg, need_reg);
-wire [RZB:0] w2 = word_of(rq_wa2, lo_reg, need_reg);
-assign hit = zw || (rq_chk && rq_we && w1[RZB]);
+wire [RZB:0] w1 = word_of(q_wa, lo_reg, need_reg);
+wire [RZB:0] w2 = word_of(q_wa2, lo_reg, need_reg);
+assign hit = zw || (rq_chk && q_we && w1[RZB]);
 assign hit_idx = zw ? low : hit ? w1[RZB-1:0] : {RZB{1'b0}};
-assign hit2 = rq_chk && rq_we2 && w2[RZB];
-assign hit2_idx = rq_we2 ? w2[RZB-1:0] : {RZB{1'b0}};
+assign hit2 = rq_chk && q_we2 && w2[RZB];
+assign hit2_idx = q_we2 ? w2[RZB-1:0] : {RZB{1'b0}};
 
 wire [RZW-1:0] hit_mask = hit ? {{(RZW-1){1'b0}}, 1'b1} << hit_idx : {RZW{1'b0}};
 wire [RZW-1:0] hit2_mask = hit2 ? {{(RZW-1){1'b0}}, 1'b1} << hit2_idx : {RZW{1'b0}};

@@ -5,7 +5,8 @@ zero writes (given in a cycle stage 1 has no port-1 write), against a Python mod
 output memory. Checks the ports' timing (every request reaches its port exactly two cycles
 after it was made, in order; a zeroer write the cycle after it was given), the word
 address, data and byte enables (through the memory they produce), the read lane three
-cycles after the request, that requests beyond the memory are dropped, and `pending`."""
+cycles after the request, that requests beyond the memory are dropped, `pending`, and the
+stage-1 writes the zeroer checks (`q_*`)."""
 
 import random
 import sys
@@ -180,11 +181,14 @@ async def test_requests_reach_the_ports(dut):
                 read_q[t + 1] = (read, answer)
             else:
                 assert int(dut.out_rd_en.value) == 0, f"cycle {t}: read, no request"
-        # pending: stage 1 holds the request of cycle t - 1, or the zeroer's write is given
+        # pending: stage 1 holds the request of cycle t - 1, or the zeroer's write is given;
+        # stage 1's writes (the zeroer's q_* inputs)
         if t >= 1:
             r = reqs[t - 1]
             assert int(dut.pending.value) == int(bool(r["we"] or r["o2_we"] or r["re"] or r["zw"])), \
                 f"cycle {t}: pending"
+            assert int(dut.q_we.value) == r["we"] and int(dut.q_we2.value) == r["o2_we"], f"cycle {t}: q_we, q_we2"
+            assert int(dut.q_wa.value) == r["wa"] and int(dut.q_wa2.value) == r["o2_a"], f"cycle {t}: q_wa, q_wa2"
         # the read lane of a request made in cycle t - 3
         if t in read_q:
             a, word = read_q.pop(t)

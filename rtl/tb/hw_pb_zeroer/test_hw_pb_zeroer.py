@@ -5,9 +5,10 @@ test_range_at_once).
 The model keeps the allocation byte by byte: arming [a, a+n) makes its bytes dirty; a write
 on either port to a word with dirty bytes cleans the allocation's bytes in that word (the
 writer widens the write's byte enables to them); a clear (or reset) cleans everything. The
-zeroer checks each cycle's requests a cycle later (it registers them, as the writer's stage
-1 does), and the model does the same: in cycle t it answers for the requests of cycle t - 1
-(none checked when t - 1 armed). The module's word-level view is checked against it every
+zeroer checks each cycle's writes a cycle later, from the writer's stage 1 (the testbench
+drives the writes of cycle t - 1 there in cycle t, as the writer does; their `hold` is
+registered in the zeroer), and the model does the same: in cycle t it answers for the
+requests of cycle t - 1 (none checked when t - 1 armed). The module's word-level view is checked against it every
 cycle: the idle-port write (`zw` only when the registered port 1 has no request, was not
 held and something is dirty; the lowest dirty word first), the hits of both registered
 ports (a hit exactly when the written word holds dirty bytes, with its index from the
@@ -163,9 +164,13 @@ class Image:
         return len(self.alloc)
 
 
-def drive(dut, step):
-    for k, v in step.items():
-        getattr(dut, k).value = v
+def drive(dut, step, prev):
+    """This cycle's inputs from the state machine, and the writes of the cycle before as
+    the writer's stage 1 holds them."""
+    for k in ("arm", "arm_a", "arm_n", "clear", "hold", "pa"):
+        getattr(dut, k).value = step[k]
+    for k in ("we", "wa", "we2", "wa2"):
+        getattr(dut, "q_" + k).value = prev[k]
 
 
 @cocotb.test()
@@ -178,7 +183,7 @@ async def test_lazy_allocation(dut):
     m = Model(ob, rzb)
     img = Image()
     idle = dict(arm=0, arm_a=0, arm_n=0, clear=0, we=0, wa=0, hold=0, we2=0, wa2=0, pa=0)
-    drive(dut, idle)
+    drive(dut, idle, idle)
     dut.z_set.value, dut.z_step.value = 0, 0     # (the range at once: test_range_at_once)
     dut.rst.value = 1
     await RisingEdge(dut.clk)
@@ -207,7 +212,7 @@ async def test_lazy_allocation(dut):
         left = [i for i in words if not (hit and i == idx) and not (hit2 and i == idx2)]
         step = random_step(rng, m, ob, rzw, not left)
         dut.rst.value = int(reset)
-        drive(dut, step)
+        drive(dut, step, prev)
         await ReadOnly()
         at = f"cycle {t} ({step}; checking {prev})"
         assert int(dut.any.value) == int(bool(left)), f"{at}: any"
@@ -293,7 +298,8 @@ async def test_range_at_once(dut):
     ob = 1 << (len(dut.lo_rel) - rzb - 1)
     rng = random.Random(seed_for("pb_zeroer_range") + ob + rzb)
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    for k in ("arm", "arm_a", "arm_n", "clear", "we", "wa", "hold", "we2", "wa2", "pa", "z_set", "z_set_a", "z_set_n", "z_step"):
+    for k in ("arm", "arm_a", "arm_n", "clear", "q_we", "q_wa", "hold", "q_we2", "q_wa2", "pa", "z_set", "z_set_a", "z_set_n",
+              "z_step"):
         getattr(dut, k).value = 0
     dut.rst.value = 1
     await RisingEdge(dut.clk)
