@@ -364,7 +364,8 @@ reg        cu8_reg = 1'b0, cu8_next;                // the string being copied i
 // structs), in hw_pb_zeroer (zr, below): its words are zeroed by the first write to the word
 // (its byte enables widened; the data is zero there) or in a cycle the image port is idle.
 // One allocation at a time: armed by zero_lazy (rz_arm: [rz_arm_a, rz_arm_a + rz_arm_n)),
-// cleared by rz_clear; rz_any / rz_count: words still to be zeroed (from its registers).
+// cleared by rz_clear; rz_any / rz_count: words still to be zeroed (from registers: its own
+// and the writer's stage 1, the hits being checked there taken out).
 reg        rz_arm, rz_clear;
 reg [39:0] rz_arm_a, rz_arm_n;
 wire       rz_any;

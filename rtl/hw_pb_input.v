@@ -38,7 +38,7 @@
  *   the bounds: fr_end_next and vend_next, the values fr_end and vend hold next cycle,
  *     compared with this cycle's fr_end, fr_end_up, fr_end_dn and vend.
  * cur_num_next / spec_num_next are combinational (the sets' register inputs, for a table
- * lookup a cycle ahead); shown_spec is the registered select.
+ * lookup a cycle ahead).
  */
 
 `resetall

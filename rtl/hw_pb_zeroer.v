@@ -36,7 +36,9 @@
  * cycle after it (the state machine arms only while `any` is low: nothing was pending for
  * them). So the pending words after the checks of cycle t + 1 are those the combinational
  * checks of cycle t left: the same words zeroed, on the same port cycles, and the same
- * `any`, `count`, `pa_pending` in every cycle as when the checks were not registered.
+ * `any`, `count`, `pa_pending` in every cycle as when the checks were not registered --
+ * but in a `clear` cycle: the abandoned allocation's last idle-port zero write is not made
+ * and that cycle's writes are not widened (nothing reads those words as zero any more).
  * Requests in flight (made now, checked next cycle) cannot be clobbered by zw: zw's write
  * reaches port 1 a cycle before any of them, so a zw on a word one of them writes is a zero
  * write first and the data write (not widened: the word is no longer pending) after it.

@@ -1,5 +1,6 @@
 //! Verilog generated from a compiled schema for the hardware cores: per core, the
-//! schema's tables (combinational ROMs) and a wrapper that instantiates the core's
+//! schema's descriptor tables (the message and field tables with registered reads, the
+//! enum and required tables combinational) and a wrapper that instantiates the core's
 //! hand-written engine in `rtl/` with the schema's parameters. [`protobuf`] and
 //! [`objgraph`] are the two cores; [`write_core`] writes what `heapwire compile --rtl`
 //! writes. See `docs/hardware.md`.

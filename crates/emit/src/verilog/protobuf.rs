@@ -381,8 +381,8 @@ pub fn direct_span(numbers: &[u32]) -> u32 {
     span
 }
 
-/// The widths of `hw_pb_desc_field`'s outputs, in its output concatenation's order (the
-/// hit bit first, on top).
+/// The widths of a field row's fields (`hw_pb_desc_field`'s `row`, `hw_pb_fields`' rows),
+/// in the row's concatenation order (the hit bit first, on top).
 const FIELD_BITS: [u32; 18] = [1, 5, 3, 1, 1, 1, 1, 32, 2, 16, 16, 8, 32, 4, 32, 32, 32, 1];
 
 /// The width of a field row (the sum of [`FIELD_BITS`]; the core's FW).
@@ -396,11 +396,10 @@ const FIELD_ROW_BITS: u32 = {
     n
 };
 
-/// One field's `hw_pb_desc_field` outputs ({f_hit, f_kind, f_kwt, f_rep, f_closed, f_utf8,
+/// One field's row ({f_hit, f_kind, f_kwt, f_rep, f_closed, f_utf8,
 /// f_packable, f_off, f_pres, f_pidx, f_sub, f_slot, f_elem, f_size, f_ocase, f_ostor,
-/// f_osize, f_map}, widths [`FIELD_BITS`]) and whether it is a oneof member: the ROM's row
-/// and the loaded tables' row.
-fn field_values(schema: &CompiledSchema, m: &heapwire_schema::Message, s: &Slots, fi: usize) -> ([u32; 18], bool) {
+/// f_osize, f_map}, widths [`FIELD_BITS`]): the ROM's row and the loaded tables' row.
+fn field_values(schema: &CompiledSchema, m: &heapwire_schema::Message, s: &Slots, fi: usize) -> [u32; 18] {
     let f = &m.fields[fi];
     let (pres, pidx, oo) = match f.presence {
         Presence::Implicit => (0, 0, None),
@@ -414,16 +413,13 @@ fn field_values(schema: &CompiledSchema, m: &heapwire_schema::Message, s: &Slots
     let closed = f.kind == Kind::Enum && f.is_closed_enum();
     let (ocase, ostor, osize) = oo.map_or((0, 0, 0), |o| (o.case_offset, o.storage_offset, o.storage_size));
     let utf8 = f.validates_utf8() && f.kind == Kind::String;
-    (
-        [
-            1, f.kind as u32, f.kind.wire_type() as u32, f.is_repeated() as u32, closed as u32, utf8 as u32, f.kind.is_packable() as u32,
-            f.offset, pres, pidx, sub, s.slot[fi], elem, size, ocase, ostor, osize, f.is_map() as u32,
-        ],
-        oo.is_some(),
-    )
+    [
+        1, f.kind as u32, f.kind.wire_type() as u32, f.is_repeated() as u32, closed as u32, utf8 as u32, f.kind.is_packable() as u32,
+        f.offset, pres, pidx, sub, s.slot[fi], elem, size, ocase, ostor, osize, f.is_map() as u32,
+    ]
 }
 
-/// One field row (the bits of `hw_pb_desc_field`'s output, hit bit on top) as four 64-bit
+/// One field row (the bits of a field-table row, hit bit on top) as four 64-bit
 /// lanes, lane 0 the low bits.
 fn field_row(schema: &CompiledSchema, m: &heapwire_schema::Message, s: &Slots, fi: usize) -> [u64; 4] {
     field_bits(schema, m, s, fi).lanes()
@@ -432,7 +428,7 @@ fn field_row(schema: &CompiledSchema, m: &heapwire_schema::Message, s: &Slots, f
 /// One field row's bits ([`FIELD_ROW_BITS`]).
 fn field_bits(schema: &CompiledSchema, m: &heapwire_schema::Message, s: &Slots, fi: usize) -> WideBits {
     let mut e = WideBits::default();
-    for (val, bits) in field_values(schema, m, s, fi).0.into_iter().zip(FIELD_BITS) {
+    for (val, bits) in field_values(schema, m, s, fi).into_iter().zip(FIELD_BITS) {
         e.push(val, bits);
     }
     e
