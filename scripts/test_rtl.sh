@@ -9,7 +9,9 @@
 #      blocks, the protobuf core's descriptor ROMs (hw_pb_dispatch) and both cores against the
 #      CPU engine and a Python model; the core testbenches generate their cores with the
 #      heapwire CLI, built here first).
-# Exits non-zero on any failure. Extra arguments are passed to pytest.
+# Exits non-zero on any failure. Extra arguments are passed to pytest; when one of them is
+# a path (a testbench directory or file, `path::test` too), pytest runs only what they name,
+# else all of rtl/tb.
 # HW_TB_SEED=<n> changes the seed of the randomized tests (default 12345);
 # HW_TB_THOROUGH=1 runs several times more random vectors in the core testbenches.
 set -euo pipefail
@@ -93,7 +95,11 @@ if ! cargo build --release -q -p heapwire-cli; then
   exit 1
 fi
 export HEAPWIRE_BIN="${HEAPWIRE_BIN:-$PWD/target/release/heapwire}"
-if ! python3 -m pytest -q rtl/tb "$@"; then
+targets=(rtl/tb)
+for a in "$@"; do
+  [[ $a != -* && -e ${a%%::*} ]] && targets=()
+done
+if ! python3 -m pytest -q "${targets[@]}" "$@"; then
   fail=1
 fi
 exit "$fail"

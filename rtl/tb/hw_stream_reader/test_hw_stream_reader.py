@@ -4,9 +4,12 @@ The DUT's memory port is served by a Python BRAM model with exactly one cycle of
 latency; the consumer side is driven from a list of operations and every response is
 checked against a byte-exact Python reference model (offset, data, past-end, the move
 adv_en / adv_len, window, status outputs). Run with `python3 -m pytest rtl/tb/hw_stream_reader` (builds once per
-DATA_WIDTH with Icarus Verilog).
+configuration with Icarus Verilog). The configurations include the protobuf core's settings
+FAST_FLUSH=1 (a far skip requests its word in the same cycle) and BACK_SKIP=1 (a skip length
+with bit 31 set goes back); the harness learns them from HW_SR_FAST_FLUSH / HW_SR_BACK_SKIP.
 """
 
+import os
 import random
 import sys
 from pathlib import Path
@@ -22,6 +25,11 @@ from tbutil import expect_param_error, run_cocotb, seed_for
 RTL_DIR = Path(__file__).resolve().parents[2]
 TB_DIR = Path(__file__).resolve().parent
 MASK64 = (1 << 64) - 1
+# the build's FAST_FLUSH / BACK_SKIP (set by _build_and_test for the simulator process)
+FAST_FLUSH = os.environ.get("HW_SR_FAST_FLUSH") == "1"
+BACK_SKIP = os.environ.get("HW_SR_BACK_SKIP") == "1"
+# the largest forward skip length (with BACK_SKIP, bit 31 set means back)
+MAX_FWD = 0x7FFFFFFF if BACK_SKIP else 0xFFFFFFFF
 
 # --------------------------------------------------------------------------- reference model
 
@@ -65,6 +73,9 @@ class Model:
         """Returns (past_end, data) for op and advances the model."""
         kind, arg = op
         n = (1 << arg) if kind == READ else arg
+        if kind == SKIP and BACK_SKIP and arg >> 31:
+            n = arg - (1 << 32)  # back 2^32 - arg bytes: kept within the stream by the test
+            assert self.pos + n >= 0, f"test error: back skip of {-n} at {self.pos}"
         if self.pos + n > self.s.length:
             self.past_end = True
             return True, None
@@ -162,7 +173,7 @@ class Harness:
                 # the move (next cycle's offset, checked there against the model)
                 assert int(dut.adv_en.value) == int(not past), f"op {idx} {op}: adv_en"
                 if not past:
-                    assert int(dut.adv_len.value) == model.pos - before, f"op {idx} {op}: adv_len"
+                    assert int(dut.adv_len.value) == (model.pos - before) % (1 << 32), f"op {idx} {op}: adv_len"
                     got = int(dut.rd_data.value)
                     assert got == data, f"op {idx} {op} at {before}: data {got:#x} expected {data:#x}"
                 if log is not None:
@@ -182,8 +193,10 @@ class Harness:
         return accepted_at, model
 
     @staticmethod
-    def _len(op):  # bytes an op moves the stream
-        return (1 << op[1]) if op[0] == READ else op[1]
+    def _len(op):  # bytes an op moves the stream (negative: a back skip)
+        if op[0] == READ:
+            return 1 << op[1]
+        return op[1] - (1 << 32) if BACK_SKIP and op[1] >> 31 else op[1]
 
     def check_status(self, model):
         dut = self.dut
@@ -251,7 +264,7 @@ async def test_read_past_end(dut):
             assert int(dut.past_end.value) == 1
     # skips: exactly to the end, one past the end, huge
     for length in (0, 1, wb, 5 * wb + 3, 1000):
-        ops = [(SKIP, length + 1), (SKIP, 0xFFFFFFFF), (SKIP, length), (READ, 0), (SKIP, 0)]
+        ops = [(SKIP, length + 1), (SKIP, MAX_FWD), (SKIP, length), (READ, 0), (SKIP, 0)]
         log = []
         _, model = await h.run(Stream(length, salt=3), ops, log=log)
         assert [p for (_, _, p) in log] == [True, True, False, True, False]
@@ -301,7 +314,7 @@ async def test_random(dut):
             elif r < 0.95:
                 op = (SKIP, rng.randrange(0, 40))
             else:
-                op = (SKIP, rng.getrandbits(32))
+                op = (SKIP, rng.randrange(MAX_FWD + 1))
             ops.append(op)
             used += Harness._len(op)
         await h.run(Stream(length, salt=trial), ops, stall=rng.choice([0.0, 0.1, 0.5, 0.9]))
@@ -309,11 +322,12 @@ async def test_random(dut):
 
 @cocotb.test()
 async def test_large_offsets(dut):
-    """A 4 GiB - 1 byte input: skip to near its end, read across the last words, run
-    past the end; offsets and remaining counts stay exact in 32 bits."""
+    """A 4 GiB - 1 byte input (2 GiB - 1 with BACK_SKIP, whose streams stay below 2 GiB):
+    skip to near its end, read across the last words, run past the end; offsets and
+    remaining counts stay exact in 32 bits."""
     h = await start(dut, seed_for("large"))
     wb = h.wb
-    length = 0xFFFFFFFF
+    length = MAX_FWD
     for back in (40, 17, 9, 8 + wb):
         ops = [(SKIP, length - back)] + [(READ, 3)] * (back // 8) + [(READ, 0)] * (back % 8)
         ops += [(READ, 0), (SKIP, 1), (SKIP, 0)]
@@ -343,33 +357,75 @@ async def test_throughput(dut):
     # then one read every cycle (memory bandwidth == consumer bandwidth, or better)
     assert first == 3
     assert last - first == nreads - 1, f"not one read per cycle: {last - first + 1} cycles"
-    # a SKIP beyond the buffer: the new position is readable 3 cycles after the skip
-    # (plus one cycle per further word the field touches)
+    # a SKIP beyond the buffer: the new position is readable 3 cycles after the skip, 2
+    # with FAST_FLUSH (plus one cycle per further word the field touches)
+    lat = 2 if FAST_FLUSH else 3
     for skip in (3 * wb + 1, 1000, 4 * wb, 5 * wb - 1):
         acc, _ = await h.run(Stream(2000, salt=6), [(SKIP, skip), (READ, 0)])
-        assert acc[1] - acc[0] == 3, f"far skip latency {acc[1] - acc[0]}"
+        assert acc[1] - acc[0] == lat, f"far skip latency {acc[1] - acc[0]}"
         acc, _ = await h.run(Stream(2000, salt=6), [(SKIP, skip), (READ, 3)])
         words = -(-((skip % wb) + 8) // wb)  # words the field touches, one requested per cycle
-        assert acc[1] - acc[0] == 2 + words, f"far skip + 8-byte read latency {acc[1] - acc[0]}"
+        assert acc[1] - acc[0] == lat - 1 + words, f"far skip + 8-byte read latency {acc[1] - acc[0]}"
+    if BACK_SKIP:
+        # a back skip flushes like a far one, also when the target is still buffered
+        for fwd, back in ((1000, 1000), (1000, 1), (5 * wb, 2 * wb)):
+            acc, _ = await h.run(Stream(2000, salt=7), [(SKIP, fwd), (SKIP, (1 << 32) - back), (READ, 0)])
+            assert acc[2] - acc[1] == lat, f"back skip latency {acc[2] - acc[1]}"
     # 1-byte reads must also go one per cycle
     acc, _ = await h.run(Stream(256, salt=5), [(READ, 0)] * 256)
     assert acc[-1] - acc[0] == 255
 
 
+@cocotb.test(skip=not BACK_SKIP)
+async def test_back_skips(dut):
+    """BACK_SKIP=1: skips back (to the start, by one byte, by a word, to word boundaries,
+    into the bytes still buffered) mixed with reads and forward skips, with stalls; every
+    window and offset after them checked against the model."""
+    h = await start(dut, seed_for("back"))
+    wb, rng = h.wb, h.rng
+    for trial in range(120):
+        length = rng.choice([rng.randrange(1, 3 * wb), rng.randrange(3 * wb, 400)])
+        ops, pos = [], 0
+        for _ in range(25):
+            r = rng.random()
+            if r < 0.45 and pos < length:
+                n = rng.randrange(4)
+                if pos + (1 << n) <= length:
+                    ops.append((READ, n))
+                    pos += 1 << n
+                    continue
+            if r < 0.7 and pos > 0:
+                back = rng.choice([pos, 1, min(pos, wb), pos % wb or pos, rng.randrange(1, pos + 1)])
+                ops.append((SKIP, (1 << 32) - back))
+                pos -= back
+            else:
+                n = rng.randrange(0, length - pos + 1)
+                ops.append((SKIP, n))
+                pos += n
+        _, model = await h.run(Stream(length, salt=trial), ops, stall=rng.choice([0.0, 0.3]))
+        assert model.pos == pos
+
+
 # --------------------------------------------------------------------------- pytest entry
 
 
-def _build_and_test(data_width, win_bytes=16, testcase=None):
+def _build_and_test(data_width, win_bytes=16, fast_back=False, testcase=None):
     word_shift = {32: 2, 64: 3, 128: 4}[data_width]
-    params = {"DATA_WIDTH": data_width, "ADDR_WIDTH": 32 - word_shift, "WIN_BYTES": win_bytes}
-    run_cocotb(TB_DIR, "hw_stream_reader", [RTL_DIR / "hw_stream_reader.v"], f"dw{data_width}_win{win_bytes}",
-               params, testcase=testcase)
+    params = {"DATA_WIDTH": data_width, "ADDR_WIDTH": 32 - word_shift, "WIN_BYTES": win_bytes,
+              "FAST_FLUSH": int(fast_back), "BACK_SKIP": int(fast_back)}
+    env = {"HW_SR_FAST_FLUSH": str(int(fast_back)), "HW_SR_BACK_SKIP": str(int(fast_back))}
+    run_cocotb(TB_DIR, "hw_stream_reader", [RTL_DIR / "hw_stream_reader.v"],
+               f"dw{data_width}_win{win_bytes}" + ("_fast_back" if fast_back else ""),
+               params, testcase=testcase, extra_env=env)
 
 
-# (DATA_WIDTH, WIN_BYTES): (32, 12) is the MSR paper's 3-word buffer
-@pytest.mark.parametrize("data_width,win_bytes", [(32, 12), (32, 16), (64, 16), (128, 16), (128, 32)])
-def test_hw_stream_reader(data_width, win_bytes):
-    _build_and_test(data_width, win_bytes)
+# (DATA_WIDTH, WIN_BYTES, FAST_FLUSH = BACK_SKIP): (32, 12) is the MSR paper's 3-word
+# buffer; (64|128, 16, on) are the protobuf core's settings
+@pytest.mark.parametrize("data_width,win_bytes,fast_back",
+                         [(32, 12, False), (32, 16, False), (64, 16, False), (128, 16, False), (128, 32, False),
+                          (64, 16, True), (128, 16, True)])
+def test_hw_stream_reader(data_width, win_bytes, fast_back):
+    _build_and_test(data_width, win_bytes, fast_back)
 
 
 def test_bad_parameters_rejected(tmp_path):
