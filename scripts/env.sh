@@ -9,3 +9,7 @@ if [ -x "$HEAPWIRE_ROOT/.venv/bin/python3" ]; then
     *) export PATH="$VIRTUAL_ENV/bin:$PATH" ;;
   esac
 fi
+
+# The hand-written files of a core (rtl/<core>.f: names in rtl/, `//` comment lines, blank
+# lines), each prefixed with directory $2, space-separated.
+core_files() { sed -e '/^[[:space:]]*\/\//d' -e '/^[[:space:]]*$/d' -e "s|^|$2/|" "$HEAPWIRE_ROOT/rtl/$1.f" | tr '\n' ' '; }

@@ -55,8 +55,7 @@ need() {
 need yosys "Debian: apt-get install yosys (figures were taken with yosys 0.23)"
 need timeout "coreutils"
 
-# a core's hand-written files (rtl/<core>.f: names, `//` comment lines), each prefixed with $2
-core_files() { sed -e '/^[[:space:]]*\/\//d' -e '/^[[:space:]]*$/d' -e "s|^|$2/|" "$ROOT/rtl/$1.f" | tr '\n' ' '; }
+# the cores' hand-written files (core_files: scripts/env.sh)
 OG_FILES="$(core_files hw_og_core "$ROOT/rtl")$ROOT/rtl/gen/expr_og_core.gen.v"
 OG_PARAMS="-set IN_ADDR_WIDTH 10 -set OUT_ADDR_WIDTH 10 -set OBJ_BITS 8 -set OUT_WIDTH 256"
 fail=0

@@ -40,10 +40,9 @@ declare -A LINT_TOP=(
   [hw_pb_core]="heapwire_core"
   [hw_og_core]="heapwire_og_core"
 )
-# a core's hand-written files (rtl/<core>.f: names in rtl/, `//` comment lines), as rtl/ paths
-core_files() { sed -e '/^[[:space:]]*\/\//d' -e '/^[[:space:]]*$/d' -e 's|^|rtl/|' "rtl/$1.f"; }
-PB_FILES=$(core_files hw_pb_core | tr '\n' ' ')
-OG_FILES=$(core_files hw_og_core | tr '\n' ' ')
+# the cores' hand-written files as rtl/ paths (core_files: scripts/env.sh)
+PB_FILES=$(core_files hw_pb_core rtl)
+OG_FILES=$(core_files hw_og_core rtl)
 declare -A LINT_FILES=(
   [hw_pb_core]="${PB_FILES/rtl\/hw_pb_core.v /} rtl/gen/unit_core.gen.v"
   [hw_og_core]="${OG_FILES/rtl\/hw_og_core.v /} rtl/gen/expr_og_core.gen.v"
