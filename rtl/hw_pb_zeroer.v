@@ -264,11 +264,11 @@ wire [RZW-1:0] need_left = need_reg & ~hit_mask & ~hit2_mask;
 // pending words' count kept with need_reg (the next need's count registered), less this
 // cycle's hits: each is one pending word, the two the same word at most once
 reg  [RZB:0] cnt_reg = {(RZB+1){1'b0}};
+localparam [RZB:0] C0 = 0, C1 = 1, C2 = 2;
 wire         hit_both = hit && hit2 && hit_idx != hit2_idx;
-wire [1:0]   n_hit = hit_both ? 2'd2 : (hit || hit2) ? 2'd1 : 2'd0;
-assign count = cnt_reg - {{(RZB-1){1'b0}}, n_hit};
-assign any = !(cnt_reg == {(RZB+1){1'b0}} || (cnt_reg == {{RZB{1'b0}}, 1'b1} && n_hit != 2'd0)
-               || (cnt_reg == {{(RZB-1){1'b0}}, 2'd2} && hit_both));
+wire [RZB:0] n_hit = hit_both ? C2 : (hit || hit2) ? C1 : C0;
+assign count = cnt_reg - n_hit;
+assign any = !(cnt_reg == C0 || (cnt_reg == C1 && n_hit != C0) || (cnt_reg == C2 && hit_both));
 `ifndef SYNTHESIS
 always @(posedge clk)
     if (count !== popcount(need_left) || any !== (need_left != {RZW{1'b0}}))
