@@ -31,8 +31,9 @@
  * have registered reads (block RAM style), addressed with the next cycle's depth, instance
  * or counter, that cycle's write forwarded past the read -- all but the message type read
  * a cycle ahead for the message table; the count and state memories (hw_pb_counts) are
- * read asynchronously (distributed RAM / LUT RAM style) at the slots the descriptor tables
- * give, registered at the next array's and dropped entry's slots. Each module's header
+ * read asynchronously (distributed RAM / LUT RAM style) at the slots the field row gives,
+ * registered at the next array's, dropped entry's and unknown bytes' slots (the frame's
+ * unknown-bytes slot kept in its frame-stack record for the pop). Each module's header
  * says which of its reads are which.
  * Image-port requests go through hw_pb_writer (two registered stages: the raw request, then
  * word address / lane-shifted data / byte enables), so the image read data of a request
@@ -819,16 +820,38 @@ wire [39:0] uat = soff40 + {8'd0, ma_unkoff};
 // the byte of the field's presence bit (S_SP0 reads it, S_SP_W2 writes it back)
 wire [39:0] pat = soff40 + {8'd0, ma_hasoff} + {27'd0, f_pidx[15:5], 2'b00} + {37'd0, f_pidx[4:3]};
 
-// the count and state memories (hw_pb_counts): asynchronous reads at the slots the
-// descriptor tables give this cycle (cslot, uslot, sslot, oslot); registered reads addressed
-// with the next ne_a and dr_pslot, so those outputs are the entries of ne_a_reg and
-// dr_pslot_reg as the memories hold them in every cycle
+// the count and state memories (hw_pb_counts): asynchronous reads at the slots the field
+// row gives this cycle (cslot, sslot, oslot); registered reads addressed with the next ne_a,
+// dr_pslot and unknown-bytes slot, so those outputs are the entries of ne_a_reg,
+// dr_pslot_reg and uslot as the memories hold them in every cycle. The next uslot: the
+// frame's count base and message held (fm_src 0), a child entered (1: its base, and its
+// slot count from the message table's second copy, which shows the child's row c_msg_reg
+// where enter is called), or the frame below popped (2: its uslot, kept in its frame
+// stack record, stk_us)
 wire [31:0] cnt_q_c, cnt_q_ne, cnt_q_u, cnt_q_d, filn_q, st_q_s, st_q_o;
+wire [CNT_BITS-1:0] stk_us;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [31:0] uslot_enter = fr_cb_next + {24'd0, mb_nc} - 32'd1;    // (the low CNT_BITS read)
+/* verilator lint_on UNUSEDSIGNAL */
+wire [CNT_BITS-1:0] uslot_next = (fm_src == 2'd2) ? stk_us
+                               : (fm_src == 2'd1) ? uslot_enter[CNT_BITS-1:0] : uslot[CNT_BITS-1:0];
+`ifndef SYNTHESIS
+// (the registered read's address is uslot in every cycle of a decode: checked in every
+// simulation; while idle the message table may hold no row yet)
+reg [CNT_BITS-1:0] uslot_q = {CNT_BITS{1'b0}};
+reg                uslot_chk = 1'b0;
+always @(posedge clk) begin
+    uslot_q <= uslot_next;
+    uslot_chk <= !rst && state_reg != S_IDLE;
+    if (uslot_chk && !rst && state_reg != S_IDLE && uslot_q !== uslot[CNT_BITS-1:0])
+        $fatal(1, "hw_pb_core: unknown-bytes slot read at %h, uslot %h (state %0d)", uslot_q, uslot[CNT_BITS-1:0], state_reg);
+end
+`endif
 wire [39:0] fila_q;
 hw_pb_counts #(.CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS)) cm (
     .clk(clk),
     .cnt_we(cnt_we), .cnt_wa(cnt_wa[CNT_BITS-1:0]), .cnt_wd(cnt_wd),
-    .ra_c(cslot[CNT_BITS-1:0]), .ra_ne_next(ne_a_next[CNT_BITS-1:0]), .ra_u(uslot[CNT_BITS-1:0]),
+    .ra_c(cslot[CNT_BITS-1:0]), .ra_ne_next(ne_a_next[CNT_BITS-1:0]), .ra_u_next(uslot_next),
     .ra_d_next(dr_pslot_next[CNT_BITS-1:0]),
     .cnt_q_c(cnt_q_c), .cnt_q_ne(cnt_q_ne), .cnt_q_u(cnt_q_u), .cnt_q_d(cnt_q_d),
     .fil_we(fil_we), .fil_wa(fil_wa[CNT_BITS-1:0]), .filn_wd(filn_wd), .fila_wd(fila_wd),
@@ -866,9 +889,11 @@ assign ip_fr_end_up = (depth_reg > 32'd1) ? stk_q[FRW-81 -: 32] : fr_end_reg;
 // the innermost open group's number (read in S_GRP only, where gdepth_reg >= 1): as the
 // frame stack's, a registered read addressed with the next group depth
 wire [31:0] gstk_q;
-hw_pb_frames #(.W(FRW), .DEPTH(STK_DEPTH), .AW(STK_BITS)) fs (
+// (each record with its frame's unknown-bytes slot beside it, for the count memory's read)
+hw_pb_frames #(.W(FRW + CNT_BITS), .DEPTH(STK_DEPTH), .AW(STK_BITS)) fs (
     .clk(clk),
-    .push(stk_we), .push_a(stk_wa), .push_d(stk_wd), .ra_next(stk_ra_next), .q(stk_q),
+    .push(stk_we), .push_a(stk_wa), .push_d({stk_wd, uslot[CNT_BITS-1:0]}), .ra_next(stk_ra_next),
+    .q({stk_q, stk_us}),
     .gpush(gstk_we), .gpush_a(gstk_wa), .gpush_d(gstk_wd), .g_ra_next(gdepth_next[STK_BITS-1:0] - 1'b1), .g_q(gstk_q)
 );
 // the instance tables and the dropped-map-entry list (hw_pb_insts: registered reads

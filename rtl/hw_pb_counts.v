@@ -19,18 +19,24 @@
  * written at the clock edge. Read ports:
  *   ASYNCHRONOUS (LUT RAM style; not a registered boundary: the core decides on the value
  *   in the cycle it gives the address, a slot from the descriptor tables' outputs):
- *     count  ra_c (the current field's slot), ra_u (the unknown-bytes slot);
+ *     count  ra_c (the current field's slot);
  *     state  ra_s (the singular sub-message field's slot), ra_o (the oneof's slot);
- *     a read in the cycle of a write to the same entry shows the old value;
+ *     a read in the cycle of a write to the same entry shows the old value; (their slots
+ *     add the field row's f_slot / f_pidx, which exist only from the cycle the row is used:
+ *     the row is itself looked up a cycle ahead and comes out of registers, in the
+ *     TABLES=1 build out of the field table's block RAM, so these addresses are not known
+ *     a cycle ahead);
  *   REGISTERED, addressed with the NEXT cycle's slot (the core's registers' next values):
  *     count  ra_ne_next (the array being filled, ne_a_next; also the fill state's one read
  *            port: block RAM style), ra_d_next (the slot a dropped map entry is taken back
- *            from, dr_pslot_next);
+ *            from, dr_pslot_next), ra_u_next (the frame's unknown-bytes slot: the core
+ *            knows it a cycle ahead, the frame's count base and message being registers or
+ *            the frame stack's registered output);
  *     the output shows, in the cycle after its address, the entry as the memory holds it
  *     then: a write to it in the cycle of the address is forwarded past the RAM's read (a
  *     registered hit flag chooses the registered write data), as hw_pb_frames does. So
- *     they show the entry of the core's ne_a_reg / dr_pslot_reg in every cycle, as the
- *     asynchronous reads of those registers before did.
+ *     they show the entry of the core's ne_a_reg / dr_pslot_reg / unknown-bytes slot in
+ *     every cycle, as the asynchronous reads before did.
  *
  * The memories are not reset: the core writes each slot before it reads it (when it
  * creates the instance, or in one pass when its scan first counts the slot).
@@ -59,11 +65,11 @@ module hw_pb_counts #(
     input  wire [31:0]         cnt_wd,
     input  wire [CNT_BITS-1:0] ra_c,
     input  wire [CNT_BITS-1:0] ra_ne_next,
-    input  wire [CNT_BITS-1:0] ra_u,
+    input  wire [CNT_BITS-1:0] ra_u_next,
     input  wire [CNT_BITS-1:0] ra_d_next,
     output wire [31:0]         cnt_q_c,
     output wire [31:0]         cnt_q_ne,     // (registered)
-    output wire [31:0]         cnt_q_u,
+    output wire [31:0]         cnt_q_u,      // (registered)
     output wire [31:0]         cnt_q_d,      // (registered)
     // the arrays' fill state (elements written, address), beside the counts
     input  wire                fil_we,
@@ -100,22 +106,23 @@ reg [39:0] fila_mem [0:(1 << CNT_BITS)-1];
 reg [31:0] st_mem [0:(1 << ST_BITS)-1];
 
 assign cnt_q_c = cnt_mem[ra_c];
-assign cnt_q_u = cnt_mem[ra_u];
 assign st_q_s = st_mem[ra_s];
 assign st_q_o = st_mem[ra_o];
 
 // the registered reads: the RAMs' read registers, the write data and per read a hit flag
-reg [31:0] ne_rd = 32'd0, d_rd = 32'd0, filn_rd = 32'd0, cnt_fwd = 32'd0, filn_fwd = 32'd0;
+reg [31:0] ne_rd = 32'd0, d_rd = 32'd0, u_rd = 32'd0, filn_rd = 32'd0, cnt_fwd = 32'd0, filn_fwd = 32'd0;
 reg [39:0] fila_rd = 40'd0, fila_fwd = 40'd0;
-reg        hit_ne = 1'b0, hit_d = 1'b0, hit_fil = 1'b0;
+reg        hit_ne = 1'b0, hit_d = 1'b0, hit_u = 1'b0, hit_fil = 1'b0;
 assign cnt_q_ne = hit_ne ? cnt_fwd : ne_rd;
 assign cnt_q_d = hit_d ? cnt_fwd : d_rd;
+assign cnt_q_u = hit_u ? cnt_fwd : u_rd;
 assign filn_q = hit_fil ? filn_fwd : filn_rd;
 assign fila_q = hit_fil ? fila_fwd : fila_rd;
 
 always @(posedge clk) begin
     ne_rd <= cnt_mem[ra_ne_next];
     d_rd <= cnt_mem[ra_d_next];
+    u_rd <= cnt_mem[ra_u_next];
     filn_rd <= filn_mem[ra_ne_next];
     fila_rd <= fila_mem[ra_ne_next];
     cnt_fwd <= cnt_wd;
@@ -123,6 +130,7 @@ always @(posedge clk) begin
     fila_fwd <= fila_wd;
     hit_ne <= cnt_we && cnt_wa == ra_ne_next;
     hit_d <= cnt_we && cnt_wa == ra_d_next;
+    hit_u <= cnt_we && cnt_wa == ra_u_next;
     hit_fil <= fil_we && fil_wa == ra_ne_next;
 end
 

@@ -48,12 +48,22 @@
  * `zw_a`, `hit*`, `any`, `count`,
  * `lo_rel`, `hi_rel`, `za`, `ze`, `z_left`, `z_n`, `z_last` come from registers only: the
  * hit compares, the writer's widened byte enables and the `need` update start at
- * registers, not at the state machine's requests. `pa_pending` is combinational from `pa`
- * (the state machine's address this cycle) and registers. The arm/clear inputs and the
- * hits take effect at the clock edge.
+ * registers, not at the state machine's requests. The hit compares are equalities, not a
+ * subtraction: a written word is in the allocation when its address above the low RZB word
+ * bits equals lo's (and its low bits are not below lo's) or lo's + 1 (a register; and
+ * they are below), its index the low bits' RZB-bit difference. `count` and `any` do not
+ * count the pending words left after the hits: `count` is `cnt` (a register, the number of
+ * pending words, kept with `need`) less this cycle's hits (0, 1 or 2: each hit is one
+ * pending word, both ports on the same word count once), `any` a compare of `cnt` with 0,
+ * 1, 2 and the hits; so their path is the hit compares and a (RZB+1)-bit subtraction, not
+ * the hit masks and a popcount (every simulation checks them against the popcount of the
+ * words left). `pa_pending` is combinational from `pa` (the state machine's address this
+ * cycle) and registers. The arm/clear inputs and the hits take effect at the clock edge.
  *
  * The next `need`: 0 on `clear` (or `rst`), else `arm` ? the armed allocation's words :
  * `need` without the words hit on either port. `arm` with `clear` still sets lo and hi.
+ * The next `cnt`: 0, the armed allocation's word count (its words are a thermometer code:
+ * an OR of its edges), or `count`.
  * The next `za`: `z_set_a` on `z_set`, else past this cycle's z_n bytes on `z_step` (when z_left).
  */
 
@@ -170,6 +180,22 @@ function [RZB-1:0] lowest;
     end
 endfunction
 
+// the ones of a thermometer code (bits 0 .. m-1 set: m), as words_of gives: an OR of the
+// code's edges, not an adder chain
+function [RZB:0] therm_count;
+    input [RZW-1:0] t;
+    integer k;
+    reg [RZB:0] m;
+    begin
+        therm_count = {(RZB+1){1'b0}};
+        for (k = 0; k < RZW; k = k + 1) begin
+            m = k[RZB:0] + 1'b1;
+            if (t[k] && (k == RZW - 1 || !t[(k + 1) % RZW])) therm_count = therm_count | m;
+        end
+    end
+endfunction
+
+`ifndef SYNTHESIS
 function [RZB:0] popcount;
     input [RZW-1:0] need;
     integer k;
@@ -178,6 +204,7 @@ function [RZB:0] popcount;
         for (k = 0; k < RZW; k = k + 1) popcount = popcount + {{RZB{1'b0}}, need[k]};
     end
 endfunction
+`endif
 
 // with the writes in stage 1: their hold, and whether they are checked (not made in an
 // arm's cycle)
@@ -191,13 +218,41 @@ wire [RZB-1:0] low = lowest(need_reg);
 assign zw = rq_chk && need_reg != {RZW{1'b0}} && !q_we && !rq_hold;
 assign zw_a = {lo_reg[39:OB_SHIFT] + {{(40-OB_SHIFT-RZB){1'b0}}, low}, {OB_SHIFT{1'b0}}};
 
+// The word of a registered write, without a subtraction: the allocation's words are those
+// of [lo's word, lo's word + 2^RZB), so a word address {hi part, low RZB bits} is one of
+// them when its hi part is lo's and its low bits are not below lo's, or its hi part is lo's
+// + 1 and its low bits are below lo's; its index is the low bits' difference (RZB bits).
+// Equality compares against registers (lo_hi1_reg: lo's hi part + 1, registered a cycle
+// after the arm: in that cycle no write is checked) in place of word_of's 40-bit subtract.
+localparam HB = 40 - OB_SHIFT - RZB;     // the hi part's bits
+wire [HB-1:0]  lo_hi = lo_reg[39:OB_SHIFT+RZB];
+wire [RZB-1:0] lo_lw = lo_reg[OB_SHIFT+RZB-1:OB_SHIFT];
+reg  [HB-1:0]  lo_hi1_reg = {HB{1'b0}};
+always @(posedge clk) lo_hi1_reg <= lo_hi + 1'b1;
+/* verilator lint_off UNUSEDSIGNAL */
+// (a's byte-in-word bits are not read)
+function [RZB:0] word_in;                // {in the allocation's 2^RZB words, its index}
+    input [39:0] a;
+    input [HB-1:0] h0;
+    input [HB-1:0] h1;
+    input [RZB-1:0] l;
+    reg [RZB-1:0] al;
+    begin
+        al = a[OB_SHIFT+RZB-1:OB_SHIFT];
+        word_in = {(a[39:OB_SHIFT+RZB] == h0 && al >= l) || (a[39:OB_SHIFT+RZB] == h1 && al < l), al - l};
+    end
+endfunction
+/* verilator lint_on UNUSEDSIGNAL */
+
 // port 1 (the state machine's registered write, or this module's own: its word is the
 // lowest pending one) and port 2
-wire [RZB:0] w1 = word_of(q_wa, lo_reg, need_reg);
-wire [RZB:0] w2 = word_of(q_wa2, lo_reg, need_reg);
-assign hit = zw || (rq_chk && q_we && w1[RZB]);
+wire [RZB:0] w1 = word_in(q_wa, lo_hi, lo_hi1_reg, lo_lw);
+wire [RZB:0] w2 = word_in(q_wa2, lo_hi, lo_hi1_reg, lo_lw);
+wire         p1 = w1[RZB] && need_reg[w1[RZB-1:0]];
+wire         p2 = w2[RZB] && need_reg[w2[RZB-1:0]];
+assign hit = zw || (rq_chk && q_we && p1);
 assign hit_idx = zw ? low : hit ? w1[RZB-1:0] : {RZB{1'b0}};
-assign hit2 = rq_chk && q_we2 && w2[RZB];
+assign hit2 = rq_chk && q_we2 && p2;
 assign hit2_idx = q_we2 ? w2[RZB-1:0] : {RZB{1'b0}};
 
 wire [RZW-1:0] hit_mask = hit ? {{(RZW-1){1'b0}}, 1'b1} << hit_idx : {RZW{1'b0}};
@@ -205,8 +260,20 @@ wire [RZW-1:0] hit2_mask = hit2 ? {{(RZW-1){1'b0}}, 1'b1} << hit2_idx : {RZW{1'b
 // pending once this cycle's hits are out
 wire [RZW-1:0] need_left = need_reg & ~hit_mask & ~hit2_mask;
 
-assign any = need_left != {RZW{1'b0}};
-assign count = popcount(need_left);
+// any / count: not from need_left (a popcount chain behind the hits) but from cnt_reg, the
+// pending words' count kept with need_reg (the next need's count registered), less this
+// cycle's hits: each is one pending word, the two the same word at most once
+reg  [RZB:0] cnt_reg = {(RZB+1){1'b0}};
+localparam [RZB:0] C0 = 0, C1 = 1, C2 = 2;
+wire         hit_both = hit && hit2 && hit_idx != hit2_idx;
+wire [RZB:0] n_hit = hit_both ? C2 : (hit || hit2) ? C1 : C0;
+assign count = cnt_reg - n_hit;
+assign any = !(cnt_reg == C0 || (cnt_reg == C1 && n_hit != C0) || (cnt_reg == C2 && hit_both));
+`ifndef SYNTHESIS
+always @(posedge clk)
+    if (count !== popcount(need_left) || any !== (need_left != {RZW{1'b0}}))
+        $fatal(1, "hw_pb_zeroer: count %0d / any %b, pending words %b", count, any, need_left);
+`endif
 
 wire [RZB:0] wp = word_of(pa, lo_reg, need_left);
 assign pa_pending = pa >= lo_reg && pa < hi_reg && wp[RZB];
@@ -224,9 +291,16 @@ assign z_n = z_now[OB_SHIFT:0];
 assign z_last = za + z_now >= ze;
 
 always @(posedge clk) begin
-    if (rst || clear) need_reg <= {RZW{1'b0}};
-    else if (arm) need_reg <= words_of(arm_a, arm_n);
-    else need_reg <= need_left;
+    if (rst || clear) begin
+        need_reg <= {RZW{1'b0}};
+        cnt_reg <= {(RZB+1){1'b0}};
+    end else if (arm) begin
+        need_reg <= words_of(arm_a, arm_n);
+        cnt_reg <= therm_count(words_of(arm_a, arm_n));
+    end else begin
+        need_reg <= need_left;
+        cnt_reg <= count;
+    end
     if (arm) begin
         lo_reg <= arm_a;
         hi_reg <= arm_a + arm_n;

@@ -1,5 +1,5 @@
 """cocotb testbench for rtl/hw_pb_counts.v (cocotb 2.x on Icarus Verilog): the protobuf core's
-count memory (two asynchronous read ports, two registered), the arrays' fill state beside it
+count memory (one asynchronous read port, three registered), the arrays' fill state beside it
 (written together, a registered read at the element slot) and the state memory (two
 asynchronous read ports).
 
@@ -41,7 +41,7 @@ async def test_writes_and_reads(dut):
               ("st_we", "st_wa", {"st": "st_wd"})]
     reads = [("ra_c", [("cnt", "cnt_q_c")], 0, False),
              ("ra_ne_next", [("cnt", "cnt_q_ne"), ("filn", "filn_q"), ("fila", "fila_q")], 0, True),
-             ("ra_u", [("cnt", "cnt_q_u")], 0, False),
+             ("ra_u_next", [("cnt", "cnt_q_u")], 0, True),
              ("ra_d_next", [("cnt", "cnt_q_d")], 0, True),
              ("ra_s", [("st", "st_q_s")], 0, False),
              ("ra_o", [("st", "st_q_o")], 0, False)]
