@@ -52,6 +52,11 @@
  * the speculative set) and the bounds' next values (fr_end_next, vend_next), so no path
  * runs from the reader's position or the end registers through a compare into the set
  * the state machine reads.
+ * The one pass's scan of a packed varint run (S_SCANPK) takes the reader's window as it is,
+ * with the run's bytes left in registers (spk_left / spk_lsat / spk_big): its elements are
+ * counted into a register (spk_acc) and the count memory is written from that register in
+ * the cycle after the run (S_SCAN), so no path runs from the window through the count into
+ * the count memory.
  */
 
 `resetall
@@ -288,7 +293,7 @@ reg [15:0] scme_msg_reg = 16'd0, scme_msg_next;    // one pass: the map entry ty
 // their first update (bit k: slot k updated in this scan); untouched slots are never read
 reg [15:0] sc_seen_reg = 16'd0, sc_seen_next;
 // one pass, a packed varint run being scanned (S_SCANPK): its bytes left (spk_left; capped at
-// 16, spk_lsat, and whether over 16, spk_big: registered from spk_left's next value), set
+// 16, spk_lsat, and whether over 16, spk_big: registered with it, spk_left_set), set
 // where the run is entered and stepped by the scan's skip; its elements counted so far plus
 // the slot's count before the run (spk_acc), at count slot spk_wa (slot spk_so of the
 // instance, initialised by the scan when spk_init); spk_pend: spk_acc is still to be written,
@@ -1126,6 +1131,17 @@ task pass_end;
     end
 endtask
 
+// one pass, S_SCANPK: the packed run's bytes left next cycle, with that capped at 16 and
+// whether it is over 16
+task spk_left_set;
+    input [31:0] left;
+    begin
+        spk_left_next = left;
+        spk_big_next = left > 32'd16;
+        spk_lsat_next = spk_big_next ? 5'd16 : left[4:0];
+    end
+endtask
+
 // one pass, the scan: count slot a (slot so of the instance) gains inc; the first update
 // in this scan of a slot not initialised at S_NI initialises it (and its fill slot)
 task scan_add;
@@ -1173,7 +1189,7 @@ task scan_field;
             end else if (f_kwt == 3'd0) begin
                 sk_len = hdr2;
                 vend_next = pos + hdr2 + v2_val[31:0];
-                spk_left_next = v2_val[31:0];
+                spk_left_set(v2_val[31:0]);
                 state_next = S_SCANPK;
             end else begin
                 // (a length that is not a multiple fails in the write pass)
@@ -1354,7 +1370,8 @@ always @* begin
     fr_start_next = fr_start_reg; fr_pslot_next = fr_pslot_reg;
     fr_scan_next = fr_scan_reg; fast_next = fast_reg; scan_pos_next = scan_pos_reg; scme_msg_next = scme_msg_reg;
     sc_seen_next = sc_seen_reg; ndrop_next = ndrop_reg; drop_lim_next = drop_lim_reg;
-    spk_left_next = spk_left_reg; spk_acc_next = spk_acc_reg; spk_wa_next = spk_wa_reg; spk_so_next = spk_so_reg;
+    spk_left_next = spk_left_reg; spk_lsat_next = spk_lsat_reg; spk_big_next = spk_big_reg;
+    spk_acc_next = spk_acc_reg; spk_wa_next = spk_wa_reg; spk_so_next = spk_so_reg;
     spk_init_next = spk_init_reg; spk_pend_next = 1'b0;
     dr_start_next = dr_start_reg; dr_end_next = dr_end_reg; dr_pslot_next = dr_pslot_reg;
     dr_inst_next = dr_inst_reg; dr_cb_next = dr_cb_reg; dr_sb_next = dr_sb_reg;
@@ -2181,7 +2198,7 @@ always @* begin
                 state_next = S_BAIL;    // the run ends inside a varint (the write pass fails)
             end else begin
                 sk_en = 1'b1; sk_len = {27'd0, spk_n};
-                spk_left_next = spk_left_reg - {27'd0, spk_n};
+                spk_left_set(spk_left_reg - {27'd0, spk_n});
                 spk_pend_next = 1'b1;
                 if (spk_pend_reg) begin
                     spk_acc_next = spk_acc_reg + {27'd0, spk_inc};
@@ -2219,9 +2236,6 @@ always @* begin
     S_ERR: ;
     default: state_next = S_IDLE;
     endcase
-    // (the packed run's bytes left, capped: registered from its next value)
-    spk_big_next = spk_left_next > 32'd16;
-    spk_lsat_next = spk_big_next ? 5'd16 : spk_left_next[4:0];
 
     // pre-pass: zero the root struct while the image port is idle
     if (!pass_reg && !o_we && state_reg != S_IDLE && state_reg != S_DONE && state_reg != S_ERR

@@ -50,6 +50,7 @@ TB_DIR = Path(__file__).resolve().parent
 DIFF = REPO / "tests" / "differential"
 sys.path.insert(0, str(DIFF))
 from hwdiff import gen as hwgen, mutate as hwmut, schemas as hwschemas  # noqa: E402
+from hwdiff.runner import varint  # noqa: E402
 
 ERROR_KINDS = error_kinds("hw_pb_core")
 MAX_LEN = 2048  # longest input a build is sized for (less when the memories would get big, see max_len)
@@ -310,15 +311,6 @@ async def test_corner_cases(dut):
         await h.check(f"groups {n} deep", hwmut.nested_groups(15, n), t, 0)
     dut._log.info("corner cases: %s", dict(h.stats))
     assert sum(h.stats.values()) >= len(cases) + 4, f"only {sum(h.stats.values())} corner cases checked"
-
-
-def varint(v):
-    out = bytearray()
-    while True:
-        out.append(v & 0x7F | (0x80 if v > 0x7F else 0))
-        v >>= 7
-        if not v:
-            return bytes(out)
 
 
 def packed_bytes(rng, n, cut=False):
