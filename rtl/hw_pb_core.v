@@ -53,6 +53,11 @@
  * the speculative set) and the bounds' next values (fr_end_next, vend_next), so no path
  * runs from the reader's position or the end registers through a compare into the set
  * the state machine reads.
+ * The one pass's scan of a packed varint run (S_SCANPK) takes the reader's window as it is,
+ * with the run's bytes left in registers (spk_left / spk_lsat / spk_big): its elements are
+ * counted into a register (spk_acc) and the count memory is written from that register in
+ * the cycle after the run (S_SCAN), so no path runs from the window through the count into
+ * the count memory.
  */
 
 `resetall
@@ -288,6 +293,20 @@ reg [15:0] scme_msg_reg = 16'd0, scme_msg_next;    // one pass: the map entry ty
 // one pass: an instance with at most 16 count slots gets them initialised by its scan, on
 // their first update (bit k: slot k updated in this scan); untouched slots are never read
 reg [15:0] sc_seen_reg = 16'd0, sc_seen_next;
+// one pass, a packed varint run being scanned (S_SCANPK): its bytes left (spk_left; capped at
+// 16, spk_lsat, and whether over 16, spk_big: registered with it, spk_left_set), set
+// where the run is entered and stepped by the scan's skip; its elements counted so far plus
+// the slot's count before the run (spk_acc), at count slot spk_wa (slot spk_so of the
+// instance, initialised by the scan when spk_init); spk_pend: spk_acc is still to be written,
+// which S_SCAN does in the cycle after the run's last
+reg [31:0] spk_left_reg = 32'd0, spk_left_next;
+reg [4:0]  spk_lsat_reg = 5'd0, spk_lsat_next;
+reg        spk_big_reg = 1'b0, spk_big_next;
+reg [31:0] spk_acc_reg = 32'd0, spk_acc_next;
+reg [31:0] spk_wa_reg = 32'd0, spk_wa_next;
+reg [3:0]  spk_so_reg = 4'd0, spk_so_next;
+reg        spk_init_reg = 1'b0, spk_init_next;
+reg        spk_pend_reg = 1'b0, spk_pend_next;
 reg [31:0] ndrop_reg = 32'd0, ndrop_next;
 reg [31:0] drop_lim_reg = 32'd0, drop_lim_next;        // entries the pre-pass dropped          // dropped map entries (pre-pass) / consumed (write pass)
 reg [31:0] dr_start_reg = 32'd0, dr_start_next;    // the entry being dropped: start, end, parent slot,
@@ -733,17 +752,33 @@ wire        sc_last_fr = ip_brem_fr == sc_flen;
 wire        sc_last_v = ip_brem_v == sc_flen;
 // a field the scan takes (counted and skipped, or entered) when the scan is not given up
 wire        sc_step = tag_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd3 && tag_wt != 3'd4 && sc_ok;
-// bytes with bit 7 clear among the first n of a window (varints ending there)
-function [4:0] ends_in;
-    input [127:0] w;
-    input [4:0] n;
-    integer b;
+// S_SCANPK (a packed varint run): this cycle's bytes of the run, n = min(window, bytes
+// left), a 5-bit min of the reader's availability and the registered capped bytes left;
+// whether they are the run's last; the varints ending among them (bytes with bit 7 clear:
+// the window's bytes, each under both bounds, added as a balanced tree)
+wire        spk_last = !spk_big_reg && spk_lsat_reg <= win_avail;
+wire [4:0]  spk_n = spk_last ? spk_lsat_reg : win_avail;
+wire [3:0]  spk_lb = spk_lsat_reg[3:0] - 4'd1;        // the run's last byte, when spk_last
+reg  [15:0] spk_ends;
+integer     spkb;
+always @* begin
+    for (spkb = 0; spkb < 16; spkb = spkb + 1)
+        spk_ends[spkb] = !win[8 * spkb + 7] && spkb < win_avail && spkb < spk_lsat_reg;
+end
+function [4:0] popcount16;
+    input [15:0] m;
+    integer i;
+    reg [15:0] p2;      // 8 sums of 2 bits
+    reg [11:0] p4;      // 4 sums of 4
+    reg [7:0]  p8;      // 2 sums of 8
     begin
-        ends_in = 5'd0;
-        for (b = 0; b < 16; b = b + 1)
-            if (b < n && !w[8 * b + 7]) ends_in = ends_in + 5'd1;
+        for (i = 0; i < 8; i = i + 1) p2[2 * i +: 2] = {1'b0, m[2 * i]} + {1'b0, m[2 * i + 1]};
+        for (i = 0; i < 4; i = i + 1) p4[3 * i +: 3] = {1'b0, p2[4 * i +: 2]} + {1'b0, p2[4 * i + 2 +: 2]};
+        for (i = 0; i < 2; i = i + 1) p8[4 * i +: 4] = {1'b0, p4[6 * i +: 3]} + {1'b0, p4[6 * i + 3 +: 3]};
+        popcount16 = {1'b0, p8[3:0]} + {1'b0, p8[7:4]};
     end
 endfunction
+wire [4:0]  spk_inc = popcount16(spk_ends);
 wire [63:0] fp_raw = (tag_wt == 3'd0) ? v2_val : (tag_wt == 3'd5) ? {32'd0, win2[31:0]} : win2[63:0];
 
 // ---------------------------------------------------------------- helpers
@@ -1121,6 +1156,17 @@ task pass_end;
     end
 endtask
 
+// one pass, S_SCANPK: the packed run's bytes left next cycle, with that capped at 16 and
+// whether it is over 16
+task spk_left_set;
+    input [31:0] left;
+    begin
+        spk_left_next = left;
+        spk_big_next = left > 32'd16;
+        spk_lsat_next = spk_big_next ? 5'd16 : left[4:0];
+    end
+endtask
+
 // one pass, the scan: count slot a (slot so of the instance) gains inc; the first update
 // in this scan of a slot not initialised at S_NI initialises it (and its fill slot)
 task scan_add;
@@ -1168,6 +1214,7 @@ task scan_field;
             end else if (f_kwt == 3'd0) begin
                 sk_len = hdr2;
                 vend_next = pos + hdr2 + v2_val[31:0];
+                spk_left_set(v2_val[31:0]);
                 state_next = S_SCANPK;
             end else begin
                 // (a length that is not a multiple fails in the write pass)
@@ -1348,6 +1395,9 @@ always @* begin
     fr_start_next = fr_start_reg; fr_pslot_next = fr_pslot_reg;
     fr_scan_next = fr_scan_reg; fast_next = fast_reg; scan_pos_next = scan_pos_reg; scme_msg_next = scme_msg_reg;
     sc_seen_next = sc_seen_reg; ndrop_next = ndrop_reg; drop_lim_next = drop_lim_reg;
+    spk_left_next = spk_left_reg; spk_lsat_next = spk_lsat_reg; spk_big_next = spk_big_reg;
+    spk_acc_next = spk_acc_reg; spk_wa_next = spk_wa_reg; spk_so_next = spk_so_reg;
+    spk_init_next = spk_init_reg; spk_pend_next = 1'b0;
     dr_start_next = dr_start_reg; dr_end_next = dr_end_reg; dr_pslot_next = dr_pslot_reg;
     dr_inst_next = dr_inst_reg; dr_cb_next = dr_cb_reg; dr_sb_next = dr_sb_reg;
 
@@ -2114,13 +2164,22 @@ always @* begin
     S_SCAN: begin
         // count the instance's repeated elements and unknown bytes from here to its end,
         // one field a cycle (classified as S_TAG does); anything else falls back
+        if (spk_pend_reg) begin
+            // the packed varint run scanned until last cycle: its count, from registers
+            // (the count port is taken: a field ready now waits a cycle, below)
+            cnt_we = 1'b1; cnt_wa = spk_wa_reg; cnt_wd = spk_acc_reg;
+            if (spk_init_reg) begin
+                fil_we = 1'b1; fil_wa = spk_wa_reg; filn_wd = 32'd0; fila_wd = 40'd0;
+                sc_seen_next[spk_so_reg] = 1'b1;
+            end
+        end
         if (pos >= fr_end_reg) begin
             // back to the tag the scan began at (a backward skip)
             sk_en = 1'b1; sk_len = scan_pos_reg - pos;
             fr_scan_next = 1'b1;
             state_next = S_TAG;
         end else if (sc_step) begin
-            scan_field(1'b0, f_map, uslot_k[3:0]);
+            if (!spk_pend_reg) scan_field(1'b0, f_map, uslot_k[3:0]);
         end else if (ip_fresh && (iwav32 >= SCAN_FULL || iwav32 >= brem)) begin
             state_next = S_BAIL;
         end
@@ -2151,18 +2210,29 @@ always @* begin
         end
     end
     S_SCANPK: begin
-        // a packed varint run: its elements are its bytes with bit 7 clear
-        tmp32 = vend_reg - pos;
-        if (tmp32 == 32'd0) begin
-            state_next = S_SCAN;
-        end else if (wav32 != 32'd0) begin
-            if (wav32 < tmp32) tmp32 = wav32;
-            if (tmp32 == vend_reg - pos && win[8 * tmp32[4:0] - 1]) begin
-                state_next = S_BAIL;   // the run ends inside a varint (the write pass fails)
+        // a packed varint run: its elements are its bytes with bit 7 clear. This cycle
+        // takes spk_n bytes (the window's, up to the run's end); their elements go into
+        // spk_acc, on the slot's count before the run (read in the run's first cycle,
+        // nothing writes the slot until the run's end; zero when the scan initialises
+        // it, as scan_add); S_SCAN writes spk_acc in the cycle after the run's last
+        spk_pend_next = spk_pend_reg;
+        if (spk_lsat_reg == 5'd0) begin
+            state_next = S_SCAN;        // an empty run
+        end else if (win_avail != 5'd0) begin
+            if (spk_last && win[{spk_lb, 3'd7}]) begin
+                state_next = S_BAIL;    // the run ends inside a varint (the write pass fails)
             end else begin
-                sk_en = 1'b1; sk_len = tmp32;
-                scan_add(f_slot[3:0], cslot, cnt_q_c, {27'd0, ends_in(win, tmp32[4:0])}, ma_nc);
-                if (tmp32 == vend_reg - pos) state_next = S_SCAN;
+                sk_en = 1'b1; sk_len = {27'd0, spk_n};
+                spk_left_set(spk_left_reg - {27'd0, spk_n});
+                spk_pend_next = 1'b1;
+                if (spk_pend_reg) begin
+                    spk_acc_next = spk_acc_reg + {27'd0, spk_inc};
+                end else begin
+                    spk_init_next = ma_nc <= 8'd16 && !sc_seen_reg[f_slot[3:0]];
+                    spk_acc_next = (spk_init_next ? 32'd0 : cnt_q_c) + {27'd0, spk_inc};
+                    spk_wa_next = cslot; spk_so_next = f_slot[3:0];
+                end
+                if (spk_last) state_next = S_SCAN;
             end
         end
     end
@@ -2308,6 +2378,7 @@ always @(posedge clk) begin
         u8f_reg <= 1'b0;
         cycles_reg <= 64'd0;
         top_reg <= 40'd0;
+        spk_pend_reg <= 1'b0;
     end else begin
         state_reg <= state_next;
         pass_reg <= pass_next;
@@ -2320,6 +2391,7 @@ always @(posedge clk) begin
         u8pend_reg <= u8pend_next;
         u8pend2_reg <= u8pend2_next;
         u8f_reg <= u8f_next;
+        spk_pend_reg <= spk_pend_next;
         if (start) cycles_reg <= 64'd0;
         else if (busy) cycles_reg <= cycles_reg + 64'd1;
     end
@@ -2342,6 +2414,8 @@ always @(posedge clk) begin
     c_root_reg <= c_root_next; sw_reg <= sw_next; gdepth_reg <= gdepth_next; sk_wt_reg <= sk_wt_next;
     fr_start_reg <= fr_start_next; fr_pslot_reg <= fr_pslot_next;
     fr_scan_reg <= fr_scan_next; scan_pos_reg <= scan_pos_next; scme_msg_reg <= scme_msg_next; sc_seen_reg <= sc_seen_next; ndrop_reg <= ndrop_next;
+    spk_left_reg <= spk_left_next; spk_lsat_reg <= spk_lsat_next; spk_big_reg <= spk_big_next;
+    spk_acc_reg <= spk_acc_next; spk_wa_reg <= spk_wa_next; spk_so_reg <= spk_so_next; spk_init_reg <= spk_init_next;
     drop_lim_reg <= drop_lim_next; dr_start_reg <= dr_start_next; dr_end_reg <= dr_end_next;
     dr_pslot_reg <= dr_pslot_next; dr_inst_reg <= dr_inst_next; dr_cb_reg <= dr_cb_next; dr_sb_reg <= dr_sb_next;
     u8f_off_reg <= u8f_off_next;

@@ -50,6 +50,7 @@ TB_DIR = Path(__file__).resolve().parent
 DIFF = REPO / "tests" / "differential"
 sys.path.insert(0, str(DIFF))
 from hwdiff import gen as hwgen, mutate as hwmut, schemas as hwschemas  # noqa: E402
+from hwdiff.runner import varint  # noqa: E402
 
 ERROR_KINDS = error_kinds("hw_pb_core")
 MAX_LEN = 2048  # longest input a build is sized for (less when the memories would get big, see max_len)
@@ -310,6 +311,107 @@ async def test_corner_cases(dut):
         await h.check(f"groups {n} deep", hwmut.nested_groups(15, n), t, 0)
     dut._log.info("corner cases: %s", dict(h.stats))
     assert sum(h.stats.values()) >= len(cases) + 4, f"only {sum(h.stats.values())} corner cases checked"
+
+
+def packed_bytes(rng, n, cut=False):
+    """n bytes of a packed varint run: varints of 1 to 9 bytes (mostly short); cut: its last
+    byte has bit 7 set (the run ends inside a varint)."""
+    out = bytearray()
+    while len(out) < n - cut:
+        k = min(rng.choice([1, 1, 1, 2, 2, 3, 5, 9]), n - cut - len(out))
+        out += bytes(0x80 | rng.randrange(128) for _ in range(k - 1)) + bytes([rng.randrange(1, 128)])
+    return bytes(out) + (bytes([0x80 | rng.randrange(128)]) if cut else b"")
+
+
+# hw_pb_core's states and the S_SCANPK cases test_packed_runs must reach
+S_SCAN, S_SCANPK, S_BAIL = 58, 59, 62
+PACKED_CASES = ("several windows", "ends at the window's last byte", "ends at a full window's last byte",
+                "ends inside a varint", "next field waits for the count")
+
+
+async def watch_packed(dut, seen):
+    """Counts the one-pass packed-run scan's cases (PACKED_CASES) from the core's registers,
+    and the cycles the one pass is given up ("bail")."""
+    from cocotb.triggers import ReadOnly, RisingEdge
+
+    c = dut.core
+    while True:
+        await RisingEdge(dut.clk)
+        await ReadOnly()
+        try:
+            st = int(c.state_reg.value)
+            if st == S_SCANPK:
+                wav, lsat, last = int(c.win_avail.value), int(c.spk_lsat_reg.value), int(c.spk_last.value)
+                if not (wav and lsat):
+                    continue
+                if int(c.spk_pend_reg.value):
+                    seen["several windows"] += 1
+                if last and int(c.win.value) >> (8 * lsat - 1) & 1:
+                    seen["ends inside a varint"] += 1
+                elif last and lsat == wav:
+                    seen["ends at the window's last byte"] += 1
+                    seen["ends at a full window's last byte"] += wav == 16
+            elif st == S_SCAN and int(c.spk_pend_reg.value) and int(c.sc_step.value):
+                seen["next field waits for the count"] += 1
+            elif st == S_BAIL:
+                seen["bail"] += 1
+        except ValueError:  # x/z before the first reset
+            pass
+
+
+@cocotb.test()
+async def test_packed_runs(dut):
+    """Packed varint runs, which the one pass counts a window at a time (S_SCANPK): runs of
+    1 to 80 bytes after fields of every length (so runs span several windows and end at a
+    window's last byte), followed by the message's end, another field, the same field's
+    unpacked element or a second run of it, and runs that end inside a varint (the scan
+    gives up; the CPU engine rejects them). Images / rejections as the CPU engine's; with
+    the one pass, every case of PACKED_CASES seen, and no valid vector given up to the two
+    passes (a count the scan left short makes the write pass give up, S_NE0, and the two
+    passes would still get the image right)."""
+    h = await start(dut, "packed")
+    rng = h.rng
+    varints = {"int32", "int64", "uint32", "uint64", "sint32", "sint64"}
+    found = [(t, f.number) for t in readers(h.s) for f in hwschemas.descriptor(t).fields
+             if f.is_repeated and f.type in [getattr(f, "TYPE_" + k.upper()) for k in varints]]
+    assert found, "no reader type with a repeated varint field"
+    t, num = found[0]
+    other = next(f.number for f in hwschemas.descriptor(t).fields if f.number != num and f.is_repeated
+                 and f.type in [getattr(f, "TYPE_" + k.upper()) for k in varints])
+    seen = Counter()
+    watcher = cocotb.start_soon(watch_packed(dut, seen))
+    run = lambda n, cut=False: varint(num << 3 | 2) + varint(n) + packed_bytes(rng, n, cut)  # noqa: E731
+    unknown = lambda n: varint(1999 << 3 | 2) + varint(n) + bytes(rng.randrange(256) for _ in range(n))  # noqa: E731
+    vectors = []
+    for k, n in enumerate([1, 2, 3, 7, 12, 15, 16, 17, 18, 24, 31, 32, 33, 40, 47, 48, 49, 63, 64, 80]):
+        pre = unknown(k % 13) if k % 3 else b""
+        tail = [b"", varint(other << 3) + varint(rng.getrandbits(20)), varint(num << 3) + b"\x05", run(rng.randrange(1, 20))][k % 4]
+        vectors.append((f"run of {n} bytes", pre + run(n) + tail))
+    for k, n in enumerate([1, 2, 9, 16, 17, 30, 33, 50]):
+        pre = unknown(3 * k) if k % 2 else b""
+        vectors.append((f"run of {n} bytes cut in a varint", pre + run(n, cut=True) + [b"", varint(other << 3) + b"\x01"][k % 2]))
+    vectors.append(("empty run", run(0) + run(5)))
+    # runs opening with bytes that read as a field of 2 + m bytes (0a m), taken in two
+    # cycles whose second takes those 2 + m bytes: the input stage's guess at the next
+    # field is then right, and the field after the run is ready in the cycle that writes
+    # the run's count
+    for k, (w, m) in enumerate([(w, m) for w in (16, 8, 12, 4) for m in (0, 5, 13)]):
+        body = bytes([0x0A, m]) + packed_bytes(rng, w + m)
+        vectors.append((f"run of {len(body)} bytes opening 0a {m:02x}", unknown(k) * (k % 2) + varint(num << 3 | 2) + varint(len(body)) + body
+                        + varint(other << 3) + b"\x07"))
+    one_pass = CONFIGS[os.environ["HW_PB_CFG"]][4].get("ONE_PASS", 1)
+    for label, data in vectors:
+        if len(data) <= int(os.environ["HW_PB_MAXLEN"]):
+            bails = seen["bail"]
+            want = await h.check(label, data, t, random_base(rng, h.s))
+            assert not (one_pass and want[0] == "ok" and seen["bail"] > bails), f"{label}: the one pass was given up ({data.hex()})"
+            await h.idle(rng.randrange(2))
+    watcher.cancel()
+    dut._log.info("packed runs: %s; scan cases %s", dict(h.stats), dict(seen))
+    assert sum(h.stats.values()) == len(vectors), f"only {sum(h.stats.values())} of {len(vectors)} packed-run vectors checked"
+    if one_pass:
+        missing = [c for c in PACKED_CASES if not seen[c]]
+        assert not missing, f"packed-run scan cases never reached: {missing} (seen {dict(seen)})"
 
 
 @cocotb.test()
