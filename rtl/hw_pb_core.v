@@ -255,7 +255,7 @@ localparam [6:0]
     S_SP0 = 7'd35, S_SP_W1 = 7'd36, S_SP_W2 = 7'd37, S_SP_W1B = 7'd38, S_SP_OO = 7'd39,
     S_ZERO = 7'd40, S_CONS = 7'd41, S_STR_U = 7'd42,
     S_PASS_END = 7'd43, S_REQ0 = 7'd44, S_REQ1 = 7'd45, S_REQ_W1 = 7'd46, S_REQ_W2 = 7'd47, S_REQ_W1B = 7'd48,
-    S_DONE = 7'd49, S_ERR = 7'd50, S_HDR = 7'd51,
+    S_DONE = 7'd49, S_ERR = 7'd50, S_HDR = 7'd51, S_MERET = 7'd52,
     S_EMIT_END2 = 7'd53, S_DROP1 = 7'd54, S_DROP2 = 7'd55, S_RESTRICT = 7'd56,
     S_FROOT = 7'd57, S_SCAN = 7'd58, S_SCANPK = 7'd59, S_RZF = 7'd60, S_SCANME = 7'd61, S_BAIL = 7'd62;
 
@@ -284,6 +284,9 @@ reg        fr_scan_reg = 1'b0, fr_scan_next;        // one pass: the instance's 
 reg        fast_reg = 1'b0, fast_next;              // one pass (ONE_PASS) under way
 reg [31:0] scan_pos_reg = 32'd0, scan_pos_next;    // one pass: where the scan began (the tag to redo)
 reg [15:0] scme_msg_reg = 16'd0, scme_msg_next;    // one pass: the map entry type the scan is inside
+reg [31:0] scme_rem_reg = 32'd0, scme_rem_next;    // one pass: the bytes left in that entry
+reg [31:0] scme_at_reg = 32'd0, scme_at_next;      // one pass: where that entry's first field is
+reg        scme_1st_reg = 1'b0, scme_1st_next;      // one pass: the scan began at that entry
 // one pass: an instance with at most 16 count slots gets them initialised by its scan, on
 // their first update (bit k: slot k updated in this scan); untouched slots are never read
 reg [15:0] sc_seen_reg = 16'd0, sc_seen_next;
@@ -446,7 +449,7 @@ assign rdr_start = (state_reg == S_START) || rdr_restart;
 // this cycle's decisions use what the window held last cycle, when still `ip_fresh`
 // (reader and bounds unchanged); else the states that read a varint wait a cycle.
 wire        ip_fresh, ip_tag_found, ip_tag_o32, ip_val_found;
-wire [4:0]  ip_wav, ip_hdr_len;
+wire [4:0]  ip_wav;
 wire [31:0] ip_brem_fr, ip_brem_v;
 wire [63:0] ip_tag_val, ip_val_val;
 wire [3:0]  ip_tag_len, ip_val_len;
@@ -455,9 +458,13 @@ wire [FRW-1:0] stk_q;              // the frame below the current one (hw_pb_fra
 wire [31:0] ip_cur_num_next, ip_spec_num_next;   // (the field table's lookups a cycle ahead)
 wire        ip_shown_spec;
 // what is skipped next, known from registers: a copy's last bytes (S_CONS), a short
-// string's bytes (S_STR4, when whole in the window)
-wire [31:0] ip_hint_len = (state_reg == S_CONS) ? crem_reg : s_len_reg;
-wire        ip_hint_en = state_reg == S_CONS || state_reg == S_STR4;
+// string's bytes (S_STR4, when whole in the window), a map entry's tag and length (S_TAG /
+// S_SCAN showing a map field's tag: every pass enters the entry, or its scan does, but a
+// dropped one; me_hint below)
+wire        me_hint;
+wire [4:0]  ip_hdr_len;
+wire [31:0] ip_hint_len = (state_reg == S_CONS) ? crem_reg : me_hint ? {27'd0, ip_hdr_len} : s_len_reg;
+wire        ip_hint_en = state_reg == S_CONS || state_reg == S_STR4 || me_hint;
 wire [4:0]  ip_hint_fl = (ip_hint_len < 32'd16) ? {1'b0, ip_hint_len[3:0]} : 5'b10000;
 hw_pb_input inp (
     .clk(clk), .rst(rst), .restart(rdr_start), .win(win), .win_avail(win_avail), .pos(pos),
@@ -471,8 +478,8 @@ hw_pb_input inp (
     .cur_num_next(ip_cur_num_next), .spec_num_next(ip_spec_num_next), .shown_spec(ip_shown_spec)
 );
 // bytes left in the bound of the current read (valid when ip_fresh): a packed run's end in
-// S_ELEM, a map entry's in S_SCANME, else the frame's end
-wire [31:0] brem = (state_reg == S_ELEM || state_reg == S_SCANME) ? ip_brem_v : ip_brem_fr;
+// S_ELEM, else the frame's end (S_SCANME: the map entry's end is scme_rem_reg)
+wire [31:0] brem = (state_reg == S_ELEM) ? ip_brem_v : ip_brem_fr;
 // the reader's window now (copies, string bytes) and as the input stage decoded it
 wire [31:0] wav32 = {27'd0, win_avail};
 wire [31:0] iwav32 = {27'd0, ip_wav};
@@ -729,7 +736,12 @@ wire [31:0] sc_vlen = (tag_wt == 3'd2) ? v2_len32 + v2_val[31:0] : fp_slen;
 // stage's registered bytes left, against the field's length)
 wire [31:0] sc_flen = vd_len32 + sc_vlen;
 wire        sc_last_fr = ip_brem_fr == sc_flen;
-wire        sc_last_v = ip_brem_v == sc_flen;
+wire        sc_last_v = scme_rem_reg == sc_flen;
+wire        sc_past_v = sc_flen > scme_rem_reg;
+// a map field's tag shown where the reader enters the entry next (its tag and length
+// skipped): the input stage's speculative set decodes there (the hint), so the entry's
+// first field is ready in the next cycle
+assign me_hint = (state_reg == S_TAG || state_reg == S_SCAN) && f_hit && f_map && tag_wt == 3'd2;
 // a field the scan takes (counted and skipped, or entered) when the scan is not given up
 wire        sc_step = tag_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd3 && tag_wt != 3'd4 && sc_ok;
 // bytes with bit 7 clear among the first n of a window (varints ending there)
@@ -1130,9 +1142,13 @@ task scan_field;
                 scan_add(f_slot[3:0], cslot, cnt_q_c, 32'd1, ma_nc);
                 if (map) begin
                     // into the entry: one holding anything but its key and value is
-                    // dropped (S_DROP1), which only the two passes size right
+                    // dropped (S_DROP1), which only the two passes size right (and the one
+                    // pass, had it sized the map with it, would have written past the image
+                    // the two passes make before giving up)
                     sk_len = hdr2;
-                    vend_next = pos + hdr2 + v2_val[31:0];
+                    scme_rem_next = v2_val[31:0];
+                    scme_at_next = pos + hdr2;
+                    scme_1st_next = first;
                     scme_msg_next = f_sub; scme_src = 1'b1;
                     state_next = S_SCANME;
                 end
@@ -1322,6 +1338,7 @@ always @* begin
     end
     fr_start_next = fr_start_reg; fr_pslot_next = fr_pslot_reg;
     fr_scan_next = fr_scan_reg; fast_next = fast_reg; scan_pos_next = scan_pos_reg; scme_msg_next = scme_msg_reg;
+    scme_rem_next = scme_rem_reg; scme_at_next = scme_at_reg; scme_1st_next = scme_1st_reg;
     sc_seen_next = sc_seen_reg; ndrop_next = ndrop_reg; drop_lim_next = drop_lim_reg;
     dr_start_next = dr_start_reg; dr_end_next = dr_end_reg; dr_pslot_next = dr_pslot_reg;
     dr_inst_next = dr_inst_reg; dr_cb_next = dr_cb_reg; dr_sb_next = dr_sb_reg;
@@ -2101,18 +2118,27 @@ always @* begin
         end
     end
     S_SCANME: begin
-        // a map entry's fields (bound: the entry's end): its key and value of their own
-        // wire types go on; anything else would drop the entry, so falls back
-        if (pos >= vend_reg) begin
+        // a map entry's fields (its bytes left: scme_rem_reg; the reads bounded by the
+        // frame's end): its key and value of their own wire types go on; anything else
+        // would drop the entry, or fail, so falls back
+        if (scme_rem_reg == 32'd0) begin
             state_next = S_SCAN;
         end else if (tag_ok && sc_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd3 && tag_wt != 3'd4) begin
-            if (f_hit && tag_wt == f_kwt && !f_closed) begin
+            if (f_hit && tag_wt == f_kwt && !f_closed && !sc_past_v) begin
                 sk_en = 1'b1; sk_len = vd_len32 + sc_vlen;
+                scme_rem_next = scme_rem_reg - sc_flen;
                 // the field ends the entry: the scan goes on past it now (and, when the
                 // entry ends the frame too, is done: back to the tag it began at)
                 if (sc_last_v) begin
                     state_next = S_SCAN;
-                    if (sc_last_fr) begin
+                    if (sc_last_fr && scme_1st_reg) begin
+                        // the scan began at this entry: it was the instance's only field
+                        // left, so the write pass starts its element now (S_MERET) and
+                        // reads it from its first field
+                        sk_len = scme_at_reg - pos;
+                        fr_scan_next = 1'b1;
+                        state_next = S_MERET;
+                    end else if (sc_last_fr) begin
                         sk_len = scan_pos_reg - pos;
                         fr_scan_next = 1'b1;
                         state_next = S_TAG;
@@ -2123,6 +2149,22 @@ always @* begin
             end
         end else if (ip_fresh && (iwav32 >= SCAN_FULL || iwav32 >= brem)) begin
             state_next = S_BAIL;
+        end
+    end
+    S_MERET: begin
+        // (one pass, after S_SCANME) the map entry the scan began at, its tag and length
+        // read (the field row is its field's, t_num): a new element of the map, as S_TAG's
+        // sub-message branch starts it; the entry ends the frame
+        c_end_next = fr_end_reg;
+        c_grp_next = 32'd0;
+        c_msg_next = f_sub;
+        if (depth_reg > MAX_DEPTH_32) begin
+            fail(E_DEPTH_EXCEEDED, t_pos_reg);
+        end else begin
+            c_new_next = 1'b1;
+            ne_a_next = cslot; ne_stride_next = f_elem; ne_at_next = fat;
+            sret_next = S_MSG3;
+            state_next = S_NE0;
         end
     end
     S_SCANPK: begin
@@ -2316,7 +2358,8 @@ always @(posedge clk) begin
     c_end_reg <= c_end_next; c_grp_reg <= c_grp_next; c_id_reg <= c_id_next; c_new_reg <= c_new_next;
     c_root_reg <= c_root_next; sw_reg <= sw_next; gdepth_reg <= gdepth_next; sk_wt_reg <= sk_wt_next;
     fr_start_reg <= fr_start_next; fr_pslot_reg <= fr_pslot_next;
-    fr_scan_reg <= fr_scan_next; scan_pos_reg <= scan_pos_next; scme_msg_reg <= scme_msg_next; sc_seen_reg <= sc_seen_next; ndrop_reg <= ndrop_next;
+    fr_scan_reg <= fr_scan_next; scan_pos_reg <= scan_pos_next; scme_msg_reg <= scme_msg_next; scme_rem_reg <= scme_rem_next;
+    scme_at_reg <= scme_at_next; scme_1st_reg <= scme_1st_next; sc_seen_reg <= sc_seen_next; ndrop_reg <= ndrop_next;
     drop_lim_reg <= drop_lim_next; dr_start_reg <= dr_start_next; dr_end_reg <= dr_end_next;
     dr_pslot_reg <= dr_pslot_next; dr_inst_reg <= dr_inst_next; dr_cb_reg <= dr_cb_next; dr_sb_reg <= dr_sb_next;
     u8f_off_reg <= u8f_off_next;
