@@ -255,7 +255,7 @@ localparam [6:0]
     S_SP0 = 7'd35, S_SP_W1 = 7'd36, S_SP_W2 = 7'd37, S_SP_W1B = 7'd38, S_SP_OO = 7'd39,
     S_ZERO = 7'd40, S_CONS = 7'd41, S_STR_U = 7'd42,
     S_PASS_END = 7'd43, S_REQ0 = 7'd44, S_REQ1 = 7'd45, S_REQ_W1 = 7'd46, S_REQ_W2 = 7'd47, S_REQ_W1B = 7'd48,
-    S_DONE = 7'd49, S_ERR = 7'd50, S_HDR = 7'd51, S_MERET = 7'd52,
+    S_DONE = 7'd49, S_ERR = 7'd50, S_HDR = 7'd51,
     S_EMIT_END2 = 7'd53, S_DROP1 = 7'd54, S_DROP2 = 7'd55, S_RESTRICT = 7'd56,
     S_FROOT = 7'd57, S_SCAN = 7'd58, S_SCANPK = 7'd59, S_RZF = 7'd60, S_SCANME = 7'd61, S_BAIL = 7'd62;
 
@@ -860,7 +860,10 @@ hw_pb_counts #(.CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS)) cm (
 // its 32-bit overflow and the pre-pass's packed counting.)
 wire [31:0] ne_sz_stride = is_str_kind ? 2 * PW : f_elem;
 reg  [39:0] ne_sz_reg = 40'd0;
-always @(posedge clk) ne_sz_reg <= align8({8'd0, cnt_q_c} * {8'd0, ne_sz_stride});
+// (S_SCANME goes on to S_NE0 only for the entry the scan began at: the map's one element,
+// of the element size the scan's first cycle set)
+always @(posedge clk)
+    ne_sz_reg <= (state_reg == S_SCANME) ? align8({8'd0, ne_stride_reg}) : align8({8'd0, cnt_q_c} * {8'd0, ne_sz_stride});
 `ifndef SYNTHESIS
 // (where S_NE0 allocates, ne_sz_reg is the size it stands for: checked in every simulation)
 always @(posedge clk)
@@ -1148,7 +1151,17 @@ task scan_field;
                     sk_len = hdr2;
                     scme_rem_next = v2_val[31:0];
                     scme_at_next = pos + hdr2;
-                    scme_1st_next = first;
+                    scme_1st_next = first && depth_reg <= MAX_DEPTH_32;
+                    if (first) begin
+                        // the scan begins at this entry: should it end the instance, the
+                        // write pass goes on from S_SCANME to the entry's element (S_NE0),
+                        // set up now as S_TAG's sub-message branch does (the child's end
+                        // then the frame's); else S_TAG sets them up again
+                        c_end_next = fr_end_reg; c_grp_next = 32'd0; c_msg_next = f_sub;
+                        c_new_next = 1'b1;
+                        ne_a_next = cslot; ne_stride_next = f_elem; ne_at_next = fat;
+                        sret_next = S_MSG3;
+                    end
                     scme_msg_next = f_sub; scme_src = 1'b1;
                     state_next = S_SCANME;
                 end
@@ -2133,11 +2146,11 @@ always @* begin
                     state_next = S_SCAN;
                     if (sc_last_fr && scme_1st_reg) begin
                         // the scan began at this entry: it was the instance's only field
-                        // left, so the write pass starts its element now (S_MERET) and
-                        // reads it from its first field
+                        // left, so the write pass starts its element now (S_NE0, set up
+                        // when the scan began) and reads it from its first field
                         sk_len = scme_at_reg - pos;
                         fr_scan_next = 1'b1;
-                        state_next = S_MERET;
+                        state_next = S_NE0;
                     end else if (sc_last_fr) begin
                         sk_len = scan_pos_reg - pos;
                         fr_scan_next = 1'b1;
@@ -2149,22 +2162,6 @@ always @* begin
             end
         end else if (ip_fresh && (iwav32 >= SCAN_FULL || iwav32 >= brem)) begin
             state_next = S_BAIL;
-        end
-    end
-    S_MERET: begin
-        // (one pass, after S_SCANME) the map entry the scan began at, its tag and length
-        // read (the field row is its field's, t_num): a new element of the map, as S_TAG's
-        // sub-message branch starts it; the entry ends the frame
-        c_end_next = fr_end_reg;
-        c_grp_next = 32'd0;
-        c_msg_next = f_sub;
-        if (depth_reg > MAX_DEPTH_32) begin
-            fail(E_DEPTH_EXCEEDED, t_pos_reg);
-        end else begin
-            c_new_next = 1'b1;
-            ne_a_next = cslot; ne_stride_next = f_elem; ne_at_next = fat;
-            sret_next = S_MSG3;
-            state_next = S_NE0;
         end
     end
     S_SCANPK: begin
