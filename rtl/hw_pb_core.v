@@ -732,8 +732,8 @@ wire        fp_msg = f_kind == K_MESSAGE && tag_wt == 3'd2 && v2_ok && v2_fits;
 // the scan: bytes of the value after the tag, when in the window
 wire        sc_ok = (tag_wt == 3'd0) ? v2_ok : (tag_wt == 3'd2) ? (v2_ok && v2_fits) : (av >= vd_len32 + fp_slen);
 wire [31:0] sc_vlen = (tag_wt == 3'd2) ? v2_len32 + v2_val[31:0] : fp_slen;
-// the scanned field ends exactly at the frame's end / at the map entry's end (the input
-// stage's registered bytes left, against the field's length)
+// the scanned field ends exactly at the frame's end (the input stage's registered bytes
+// left, against the field's length) / at the map entry's end (scme_rem_reg), or past it
 wire [31:0] sc_flen = vd_len32 + sc_vlen;
 wire        sc_last_fr = ip_brem_fr == sc_flen;
 wire        sc_last_v = scme_rem_reg == sc_flen;
