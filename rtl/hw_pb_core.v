@@ -290,6 +290,9 @@ reg        fr_scan_reg = 1'b0, fr_scan_next;        // one pass: the instance's 
 reg        fast_reg = 1'b0, fast_next;              // one pass (ONE_PASS) under way
 reg [31:0] scan_pos_reg = 32'd0, scan_pos_next;    // one pass: where the scan began (the tag to redo)
 reg [15:0] scme_msg_reg = 16'd0, scme_msg_next;    // one pass: the map entry type the scan is inside
+reg [31:0] scme_rem_reg = 32'd0, scme_rem_next;    // one pass: the bytes left in that entry
+reg [31:0] scme_at_reg = 32'd0, scme_at_next;      // one pass: where that entry's first field is
+reg        scme_1st_reg = 1'b0, scme_1st_next;      // one pass: the scan began at that entry
 // one pass: an instance with at most 16 count slots gets them initialised by its scan, on
 // their first update (bit k: slot k updated in this scan); untouched slots are never read
 reg [15:0] sc_seen_reg = 16'd0, sc_seen_next;
@@ -466,7 +469,7 @@ assign rdr_start = (state_reg == S_START) || rdr_restart;
 // this cycle's decisions use what the window held last cycle, when still `ip_fresh`
 // (reader and bounds unchanged); else the states that read a varint wait a cycle.
 wire        ip_fresh, ip_tag_found, ip_tag_o32, ip_val_found;
-wire [4:0]  ip_wav, ip_hdr_len;
+wire [4:0]  ip_wav;
 wire [31:0] ip_brem_fr, ip_brem_v;
 wire [63:0] ip_tag_val, ip_val_val;
 wire [3:0]  ip_tag_len, ip_val_len;
@@ -475,9 +478,13 @@ wire [FRW-1:0] stk_q;              // the frame below the current one (hw_pb_fra
 wire [31:0] ip_cur_num_next, ip_spec_num_next;   // (the field table's lookups a cycle ahead)
 wire        ip_shown_spec;
 // what is skipped next, known from registers: a copy's last bytes (S_CONS), a short
-// string's bytes (S_STR4, when whole in the window)
-wire [31:0] ip_hint_len = (state_reg == S_CONS) ? crem_reg : s_len_reg;
-wire        ip_hint_en = state_reg == S_CONS || state_reg == S_STR4;
+// string's bytes (S_STR4, when whole in the window), a map entry's tag and length (S_TAG /
+// S_SCAN showing a map field's tag: every pass enters the entry, or its scan does, but a
+// dropped one; me_hint below)
+wire        me_hint;
+wire [4:0]  ip_hdr_len;
+wire [31:0] ip_hint_len = (state_reg == S_CONS) ? crem_reg : me_hint ? {27'd0, ip_hdr_len} : s_len_reg;
+wire        ip_hint_en = state_reg == S_CONS || state_reg == S_STR4 || me_hint;
 wire [4:0]  ip_hint_fl = (ip_hint_len < 32'd16) ? {1'b0, ip_hint_len[3:0]} : 5'b10000;
 hw_pb_input inp (
     .clk(clk), .rst(rst), .restart(rdr_start), .win(win), .win_avail(win_avail), .pos(pos),
@@ -491,8 +498,8 @@ hw_pb_input inp (
     .cur_num_next(ip_cur_num_next), .spec_num_next(ip_spec_num_next), .shown_spec(ip_shown_spec)
 );
 // bytes left in the bound of the current read (valid when ip_fresh): a packed run's end in
-// S_ELEM, a map entry's in S_SCANME, else the frame's end
-wire [31:0] brem = (state_reg == S_ELEM || state_reg == S_SCANME) ? ip_brem_v : ip_brem_fr;
+// S_ELEM, else the frame's end (S_SCANME: the map entry's end is scme_rem_reg)
+wire [31:0] brem = (state_reg == S_ELEM) ? ip_brem_v : ip_brem_fr;
 // the reader's window now (copies, string bytes) and as the input stage decoded it
 wire [31:0] wav32 = {27'd0, win_avail};
 wire [31:0] iwav32 = {27'd0, ip_wav};
@@ -745,11 +752,16 @@ wire        fp_msg = f_kind == K_MESSAGE && tag_wt == 3'd2 && v2_ok && v2_fits;
 // the scan: bytes of the value after the tag, when in the window
 wire        sc_ok = (tag_wt == 3'd0) ? v2_ok : (tag_wt == 3'd2) ? (v2_ok && v2_fits) : (av >= vd_len32 + fp_slen);
 wire [31:0] sc_vlen = (tag_wt == 3'd2) ? v2_len32 + v2_val[31:0] : fp_slen;
-// the scanned field ends exactly at the frame's end / at the map entry's end (the input
-// stage's registered bytes left, against the field's length)
+// the scanned field ends exactly at the frame's end (the input stage's registered bytes
+// left, against the field's length) / at the map entry's end (scme_rem_reg), or past it
 wire [31:0] sc_flen = vd_len32 + sc_vlen;
 wire        sc_last_fr = ip_brem_fr == sc_flen;
-wire        sc_last_v = ip_brem_v == sc_flen;
+wire        sc_last_v = scme_rem_reg == sc_flen;
+wire        sc_past_v = sc_flen > scme_rem_reg;
+// a map field's tag shown where the reader enters the entry next (its tag and length
+// skipped): the input stage's speculative set decodes there (the hint), so the entry's
+// first field is ready in the next cycle
+assign me_hint = (state_reg == S_TAG || state_reg == S_SCAN) && f_hit && f_map && tag_wt == 3'd2;
 // a field the scan takes (counted and skipped, or entered) when the scan is not given up
 wire        sc_step = tag_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd3 && tag_wt != 3'd4 && sc_ok;
 // S_SCANPK (a packed varint run): this cycle's bytes of the run, n = min(window, bytes
@@ -906,7 +918,10 @@ hw_pb_counts #(.CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS)) cm (
 // its 32-bit overflow and the pre-pass's packed counting.)
 wire [31:0] ne_sz_stride = is_str_kind ? 2 * PW : f_elem;
 reg  [39:0] ne_sz_reg = 40'd0;
-always @(posedge clk) ne_sz_reg <= align8({8'd0, cnt_q_c} * {8'd0, ne_sz_stride});
+// (S_SCANME goes on to S_NE0 only for the entry the scan began at: the map's one element,
+// of the element size the scan's first cycle set)
+always @(posedge clk)
+    ne_sz_reg <= (state_reg == S_SCANME) ? align8({8'd0, ne_stride_reg}) : align8({8'd0, cnt_q_c} * {8'd0, ne_sz_stride});
 `ifndef SYNTHESIS
 // (where S_NE0 allocates, ne_sz_reg is the size it stands for: checked in every simulation)
 always @(posedge clk)
@@ -1201,9 +1216,23 @@ task scan_field;
                 scan_add(f_slot[3:0], cslot, cnt_q_c, 32'd1, ma_nc);
                 if (map) begin
                     // into the entry: one holding anything but its key and value is
-                    // dropped (S_DROP1), which only the two passes size right
+                    // dropped (S_DROP1), which only the two passes size right (and the one
+                    // pass, had it sized the map with it, would have written past the image
+                    // the two passes make before giving up)
                     sk_len = hdr2;
-                    vend_next = pos + hdr2 + v2_val[31:0];
+                    scme_rem_next = v2_val[31:0];
+                    scme_at_next = pos + hdr2;
+                    scme_1st_next = first && depth_reg <= MAX_DEPTH_32;
+                    if (first) begin
+                        // the scan begins at this entry: should it end the instance, the
+                        // write pass goes on from S_SCANME to the entry's element (S_NE0),
+                        // set up now as S_TAG's sub-message branch does (the child's end
+                        // then the frame's); else S_TAG sets them up again
+                        c_end_next = fr_end_reg; c_grp_next = 32'd0; c_msg_next = f_sub;
+                        c_new_next = 1'b1;
+                        ne_a_next = cslot; ne_stride_next = f_elem; ne_at_next = fat;
+                        sret_next = S_MSG3;
+                    end
                     scme_msg_next = f_sub; scme_src = 1'b1;
                     state_next = S_SCANME;
                 end
@@ -1394,6 +1423,7 @@ always @* begin
     end
     fr_start_next = fr_start_reg; fr_pslot_next = fr_pslot_reg;
     fr_scan_next = fr_scan_reg; fast_next = fast_reg; scan_pos_next = scan_pos_reg; scme_msg_next = scme_msg_reg;
+    scme_rem_next = scme_rem_reg; scme_at_next = scme_at_reg; scme_1st_next = scme_1st_reg;
     sc_seen_next = sc_seen_reg; ndrop_next = ndrop_reg; drop_lim_next = drop_lim_reg;
     spk_left_next = spk_left_reg; spk_lsat_next = spk_lsat_reg; spk_big_next = spk_big_reg;
     spk_acc_next = spk_acc_reg; spk_wa_next = spk_wa_reg; spk_so_next = spk_so_reg;
@@ -2185,18 +2215,27 @@ always @* begin
         end
     end
     S_SCANME: begin
-        // a map entry's fields (bound: the entry's end): its key and value of their own
-        // wire types go on; anything else would drop the entry, so falls back
-        if (pos >= vend_reg) begin
+        // a map entry's fields (its bytes left: scme_rem_reg; the reads bounded by the
+        // frame's end): its key and value of their own wire types go on; anything else
+        // would drop the entry, or fail, so falls back
+        if (scme_rem_reg == 32'd0) begin
             state_next = S_SCAN;
         end else if (tag_ok && sc_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd3 && tag_wt != 3'd4) begin
-            if (f_hit && tag_wt == f_kwt && !f_closed) begin
+            if (f_hit && tag_wt == f_kwt && !f_closed && !sc_past_v) begin
                 sk_en = 1'b1; sk_len = vd_len32 + sc_vlen;
+                scme_rem_next = scme_rem_reg - sc_flen;
                 // the field ends the entry: the scan goes on past it now (and, when the
                 // entry ends the frame too, is done: back to the tag it began at)
                 if (sc_last_v) begin
                     state_next = S_SCAN;
-                    if (sc_last_fr) begin
+                    if (sc_last_fr && scme_1st_reg) begin
+                        // the scan began at this entry: it was the instance's only field
+                        // left, so the write pass starts its element now (S_NE0, set up
+                        // when the scan began) and reads it from its first field
+                        sk_len = scme_at_reg - pos;
+                        fr_scan_next = 1'b1;
+                        state_next = S_NE0;
+                    end else if (sc_last_fr) begin
                         sk_len = scan_pos_reg - pos;
                         fr_scan_next = 1'b1;
                         state_next = S_TAG;
@@ -2413,7 +2452,8 @@ always @(posedge clk) begin
     c_end_reg <= c_end_next; c_grp_reg <= c_grp_next; c_id_reg <= c_id_next; c_new_reg <= c_new_next;
     c_root_reg <= c_root_next; sw_reg <= sw_next; gdepth_reg <= gdepth_next; sk_wt_reg <= sk_wt_next;
     fr_start_reg <= fr_start_next; fr_pslot_reg <= fr_pslot_next;
-    fr_scan_reg <= fr_scan_next; scan_pos_reg <= scan_pos_next; scme_msg_reg <= scme_msg_next; sc_seen_reg <= sc_seen_next; ndrop_reg <= ndrop_next;
+    fr_scan_reg <= fr_scan_next; scan_pos_reg <= scan_pos_next; scme_msg_reg <= scme_msg_next; scme_rem_reg <= scme_rem_next;
+    scme_at_reg <= scme_at_next; scme_1st_reg <= scme_1st_next; sc_seen_reg <= sc_seen_next; ndrop_reg <= ndrop_next;
     spk_left_reg <= spk_left_next; spk_lsat_reg <= spk_lsat_next; spk_big_reg <= spk_big_next;
     spk_acc_reg <= spk_acc_next; spk_wa_reg <= spk_wa_next; spk_so_reg <= spk_so_next; spk_init_reg <= spk_init_next;
     drop_lim_reg <= drop_lim_next; dr_start_reg <= dr_start_next; dr_end_reg <= dr_end_next;

@@ -21,7 +21,7 @@
  * frame's end may have become the end of the frame below, a pop, or of the child being
  * entered: the bytes left to those are registered too) and the reader did not restart.
  * While the consumer copies a string, spec goes to the copy's end instead (hint_en), so
- * the tag after it is ready too. When not fresh the state machine waits a cycle; so a
+ * the tag after it is ready too; and so on a map field's tag, to the entry's first field. When not fresh the state machine waits a cycle; so a
  * field it handles in one cycle and does not skip whole costs two.
  *
  * Registered outputs: every output but cur_num_next / spec_num_next comes from registers
@@ -59,7 +59,7 @@ module hw_pb_input (
     input  wire [31:0]  fr_end,       // the current frame's end
     input  wire [31:0]  fr_end_up,    // the end of the frame below (where a pop goes back to)
     input  wire [31:0]  fr_end_dn,    // the end of the child being entered
-    input  wire [31:0]  vend,         // a packed run's or map entry's end
+    input  wire [31:0]  vend,         // a packed run's end
     input  wire [31:0]  fr_end_next,  // the values fr_end and vend hold next cycle
     input  wire [31:0]  vend_next,
     // the consumer knows what it skips next, from its registers (a copy's last bytes):

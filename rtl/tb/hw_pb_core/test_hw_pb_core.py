@@ -306,6 +306,27 @@ async def test_corner_cases(dut):
                           + entry + b"\x72\x06\x0a\x01z\x12\x01w"),
                          ("map entry opening with an unknown", bytes.fromhex("82010e4201000805110000000000000000"))]:
             await h.check(label, d, "hw.p3.Maps", 0x1000)
+        # the one pass enters every map entry it scans and gives up on one the two passes
+        # drop, before it sizes the map; an entry that ends the instance where the scan
+        # began is written from its first field (S_MERET) without going back to its tag
+        ok = b"\x72\x06\x0a\x01x\x12\x01y"
+        for label, d in [("map entry, value of the wrong wire type", b"\x72\x05\x0a\x01a\x10\x05"),
+                         ("map entries, the last one's value of the wrong wire type", ok + b"\x72\x05\x0a\x01a\x10\x05"),
+                         ("map entry, an unknown after its value", b"\x72\x08\x0a\x01a\x12\x01b\x18\x01"),
+                         ("map entry, its key running past it", b"\x72\x04\x0a\x05abcd\x72\x00"),
+                         ("map entry, its value running past it", b"\x72\x05\x0a\x01a\x12\x02b" + ok),
+                         ("map entry, empty", b"\x72\x00"), ("map entries, the last one empty", ok + b"\x72\x00"),
+                         ("map entry, its value only", b"\x72\x03\x12\x01b"),
+                         ("map entry, its key twice", b"\x72\x09\x0a\x01a\x0a\x01c\x12\x01b"),
+                         ("map entry, its message value holding an unknown", b"\x62\x08\x0a\x01a\x12\x03\xa0\x06\x01"),
+                         ("map entry ending the instance, a field before it", b"\x08\x01" + ok)]:
+            await h.check(label, d, "hw.p3.Maps", 0x1000)
+    if "hw.p2.Basic" in types:
+        # closed enums: an unknown value drops the entry (the one pass gives up on any)
+        for label, d in [("closed-enum map entry, unknown value", b"\xa2\x03\x05\x0a\x01k\x10\x63"),
+                         ("closed-enum map entry, known value", b"\xa2\x03\x05\x0a\x01k\x10\x01"),
+                         ("closed-enum map entry, value of the wrong wire type", b"\xa2\x03\x08\x0a\x01k\x15\x01\x00\x00\x00")]:
+            await h.check(label, d, "hw.p2.Basic", 0x1000)
     # nesting around MAX_DEPTH: unknown groups nested n deep
     for n in (MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 2):
         await h.check(f"groups {n} deep", hwmut.nested_groups(15, n), t, 0)
