@@ -383,10 +383,10 @@ async def watch_packed(dut, seen):
 @cocotb.test()
 async def test_packed_runs(dut):
     """Packed varint runs, which the one pass counts a window at a time (S_SCANPK): runs of
-    1 to 80 bytes after fields of every length (so runs span several windows and end at a
-    window's last byte), followed by the message's end, another field, the same field's
-    unpacked element or a second run of it, and runs that end inside a varint (the scan
-    gives up; the CPU engine rejects them). Images / rejections as the CPU engine's; with
+    1 to 48 bytes in one message (so runs span several windows and end at a window's last
+    byte), each followed by another field, the same field's unpacked element or the next
+    run, the last by the message's end; runs that end inside a varint (the scan gives up;
+    the CPU engine rejects them). Images / rejections as the CPU engine's; with
     the one pass, every case of PACKED_CASES seen, and no valid vector given up to the two
     passes (a count the scan left short makes the write pass give up, S_NE0, and the two
     passes would still get the image right)."""
@@ -403,35 +403,35 @@ async def test_packed_runs(dut):
     watcher = cocotb.start_soon(watch_packed(dut, seen))
     run = lambda n, cut=False: varint(num << 3 | 2) + varint(n) + packed_bytes(rng, n, cut)  # noqa: E731
     unknown = lambda n: varint(1999 << 3 | 2) + varint(n) + bytes(rng.randrange(256) for _ in range(n))  # noqa: E731
-    vectors = []
-    for k, n in enumerate([1, 2, 3, 7, 12, 15, 16, 17, 18, 24, 31, 32, 33, 40, 47, 48, 49, 63, 64, 80]):
-        pre = unknown(k % 13) if k % 3 else b""
-        tail = [b"", varint(other << 3) + varint(rng.getrandbits(20)), varint(num << 3) + b"\x05", run(rng.randrange(1, 20))][k % 4]
-        vectors.append((f"run of {n} bytes", pre + run(n) + tail))
-    for k, n in enumerate([1, 2, 9, 16, 17, 30, 33, 50]):
-        pre = unknown(3 * k) if k % 2 else b""
-        vectors.append((f"run of {n} bytes cut in a varint", pre + run(n, cut=True) + [b"", varint(other << 3) + b"\x01"][k % 2]))
-    vectors.append(("empty run", run(0) + run(5)))
-    # runs opening with bytes that read as a field of 2 + m bytes (0a m), taken in two
-    # cycles whose second takes those 2 + m bytes: the input stage's guess at the next
-    # field is then right, and the field after the run is ready in the cycle that writes
-    # the run's count
-    for k, (w, m) in enumerate([(w, m) for w in (16, 8, 12, 4) for m in (0, 5, 13)]):
-        body = bytes([0x0A, m]) + packed_bytes(rng, w + m)
-        vectors.append((f"run of {len(body)} bytes opening 0a {m:02x}", unknown(k) * (k % 2) + varint(num << 3 | 2) + varint(len(body)) + body
-                        + varint(other << 3) + b"\x07"))
-    one_pass = CONFIGS[os.environ["HW_PB_CFG"]][4].get("ONE_PASS", 1)
+    # after a run: another field, the same field's unpacked element, or the next run
+    sep = lambda k: [varint(other << 3) + varint(rng.getrandbits(20)), varint(num << 3) + b"\x05", b""][k % 3]  # noqa: E731
+    lengths = [1, 2, 3, 5, 8, 12, 15, 16, 17, 20, 24, 31, 32, 33, 40, 48]
+    vectors = [
+        ("runs of 1 to 48 bytes", b"".join(run(n) + sep(k) for k, n in enumerate(lengths))),
+        ("a run of 16 bytes", run(16) + sep(0)),
+        ("an unknown field, then runs", unknown(5) + b"".join(run(n) + sep(k) for k, n in enumerate([33, 17, 16, 9, 2]))),
+        # runs of bytes 0b, each of which reads as a whole field (field 1, a group's start
+        # tag): when a run's last cycle takes one byte, the input stage's guess at the field
+        # after it is right, and that field is ready in the cycle that writes the run's count
+        ("runs of 0b bytes", b"".join(varint(num << 3 | 2) + varint(n) + b"\x0b" * n + varint(other << 3) + b"\x07"
+                                      for n in range(2, 26))),
+        ("an empty run", run(0) + run(5)),
+    ] + [(f"a run of {n} bytes cut in a varint", unknown(3 * k) * (k % 2) + run(n, cut=True) + [b"", varint(other << 3) + b"\x01"][k % 2])
+         for k, n in enumerate([1, 9, 17, 33])]
+    _, _, in_w, _, params = CONFIGS[os.environ["HW_PB_CFG"]]
+    one_pass = params.get("ONE_PASS", 1)
     for label, data in vectors:
-        if len(data) <= int(os.environ["HW_PB_MAXLEN"]):
-            bails = seen["bail"]
-            want = await h.check(label, data, t, random_base(rng, h.s))
-            assert not (one_pass and want[0] == "ok" and seen["bail"] > bails), f"{label}: the one pass was given up ({data.hex()})"
-            await h.idle(rng.randrange(2))
+        assert len(data) <= int(os.environ["HW_PB_MAXLEN"]), f"{label}: {len(data)} bytes, over the build's input length"
+        bails = seen["bail"]
+        want = await h.check(label, data, t, random_base(rng, h.s))
+        assert not (one_pass and want[0] == "ok" and seen["bail"] > bails), f"{label}: the one pass was given up ({data.hex()})"
+        await h.idle(rng.randrange(2))
     watcher.cancel()
     dut._log.info("packed runs: %s; scan cases %s", dict(h.stats), dict(seen))
     assert sum(h.stats.values()) == len(vectors), f"only {sum(h.stats.values())} of {len(vectors)} packed-run vectors checked"
     if one_pass:
-        missing = [c for c in PACKED_CASES if not seen[c]]
+        # (a 32-bit input refills the window 4 bytes a cycle: a run never finds it full)
+        missing = [c for c in PACKED_CASES if not seen[c] and not (c == "ends at a full window's last byte" and in_w == 32)]
         assert not missing, f"packed-run scan cases never reached: {missing} (seen {dict(seen)})"
 
 
