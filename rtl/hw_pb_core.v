@@ -883,14 +883,16 @@ wire [31:0] uslot_enter = fr_cb_next + {24'd0, mb_nc} - 32'd1;    // (the low CN
 wire [CNT_BITS-1:0] uslot_next = (fm_src == 2'd2) ? stk_us
                                : (fm_src == 2'd1) ? uslot_enter[CNT_BITS-1:0] : uslot[CNT_BITS-1:0];
 `ifndef SYNTHESIS
-// (the registered read's address is uslot in every cycle of a decode: checked in every
-// simulation; while idle the message table may hold no row yet)
+// (the registered read's address is uslot in every cycle from a decode's first enter of the
+// root frame on: checked in every simulation; before it the message table may hold no row
+// for fr_msg_reg yet, and a table load (TABLES=1, after a decode) changes its row)
 reg [CNT_BITS-1:0] uslot_q = {CNT_BITS{1'b0}};
 reg                uslot_chk = 1'b0;
 always @(posedge clk) begin
     uslot_q <= uslot_next;
-    uslot_chk <= !rst && state_reg != S_IDLE;
-    if (uslot_chk && !rst && state_reg != S_IDLE && uslot_q !== uslot[CNT_BITS-1:0])
+    if (rst || table_load || state_after == S_IDLE || state_after == S_START) uslot_chk <= 1'b0;
+    else if (fm_src == 2'd1) uslot_chk <= 1'b1;
+    if (uslot_chk && uslot_q !== uslot[CNT_BITS-1:0])
         $fatal(1, "hw_pb_core: unknown-bytes slot read at %h, uslot %h (state %0d)", uslot_q, uslot[CNT_BITS-1:0], state_reg);
 end
 `endif
