@@ -263,7 +263,7 @@ localparam [6:0]
     S_PASS_END = 7'd43, S_REQ0 = 7'd44, S_REQ1 = 7'd45, S_REQ_W1 = 7'd46, S_REQ_W2 = 7'd47, S_REQ_W1B = 7'd48,
     S_DONE = 7'd49, S_ERR = 7'd50, S_HDR = 7'd51,
     S_EMIT_END2 = 7'd53, S_DROP1 = 7'd54, S_DROP2 = 7'd55, S_RESTRICT = 7'd56,
-    S_SCAN = 7'd58, S_SCANPK = 7'd59, S_RZF = 7'd60, S_SCANME = 7'd61, S_BAIL = 7'd62;
+    S_FROOT = 7'd57, S_SCAN = 7'd58, S_SCANPK = 7'd59, S_RZF = 7'd60, S_SCANME = 7'd61, S_BAIL = 7'd62;
 
 // consume modes
 localparam [2:0] C_SKIP = 3'd0, C_COPYU = 3'd1, C_COPYS = 3'd2, C_UTF8 = 3'd3, C_EMIT = 3'd4;
@@ -453,7 +453,7 @@ wire [31:0] rdr_rem;
 
 hw_stream_reader #(.DATA_WIDTH(IN_WIDTH), .ADDR_WIDTH(IN_ADDR_WIDTH), .WIN_BYTES(16), .FAST_FLUSH(1),
     .BACK_SKIP(1)) rdr (
-    .clk(clk), .rst(rst), .start(rdr_start), .in_len(start ? in_len : in_len_reg),
+    .clk(clk), .rst(rst), .start(rdr_start), .in_len(in_len_reg),
     .mem_rd_en(in_rd_en), .mem_addr(in_addr), .mem_rd_data(in_rd_data),
     .rd_valid(sk_en), .rd_ready(rdr_ready), .rd_skip(1'b1), .rd_size(2'd0), .rd_skip_len(sk_len),
     .rd_data(rdr_data), .rd_offset(rdr_offset), .rd_past_end(rdr_past), .adv_en(rdr_adv), .adv_len(rdr_adv_len),
@@ -461,11 +461,7 @@ hw_stream_reader #(.DATA_WIDTH(IN_WIDTH), .ADDR_WIDTH(IN_ADDR_WIDTH), .WIN_BYTES
     .rem_bytes(rdr_rem), .at_end(rdr_at_end), .past_end(rdr_past_sticky)
 );
 reg         rdr_restart;                 // the reader restarts (a pass begins outside S_START)
-// the host's start restarts the reader in its own cycle (a cycle before S_START, so the one
-// pass's root, sized in S_START, meets a filled window); S_START restarts it otherwise
-reg         hstart_reg = 1'b0;
-always @(posedge clk) hstart_reg <= start && !rst;
-assign rdr_start = start || (state_reg == S_START && !hstart_reg) || rdr_restart;
+assign rdr_start = (state_reg == S_START) || rdr_restart;
 
 /* verilator lint_on UNUSEDSIGNAL */
 // ---------------------------------------------------------------- input stage
@@ -1133,16 +1129,7 @@ task start_pass;
         t_pos_next = 32'd0;
         state_next = S_NI;
         if (wp && fast_reg) begin
-            // one pass (only from the host's start: c_msg was set to the root there, so
-            // the message table shows its row now): the root struct, its first RZW output
-            // words zeroed lazily, the rest now
-            rs8_next = mb_size8;
-            if ({8'd0, mb_size8} > OUT_BYTES) begin
-                fail(E_CAPACITY, 32'd0);
-            end else begin
-                top_next = {8'd0, mb_size8};
-                zero_lazy(40'd0, {8'd0, mb_size8}, S_AFTER_STRUCT, rz_count, rz_any);
-            end
+            state_next = S_FROOT;
         end else if (wp) begin
             // the root struct (size from the pre-pass), zeroed then as far as bz_a
             if ({8'd0, rs8_reg} > OUT_BYTES) begin
@@ -2196,6 +2183,16 @@ always @* begin
         end
     end
     // ------------------------------------------------------------ one pass (ONE_PASS)
+    S_FROOT: begin
+        // the root struct: its first RZW output words zeroed lazily, the rest now
+        rs8_next = mb_size8;
+        if ({8'd0, mb_size8} > OUT_BYTES) begin
+            fail(E_CAPACITY, 32'd0);
+        end else begin
+            top_next = {8'd0, mb_size8};
+            zero_lazy(40'd0, {8'd0, mb_size8}, S_AFTER_STRUCT, rz_count, rz_any);
+        end
+    end
     S_SCAN: begin
         // count the instance's repeated elements and unknown bytes from here to its end,
         // one field a cycle (classified as S_TAG does); anything else falls back
@@ -2338,9 +2335,6 @@ always @* begin
     end
 
     if (start) begin
-        // the root's message-table row is read in S_START (start_pass sizes the one pass's
-        // root struct there)
-        c_msg_next = root_msg;
         pass_next = ONE_PASS != 0;
         fast_next = ONE_PASS != 0;
         drop_lim_next = 32'd0;
