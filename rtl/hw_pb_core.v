@@ -1184,21 +1184,47 @@ task spk_left_set;
     end
 endtask
 
-// one pass, the scan: count slot a (slot so of the instance) gains inc; the first update
-// in this scan of a slot not initialised at S_NI initialises it (and its fill slot)
+// one pass, the scan: whether its update of slot so (of an instance with nc count slots)
+// initialises the slot: the first update in this scan of a slot not initialised at S_NI
+// (S_TAG begins the scan: sc_seen_reg is the last scan's there)
+function scan_inits;
+    input [3:0]  so;
+    input [7:0]  nc;        // ma_nc
+    input [15:0] seen;      // sc_seen_reg
+    input        in_tag;    // state_reg == S_TAG
+    begin
+        scan_inits = nc <= 8'd16 && !(seen[so] && !in_tag);
+    end
+endfunction
+
+// one pass, the scan: count slot a (slot so of the instance) written with wd; when init, its
+// fill slot initialised too and the slot marked updated in this scan
+task scan_write;
+    input [3:0]  so;
+    input [31:0] a;
+    input [31:0] wd;
+    input        init;
+    begin
+        cnt_we = 1'b1; cnt_wa = a; cnt_wd = wd;
+        if (init) begin
+            fil_we = 1'b1; fil_wa = a; filn_wd = 32'd0; fila_wd = 40'd0;
+            sc_seen_next[so] = 1'b1;
+        end
+    end
+endtask
+
+// one pass, the scan: count slot a (slot so of the instance) gains inc, or starts at inc
+// when this update initialises it
 task scan_add;
     input [3:0]  so;
     input [31:0] a;
     input [31:0] old;
     input [31:0] inc;
     input [7:0]  nc;        // ma_nc
+    reg          init;
     begin
-        cnt_we = 1'b1; cnt_wa = a; cnt_wd = old + inc;
-        if (nc <= 8'd16 && !(sc_seen_reg[so] && state_reg != S_TAG)) begin
-            cnt_wd = inc;
-            fil_we = 1'b1; fil_wa = a; filn_wd = 32'd0; fila_wd = 40'd0;
-            sc_seen_next[so] = 1'b1;
-        end
+        init = scan_inits(so, nc, sc_seen_reg, state_reg == S_TAG);
+        scan_write(so, a, init ? inc : old + inc, init);
     end
 endtask
 
@@ -2199,11 +2225,7 @@ always @* begin
         if (spk_pend_reg) begin
             // the packed varint run scanned until last cycle: its count, from registers
             // (the count port is taken: a field ready now waits a cycle, below)
-            cnt_we = 1'b1; cnt_wa = spk_wa_reg; cnt_wd = spk_acc_reg;
-            if (spk_init_reg) begin
-                fil_we = 1'b1; fil_wa = spk_wa_reg; filn_wd = 32'd0; fila_wd = 40'd0;
-                sc_seen_next[spk_so_reg] = 1'b1;
-            end
+            scan_write(spk_so_reg, spk_wa_reg, spk_acc_reg, spk_init_reg);
         end
         if (pos >= fr_end_reg) begin
             // back to the tag the scan began at (a backward skip)
@@ -2269,7 +2291,7 @@ always @* begin
                 if (spk_pend_reg) begin
                     spk_acc_next = spk_acc_reg + {27'd0, spk_inc};
                 end else begin
-                    spk_init_next = ma_nc <= 8'd16 && !sc_seen_reg[f_slot[3:0]];
+                    spk_init_next = scan_inits(f_slot[3:0], ma_nc, sc_seen_reg, 1'b0);
                     spk_acc_next = (spk_init_next ? 32'd0 : cnt_q_c) + {27'd0, spk_inc};
                     spk_wa_next = cslot; spk_so_next = f_slot[3:0];
                 end
