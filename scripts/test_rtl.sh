@@ -10,8 +10,8 @@
 #      CPU engine and a Python model; the core testbenches generate their cores with the
 #      heapwire CLI, built here first).
 # Exits non-zero on any failure. Extra arguments are passed to pytest; when one of them is
-# a path (a testbench directory or file, `path::test` too), pytest runs only what they name,
-# else all of rtl/tb.
+# a path (one with a `/` or a `.py` file, `path::test` too: so `-k rtl` stays a keyword),
+# pytest runs only what they name, else all of rtl/tb.
 # HW_TB_SEED=<n> changes the seed of the randomized tests (default 12345);
 # HW_TB_THOROUGH=1 runs several times more random vectors in the core testbenches.
 set -euo pipefail
@@ -96,7 +96,7 @@ fi
 export HEAPWIRE_BIN="${HEAPWIRE_BIN:-$PWD/target/release/heapwire}"
 targets=(rtl/tb)
 for a in "$@"; do
-  [[ $a != -* && -e ${a%%::*} ]] && targets=()
+  [[ $a != -* && ($a == */* || $a == *.py*) && -e ${a%%::*} ]] && targets=()
 done
 if ! python3 -m pytest -q "${targets[@]}" "$@"; then
   fail=1
