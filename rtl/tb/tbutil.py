@@ -189,6 +189,15 @@ class CoreHost:
     start/done handshake. Port names are those of heapwire_core / heapwire_og_core."""
 
     FILL = 0xA5
+    # The host's view of the memory ports in a start cycle and the cycle after it:
+    #   None      as settled with that cycle's inputs (the ports after start changed);
+    #   "check"   also as settled before start and the controls changed (in_len, ...), and
+    #             the two must agree: the memory ports may not depend combinationally on the
+    #             host's controls (a host that samples its ports without evaluating its new
+    #             inputs first, as crates/sim's Verilated device does, would otherwise see
+    #             other reads and writes than the core makes);
+    #   "before"  served from the view before the change, as that Verilated device serves them.
+    start_view = None
 
     def __init__(self, dut, rng):
         self.dut, self.rng = dut, rng
@@ -226,10 +235,26 @@ class CoreHost:
     def _word(self, omem, a):
         return omem.get(a, int.from_bytes(bytes([self.FILL]) * self.ow, "little"))
 
+    def _ports(self):
+        """The memory ports' outputs now: {port name: value}."""
+        names = [p + n for p in self.in_ports for n in ("rd_en", "addr")]
+        names += ["out_rd_en", "out_rd_addr"] if self.read_port else []
+        names += [p + n for p in self.out_ports for n in ("wr_en", "wr_addr", "wr_data") + (("wr_be",) if self.byte_enables else ())]
+        return {n: getattr(self.dut, n).value for n in names}
+
+    def _requests(self, ports):
+        """The requests in a _ports() view: each port's enable, and its address and data when
+        enabled (as strings: x bits compare too)."""
+        groups = [(p + "rd_en", [p + "addr"]) for p in self.in_ports]
+        groups += [("out_rd_en", ["out_rd_addr"])] if self.read_port else []
+        groups += [(p + "wr_en", [p + n for n in ("wr_addr", "wr_data") + (("wr_be",) if self.byte_enables else ())])
+                   for p in self.out_ports]
+        return {en: [str(ports[n]) for n in rest] if str(ports[en]) == "1" else str(ports[en]) for en, rest in groups}
+
     async def run_core(self, wire: bytes, controls: dict, max_cycles: int):
         """Pulses start with `controls` (port name -> value) set, serves the memories until
         done. Returns (err_code, err_offset, image_size, cycles, output memory words)."""
-        from cocotb.triggers import ReadOnly, RisingEdge
+        from cocotb.triggers import ReadOnly, RisingEdge, Timer
 
         d, rng, iw = self.dut, self.rng, self.iw
         padded = wire + bytes(rng.randrange(256) for _ in range(-len(wire) % iw))  # junk after the end
@@ -252,29 +277,42 @@ class CoreHost:
                     data.value = rng.getrandbits(8 * iw)
             if self.read_port:
                 d.out_rd_data.value = rd_pending if rd_pending is not None else rng.getrandbits(8 * self.ow)
+            before = None
+            if self.start_view and cyc < 2:
+                # the ports before this cycle's start / controls are applied (start_view)
+                await ReadOnly()
+                before = self._ports()
+                await Timer(1, unit="ns")
             d.start.value = int(cyc == 0)
             if cyc == 0:
                 for k, v in controls.items():
                     getattr(d, k).value = v
             await ReadOnly()
+            now = self._ports()
+            if before is not None and self.start_view == "check":
+                assert self._requests(before) == self._requests(now), (
+                    f"cycle {cyc} of a request: the memory ports depend on start / the controls in the same cycle: "
+                    f"before {self._requests(before)}, after {self._requests(now)}")
+            if before is not None and self.start_view == "before":
+                now = before
             for p in pending:
-                pending[p] = int(getattr(d, p + "addr").value) if int(getattr(d, p + "rd_en").value) else None
+                pending[p] = int(now[p + "addr"]) if int(now[p + "rd_en"]) else None
             if self.read_port:
-                rd_pending = self._word(omem, int(d.out_rd_addr.value)) if int(d.out_rd_en.value) else None
+                rd_pending = self._word(omem, int(now["out_rd_addr"])) if int(now["out_rd_en"]) else None
             written = []
             for p in self.out_ports:
-                if not int(getattr(d, p + "wr_en").value):
+                if not int(now[p + "wr_en"]):
                     continue
-                a = int(getattr(d, p + "wr_addr").value)
-                v = getattr(d, p + "wr_data").value
+                a = int(now[p + "wr_addr"])
+                v = now[p + "wr_data"]
                 assert v.is_resolvable, f"cycle {cyc}: {p}wr of x/z bits to word {a}: {v}"
-                assert p == "out_" or not (self.read_port and int(d.out_rd_en.value)), \
+                assert p == "out_" or not (self.read_port and int(now["out_rd_en"])), \
                     f"cycle {cyc}: {p}wr beside a read on the same port"
                 assert a not in written, f"cycle {cyc}: two writes to word {a}"
                 written.append(a)
                 v = int(v)
                 if self.byte_enables:
-                    be = int(getattr(d, p + "wr_be").value)
+                    be = int(now[p + "wr_be"])
                     old = self._word(omem, a)
                     mask = sum(0xFF << (8 * b) for b in range(self.ow) if be >> b & 1)
                     v = (old & ~mask) | (v & mask)

@@ -98,6 +98,10 @@ def sizes(s: hwsc.Schema, in_w, out_w, n):
 
 
 class Host(CoreHost):
+    # every request checks that the memory ports do not depend on start / the controls in
+    # the same cycle (tbutil.CoreHost.start_view)
+    start_view = "check"
+
     def __init__(self, dut, rng):
         super().__init__(dut, rng)
         self.s = hwsc.read(os.environ["HW_PB_HWSC"])
@@ -433,6 +437,61 @@ async def test_packed_runs(dut):
         # (a 32-bit input refills the window 4 bytes a cycle: a run never finds it full)
         missing = [c for c in PACKED_CASES if not seen[c] and not (c == "ends at a full window's last byte" and in_w == 32)]
         assert not missing, f"packed-run scan cases never reached: {missing} (seen {dict(seen)})"
+
+
+# the builds test_back_to_back runs on (about 32 requests each)
+BACK_TO_BACK = ("scalars3_p32", "proto2_hdr")
+
+
+@cocotb.test(skip=os.environ.get("HW_PB_CFG") not in BACK_TO_BACK)
+async def test_back_to_back(dut):
+    """Requests one after another on one running core, as crates/sim's Verilated device makes
+    them: the next start 3 cycles after done, no reset between, and the memory ports served
+    as that device samples them, before it evaluates its new start and controls
+    (start_view "before"). Per reader type: a long message, then its first bytes and an
+    empty input (bytes left from the request before would show), a request after a
+    rejected one (S_ERR, also one rejected at its last byte) and after one the one pass gives
+    up (S_BAIL: a sub-message field twice, a merge), shorter messages after longer ones; every
+    image or rejection the CPU engine's."""
+    h = await start(dut, "b2b")
+    h.start_view = "before"
+    rng = h.rng
+    g = hwgen.Gen(seed_for("b2b-gen"), huge_prob=0.0)
+    one_pass = CONFIGS[os.environ["HW_PB_CFG"]][4].get("ONE_PASS", 1)
+    seen = Counter()
+    watcher = cocotb.start_soon(watch_packed(dut, seen))
+    after = Counter()
+    prev = None
+    for t in readers(h.s)[:2]:
+        msgs = sorted((m for m in (message(g, t)[1] for _ in range(6)) if m), key=len)
+        assert msgs, f"no generated {t} fits the build"
+        long, short = msgs[-1], msgs[0]
+        _, other = message(g, t)
+        mut = hwmut.Mutator(rng, [fd.number for fd in hwschemas.descriptor(t).fields])
+        subs = [f.number for f in hwschemas.descriptor(t).fields
+                if f.type == f.TYPE_MESSAGE and not f.is_repeated and f.containing_oneof is None]
+        merge = b"".join(varint(subs[0] << 3 | 2) + b"\x00" for _ in range(2)) if subs else b""
+        seq = [("long", long), ("its first 2 bytes", long[:2]), ("its first byte", long[:1]), ("empty", b""),
+               ("its first 3 bytes", long[:3]), ("field 0", b"\x00\x00"), ("its first 2 bytes", long[:2]),
+               ("long", long), ("long, its last byte cut", long[:-1]), ("short", short),
+               ("a sub-message twice", merge), ("its first byte", long[:1]),
+               ("a mutant", mut.mutate(long, other or short)[1]), ("short", short), ("long", long), ("empty", b"")]
+        for k, (label, data) in enumerate(seq):
+            if len(data) > int(os.environ["HW_PB_MAXLEN"]):
+                continue
+            bails = seen["bail"]
+            want = await h.check(f"b2b-{t}-{k} {label}", data, t, random_base(rng, h.s))
+            if prev is not None:
+                after[prev] += 1
+                after["shorter after longer"] += len(data) < prev_len
+            # (with the one pass, a rejection is given up to the two passes too)
+            prev, prev_len = ("rejection" if want[0] != "ok" else "bail" if seen["bail"] > bails else "image"), len(data)
+            await h.idle(3)
+    watcher.cancel()
+    dut._log.info("back to back: %s; requests after %s", dict(h.stats), dict(after))
+    assert after["rejection"] >= 6 and after["image"] + after["bail"] >= 6 and after["shorter after longer"] >= 10, dict(after)
+    if one_pass:
+        assert after["bail"] >= 1, f"no request after a one pass given up: {dict(after)}"
 
 
 @cocotb.test()
