@@ -196,7 +196,9 @@ class CoreHost:
     #             host's controls (a host that samples its ports without evaluating its new
     #             inputs first, as crates/sim's Verilated device does, would otherwise see
     #             other reads and writes than the core makes);
-    #   "before"  served from the view before the change, as that Verilated device serves them.
+    #   "before"  served from the view before the change, as that Verilated device serves them
+    #             (and, as there, the input memory's read data holds the word last read until
+    #             the next read, across requests too).
     start_view = None
 
     def __init__(self, dut, rng):
@@ -273,8 +275,9 @@ class CoreHost:
                 data = getattr(d, p + "rd_data")
                 if a is not None and a * iw < len(padded):
                     data.value = int.from_bytes(padded[a * iw:(a + 1) * iw], "little")
-                else:
+                elif a is not None or self.start_view != "before":
                     data.value = rng.getrandbits(8 * iw)
+                # (start_view "before": the word last read stays, as on that Verilated device)
             if self.read_port:
                 d.out_rd_data.value = rd_pending if rd_pending is not None else rng.getrandbits(8 * self.ow)
             before = None
