@@ -263,7 +263,7 @@ localparam [6:0]
     S_PASS_END = 7'd43, S_REQ0 = 7'd44, S_REQ1 = 7'd45, S_REQ_W1 = 7'd46, S_REQ_W2 = 7'd47, S_REQ_W1B = 7'd48,
     S_DONE = 7'd49, S_ERR = 7'd50, S_HDR = 7'd51,
     S_EMIT_END2 = 7'd53, S_DROP1 = 7'd54, S_DROP2 = 7'd55, S_RESTRICT = 7'd56,
-    S_FROOT = 7'd57, S_SCAN = 7'd58, S_SCANPK = 7'd59, S_RZF = 7'd60, S_SCANME = 7'd61, S_BAIL = 7'd62;
+    S_SCAN = 7'd58, S_SCANPK = 7'd59, S_RZF = 7'd60, S_SCANME = 7'd61, S_BAIL = 7'd62;
 
 // consume modes
 localparam [2:0] C_SKIP = 3'd0, C_COPYU = 3'd1, C_COPYS = 3'd2, C_UTF8 = 3'd3, C_EMIT = 3'd4;
@@ -452,7 +452,7 @@ wire [31:0] rdr_rem;
 /* verilator lint_on UNUSEDSIGNAL */
 
 hw_stream_reader #(.DATA_WIDTH(IN_WIDTH), .ADDR_WIDTH(IN_ADDR_WIDTH), .WIN_BYTES(16), .FAST_FLUSH(1),
-    .BACK_SKIP(1)) rdr (
+    .BACK_SKIP(1), .FAST_START(1)) rdr (
     .clk(clk), .rst(rst), .start(rdr_start), .in_len(in_len_reg),
     .mem_rd_en(in_rd_en), .mem_addr(in_addr), .mem_rd_data(in_rd_data),
     .rd_valid(sk_en), .rd_ready(rdr_ready), .rd_skip(1'b1), .rd_size(2'd0), .rd_skip_len(sk_len),
@@ -461,6 +461,9 @@ hw_stream_reader #(.DATA_WIDTH(IN_WIDTH), .ADDR_WIDTH(IN_ADDR_WIDTH), .WIN_BYTES
     .rem_bytes(rdr_rem), .at_end(rdr_at_end), .past_end(rdr_past_sticky)
 );
 reg         rdr_restart;                 // the reader restarts (a pass begins outside S_START)
+// (FAST_START: the restart cycle requests the first input word, so the window is filled two
+// cycles later; the host's start does not reach the reader, whose memory port so never
+// depends on the core's inputs in the same cycle)
 assign rdr_start = (state_reg == S_START) || rdr_restart;
 
 /* verilator lint_on UNUSEDSIGNAL */
@@ -1129,7 +1132,16 @@ task start_pass;
         t_pos_next = 32'd0;
         state_next = S_NI;
         if (wp && fast_reg) begin
-            state_next = S_FROOT;
+            // one pass (only from the host's start: c_msg was set to the root there, so
+            // the message table shows its row now): the root struct, its first RZW output
+            // words zeroed lazily, the rest now
+            rs8_next = mb_size8;
+            if ({8'd0, mb_size8} > OUT_BYTES) begin
+                fail(E_CAPACITY, 32'd0);
+            end else begin
+                top_next = {8'd0, mb_size8};
+                zero_lazy(40'd0, {8'd0, mb_size8}, S_AFTER_STRUCT, rz_count, rz_any);
+            end
         end else if (wp) begin
             // the root struct (size from the pre-pass), zeroed then as far as bz_a
             if ({8'd0, rs8_reg} > OUT_BYTES) begin
@@ -2209,16 +2221,6 @@ always @* begin
         end
     end
     // ------------------------------------------------------------ one pass (ONE_PASS)
-    S_FROOT: begin
-        // the root struct: its first RZW output words zeroed lazily, the rest now
-        rs8_next = mb_size8;
-        if ({8'd0, mb_size8} > OUT_BYTES) begin
-            fail(E_CAPACITY, 32'd0);
-        end else begin
-            top_next = {8'd0, mb_size8};
-            zero_lazy(40'd0, {8'd0, mb_size8}, S_AFTER_STRUCT, rz_count, rz_any);
-        end
-    end
     S_SCAN: begin
         // count the instance's repeated elements and unknown bytes from here to its end,
         // one field a cycle (classified as S_TAG does); anything else falls back
@@ -2357,6 +2359,9 @@ always @* begin
     end
 
     if (start) begin
+        // the root's message-table row is read in S_START (start_pass sizes the one pass's
+        // root struct there)
+        c_msg_next = root_msg;
         pass_next = ONE_PASS != 0;
         fast_next = ONE_PASS != 0;
         drop_lim_next = 32'd0;

@@ -35,7 +35,8 @@
  * own small inputs where the reader will be next cycle, without the 32-bit sum.
  *
  * start (one-cycle pulse) samples in_len, rewinds to offset 0 and clears past_end.
- * Operations presented in the start cycle are not accepted (rd_ready = 0).
+ * Operations presented in the start cycle are not accepted (rd_ready = 0). With
+ * FAST_START=1 the start cycle requests word 0 itself (when in_len > 0).
  *
  * Buffer: BUF_WORDS words of flip-flops (at least 3, as in the MSR paper's Stream Reader,
  * the minimum that hides the one-cycle memory latency) kept as a shift register whose byte
@@ -43,8 +44,9 @@
  * flight plus one more word still fits, so once full the reader accepts one memory word
  * per cycle and completes one READ per cycle whenever the field is buffered:
  * 8-byte reads on a 64-bit datapath run at 8 bytes/cycle. Latency: start in cycle 0, first
- * word requested in cycle 1, lands in cycle 2, first field readable in cycle 3; a SKIP
- * beyond the buffer likewise makes the new position readable 3 cycles later.
+ * word requested in cycle 1, lands in cycle 2, first field readable in cycle 3 (FAST_START:
+ * requested in cycle 0, readable in cycle 2); a SKIP beyond the buffer likewise makes the
+ * new position readable 3 cycles later (FAST_FLUSH: 2).
  *
  * Lengths and offsets are 32-bit byte counts; the stream may be at most 2^32-1 bytes and
  * at most 2^ADDR_WIDTH words.
@@ -66,7 +68,10 @@ module hw_stream_reader #(
     parameter FAST_FLUSH = 0,
     // 1 = a SKIP whose rd_skip_len has bit 31 set goes BACK 2^32 - rd_skip_len bytes (the
     // consumer keeps it within the stream; streams are then below 2 GiB).
-    parameter BACK_SKIP = 0
+    parameter BACK_SKIP = 0,
+    // 1 = a start requests word 0 in the same cycle (the first bytes readable 2 cycles after
+    // start instead of 3; mem_rd_en / mem_addr then depend on start and in_len).
+    parameter FAST_START = 0
 ) (
     input  wire                     clk,
     input  wire                     rst,            // synchronous, active high
@@ -204,8 +209,13 @@ wire        flush_issue = (FAST_FLUSH != 0) && flush && !start && flush_word < {
 wire [32:0] flush_left = {1'b0, len_reg} - flush_word;
 wire [WORD_SHIFT:0] flush_word_bytes = (flush_left > {1'b0, WORD_BYTES_32}) ? WORD_BYTES_32[WORD_SHIFT:0] : flush_left[WORD_SHIFT:0];
 
-assign mem_rd_en = (FAST_FLUSH != 0 && flush) ? flush_issue : issue;
-assign mem_addr  = (FAST_FLUSH != 0 && flush) ? flush_word[WORD_SHIFT +: ADDR_WIDTH] : fetch_pos_reg[WORD_SHIFT +: ADDR_WIDTH];
+// FAST_START: word 0, requested in the start cycle (when the input is not empty)
+wire        start_issue = (FAST_START != 0) && start && in_len != 32'd0;
+wire [WORD_SHIFT:0] start_word_bytes = (in_len > WORD_BYTES_32) ? WORD_BYTES_32[WORD_SHIFT:0] : in_len[WORD_SHIFT:0];
+
+assign mem_rd_en = (FAST_START != 0 && start) ? start_issue : (FAST_FLUSH != 0 && flush) ? flush_issue : issue;
+assign mem_addr  = (FAST_START != 0 && start) ? {ADDR_WIDTH{1'b0}}
+                 : (FAST_FLUSH != 0 && flush) ? flush_word[WORD_SHIFT +: ADDR_WIDTH] : fetch_pos_reg[WORD_SHIFT +: ADDR_WIDTH];
 
 // ---------------------------------------------------------------- landing word
 // drop leading bytes, keep land_nbytes bytes, zero the rest
@@ -251,6 +261,12 @@ always @* begin
         fetch_pos_next  = 33'd0;
         fetch_drop_next = {WORD_SHIFT{1'b0}};
         past_end_next   = 1'b0;
+        if (start_issue) begin
+            land_valid_next  = 1'b1;
+            land_drop_next   = {WORD_SHIFT{1'b0}};
+            land_nbytes_next = start_word_bytes;
+            fetch_pos_next   = {1'b0, WORD_BYTES_32};
+        end
     end else if (flush) begin
         // the word landing now (and any requested now) belong to the old position
         buf_next        = {BUF_BYTES*8{1'b0}};

@@ -60,7 +60,7 @@ pub const STATES: &[(u8, &str)] = &[
     (35, "S_SP0"), (36, "S_SP_W1"), (37, "S_SP_W2"), (38, "S_SP_W1B"), (39, "S_SP_OO"), (40, "S_ZERO"), (41, "S_CONS"),
     (42, "S_STR_U"), (43, "S_PASS_END"), (44, "S_REQ0"), (45, "S_REQ1"), (46, "S_REQ_W1"), (47, "S_REQ_W2"), (48, "S_REQ_W1B"),
     (49, "S_DONE"), (50, "S_ERR"), (51, "S_HDR"), (53, "S_EMIT_END2"), (54, "S_DROP1"), (55, "S_DROP2"),
-    (56, "S_RESTRICT"), (57, "S_FROOT"), (58, "S_SCAN"), (59, "S_SCANPK"), (60, "S_RZF"), (61, "S_SCANME"),
+    (56, "S_RESTRICT"), (58, "S_SCAN"), (59, "S_SCANPK"), (60, "S_RZF"), (61, "S_SCANME"),
     (62, "S_BAIL"),
 ];
 

@@ -5,8 +5,9 @@ latency; the consumer side is driven from a list of operations and every respons
 checked against a byte-exact Python reference model (offset, data, past-end, the move
 adv_en / adv_len, window, status outputs). Run with `python3 -m pytest rtl/tb/hw_stream_reader` (builds once per
 configuration with Icarus Verilog). The configurations include the protobuf core's settings
-FAST_FLUSH=1 (a far skip requests its word in the same cycle) and BACK_SKIP=1 (a skip length
-with bit 31 set goes back); the harness learns them from HW_SR_FAST_FLUSH / HW_SR_BACK_SKIP.
+FAST_FLUSH=1 (a far skip requests its word in the same cycle), BACK_SKIP=1 (a skip length
+with bit 31 set goes back) and FAST_START=1 (a start requests word 0 in the same cycle); the
+harness learns them from HW_SR_FAST_FLUSH / HW_SR_BACK_SKIP / HW_SR_FAST_START.
 """
 
 import os
@@ -28,6 +29,7 @@ MASK64 = (1 << 64) - 1
 # the build's FAST_FLUSH / BACK_SKIP (set by _build_and_test for the simulator process)
 FAST_FLUSH = os.environ.get("HW_SR_FAST_FLUSH") == "1"
 BACK_SKIP = os.environ.get("HW_SR_BACK_SKIP") == "1"
+FAST_START = os.environ.get("HW_SR_FAST_START") == "1"
 # the largest forward skip length (with BACK_SKIP, bit 31 set means back)
 MAX_FWD = 0x7FFFFFFF if BACK_SKIP else 0xFFFFFFFF
 
@@ -160,6 +162,9 @@ class Harness:
             else:
                 pending = None
             if cyc == 0:
+                # FAST_START: word 0 requested in the start cycle, unless the input is empty
+                assert int(dut.mem_rd_en.value) == (FAST_START and stream.length > 0), "read in the start cycle"
+                assert pending in (None, 0), f"start cycle reads word {pending}"
                 assert int(dut.rd_ready.value) == 0, "ready during start"
                 assert int(dut.adv_en.value) == 0, "adv_en during start"
                 continue
@@ -353,9 +358,9 @@ async def test_throughput(dut):
         "THROUGHPUT DATA_WIDTH=%d: %d-byte reads, first field in cycle %d after start, "
         "steady %.3f bytes/cycle, overall %.3f bytes/cycle (%d bytes in %d cycles)",
         8 * wb, n, first, steady, overall, n * nreads, last + 1)
-    # deterministic in simulation: the first read is possible 3 cycles after start and
-    # then one read every cycle (memory bandwidth == consumer bandwidth, or better)
-    assert first == 3
+    # deterministic in simulation: the first read is possible 3 cycles after start (2 with
+    # FAST_START) and then one read every cycle (memory bandwidth == consumer bandwidth, or better)
+    assert first == (2 if FAST_START else 3)
     assert last - first == nreads - 1, f"not one read per cycle: {last - first + 1} cycles"
     # a SKIP beyond the buffer: the new position is readable 3 cycles after the skip, 2
     # with FAST_FLUSH (plus one cycle per further word the field touches)
@@ -412,14 +417,15 @@ async def test_back_skips(dut):
 def _build_and_test(data_width, win_bytes=16, fast_back=False, testcase=None):
     word_shift = {32: 2, 64: 3, 128: 4}[data_width]
     params = {"DATA_WIDTH": data_width, "ADDR_WIDTH": 32 - word_shift, "WIN_BYTES": win_bytes,
-              "FAST_FLUSH": int(fast_back), "BACK_SKIP": int(fast_back)}
-    env = {"HW_SR_FAST_FLUSH": str(int(fast_back)), "HW_SR_BACK_SKIP": str(int(fast_back))}
+              "FAST_FLUSH": int(fast_back), "BACK_SKIP": int(fast_back), "FAST_START": int(fast_back)}
+    env = {"HW_SR_FAST_FLUSH": str(int(fast_back)), "HW_SR_BACK_SKIP": str(int(fast_back)),
+           "HW_SR_FAST_START": str(int(fast_back))}
     run_cocotb(TB_DIR, "hw_stream_reader", [RTL_DIR / "hw_stream_reader.v"],
                f"dw{data_width}_win{win_bytes}" + ("_fast_back" if fast_back else ""),
                params, testcase=testcase, extra_env=env)
 
 
-# (DATA_WIDTH, WIN_BYTES, FAST_FLUSH = BACK_SKIP): (32, 12) is the MSR paper's 3-word
+# (DATA_WIDTH, WIN_BYTES, FAST_FLUSH = BACK_SKIP = FAST_START): (32, 12) is the MSR paper's 3-word
 # buffer; (64|128, 16, on) are the protobuf core's settings
 @pytest.mark.parametrize("data_width,win_bytes,fast_back",
                          [(32, 12, False), (32, 16, False), (64, 16, False), (128, 16, False), (128, 32, False),
