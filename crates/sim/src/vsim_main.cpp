@@ -96,7 +96,10 @@ static inline void write_word(uint64_t waddr, const uint8_t* data, uint64_t be) 
 static inline const uint8_t* in_word(uint64_t a) { return imem + ((a * IB) & (IN_BYTES - 1)); }
 
 // One clock cycle: the ports sampled before the rising edge, the edge, then the memories
-// (reads first: a read sees the word as it was before this edge's writes).
+// (reads first: a read sees the word as it was before this edge's writes). The ports are
+// as last evaluated, before the start and controls the host has set since: the cores'
+// memory ports must not depend on those in the same cycle (docs/hardware.md, Interfaces;
+// the protobuf core's testbench checks it on every request).
 static void cycle() {
     uint8_t w1[32], w2[32];
 #ifdef HW_PB
