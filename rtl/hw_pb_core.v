@@ -619,7 +619,16 @@ always @(posedge clk) begin
         $fatal(1, "hw_pb_core: field table t_num select %h, t_num_next %h", tn_sel, t_num_next);
 end
 `endif
-wire          f_tagst = state_reg == S_TAG || state_reg == S_SCAN || state_reg == S_SCANME;
+// which port the state machine reads: a register, set a cycle ahead from state_after (the
+// row select no longer starts at state_reg's decode; checked against it in every simulation)
+reg           f_tagst_reg = 1'b0;
+always @(posedge clk) f_tagst_reg <= state_after == S_TAG || state_after == S_SCAN || state_after == S_SCANME;
+wire          f_tagst = f_tagst_reg;
+`ifndef SYNTHESIS
+always @(posedge clk)
+    if (f_tagst !== (state_reg == S_TAG || state_reg == S_SCAN || state_reg == S_SCANME))
+        $fatal(1, "hw_pb_core: f_tagst %b in state %0d", f_tagst, state_reg);
+`endif
 wire          fh = f_tagst ? (ip_shown_spec ? hs : hc) : ht;
 wire [FW-1:0] fr = f_tagst ? (ip_shown_spec ? rs : rc) : rt;
 // a miss reads as the ROM's default (wire type 7: no wire type matches)
