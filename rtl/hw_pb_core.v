@@ -483,12 +483,19 @@ wire        ip_shown_spec;
 // what is skipped next, known from registers: a copy's last bytes (S_CONS), a short
 // string's bytes (S_STR4, when whole in the window), a map entry's tag and length (S_TAG /
 // S_SCAN showing a map field's tag: every pass enters the entry, or its scan does, but a
-// dropped one; me_hint below)
+// dropped one; me_hint below). The hint feeds the speculative set's skip, its decode and
+// the field table's lookahead in the same cycle, so it comes from registers only: the
+// states as flags and the copy lengths as {longer than 15 bytes, length}, set a cycle ahead
+// from state_after / crem_next / s_len_next (the original, from state_reg, crem_reg and
+// s_len_reg, is checked against them in every simulation), and the map-entry hint from the
+// field rows' registers and the shown set (me_hint below), not from f_hit (f_tagst's select)
 wire        me_hint;
 wire [4:0]  ip_hdr_len;
-wire [31:0] ip_hint_len = (state_reg == S_CONS) ? crem_reg : me_hint ? {27'd0, ip_hdr_len} : s_len_reg;
-wire        ip_hint_en = state_reg == S_CONS || state_reg == S_STR4 || me_hint;
-wire [4:0]  ip_hint_fl = (ip_hint_len < 32'd16) ? {1'b0, ip_hint_len[3:0]} : 5'b10000;
+reg         hint_cons_reg = 1'b0, hint_str4_reg = 1'b0, hint_ts_reg = 1'b0;
+reg  [4:0]  crem_fl_reg = 5'd0, s_len_fl_reg = 5'd0;     // (set below me_hint)
+wire        ip_hint_en = hint_cons_reg || hint_str4_reg || me_hint;
+wire [4:0]  ip_hint_fl = hint_cons_reg ? crem_fl_reg : me_hint ? (ip_hdr_len[4] ? 5'b10000 : ip_hdr_len)
+                         : s_len_fl_reg;
 hw_pb_input inp (
     .clk(clk), .rst(rst), .restart(rdr_start), .win(win), .win_avail(win_avail), .pos(pos),
     .step(rdr_adv), .step_len(rdr_adv_len),
@@ -615,7 +622,16 @@ always @(posedge clk) begin
         $fatal(1, "hw_pb_core: field table t_num select %h, t_num_next %h", tn_sel, t_num_next);
 end
 `endif
-wire          f_tagst = state_reg == S_TAG || state_reg == S_SCAN || state_reg == S_SCANME;
+// which port the state machine reads: a register, set a cycle ahead from state_after (the
+// row select no longer starts at state_reg's decode; checked against it in every simulation)
+reg           f_tagst_reg = 1'b0;
+always @(posedge clk) f_tagst_reg <= state_after == S_TAG || state_after == S_SCAN || state_after == S_SCANME;
+wire          f_tagst = f_tagst_reg;
+`ifndef SYNTHESIS
+always @(posedge clk)
+    if (f_tagst !== (state_reg == S_TAG || state_reg == S_SCAN || state_reg == S_SCANME))
+        $fatal(1, "hw_pb_core: f_tagst %b in state %0d", f_tagst, state_reg);
+`endif
 wire          fh = f_tagst ? (ip_shown_spec ? hs : hc) : ht;
 wire [FW-1:0] fr = f_tagst ? (ip_shown_spec ? rs : rc) : rt;
 // a miss reads as the ROM's default (wire type 7: no wire type matches)
@@ -761,10 +777,31 @@ wire [31:0] sc_flen = vd_len32 + sc_vlen;
 wire        sc_last_fr = ip_brem_fr == sc_flen;
 wire        sc_last_v = scme_rem_reg == sc_flen;
 wire        sc_past_v = sc_flen > scme_rem_reg;
+// the input stage's hint registers (above), a cycle ahead
+always @(posedge clk) begin
+    hint_cons_reg <= state_after == S_CONS;
+    hint_str4_reg <= state_after == S_STR4;
+    hint_ts_reg   <= state_after == S_TAG || state_after == S_SCAN;
+    crem_fl_reg   <= (crem_next < 32'd16) ? {1'b0, crem_next[3:0]} : 5'b10000;
+    s_len_fl_reg  <= (s_len_next < 32'd16) ? {1'b0, s_len_next[3:0]} : 5'b10000;
+end
 // a map field's tag shown where the reader enters the entry next (its tag and length
 // skipped): the input stage's speculative set decodes there (the hint), so the entry's
 // first field is ready in the next cycle
-assign me_hint = (state_reg == S_TAG || state_reg == S_SCAN) && f_hit && f_map && tag_wt == 3'd2;
+// (f_map is the row's bit 0; in S_TAG / S_SCAN f_hit is the shown set's port's hit)
+assign me_hint = hint_ts_reg && tag_wt == 3'd2 && (ip_shown_spec ? hs && rs[0] : hc && rc[0]);
+`ifndef SYNTHESIS
+// the hint as decided from this cycle's state and field row (as before the registers above)
+wire        me_hint_c = (state_reg == S_TAG || state_reg == S_SCAN) && f_hit && f_map && tag_wt == 3'd2;
+wire [31:0] hint_len_c = (state_reg == S_CONS) ? crem_reg : me_hint_c ? {27'd0, ip_hdr_len} : s_len_reg;
+wire        hint_en_c = state_reg == S_CONS || state_reg == S_STR4 || me_hint_c;
+wire [4:0]  hint_fl_c = (hint_len_c < 32'd16) ? {1'b0, hint_len_c[3:0]} : 5'b10000;
+always @(posedge clk) begin
+    if (ip_hint_en !== hint_en_c || (hint_en_c && ip_hint_fl !== hint_fl_c))
+        $fatal(1, "hw_pb_core: input hint %b/%h from registers, %b/%h from the state", ip_hint_en, ip_hint_fl,
+               hint_en_c, hint_fl_c);
+end
+`endif
 // a field the scan takes (counted and skipped, or entered) when the scan is not given up
 wire        sc_step = tag_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd3 && tag_wt != 3'd4 && sc_ok;
 // S_SCANPK (a packed varint run): this cycle's bytes of the run, n = min(window, bytes
