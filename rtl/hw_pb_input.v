@@ -15,13 +15,6 @@
  *         length for 2; the tag alone otherwise): the next field's header, decoded
  *         speculatively while the state machine handles this one (ProtoACC's field-level
  *         pipelining; when the field is not whole in the window the set has wav = 0).
- * How the sets decode: the varint at each of the window's 16 bytes comes from the window
- * alone (hw_pb_input_var: sixteen decoders, bytes past the window read as 0, not limited to
- * the valid bytes); a set at byte s picks the tag there and the varint at s + the tag's
- * length and limits both to its valid bytes (hw_pb_input_pick). So spec's skip, which
- * comes late in the cycle (the shown field's length or the hint), is a select in front of
- * two multiplexers and short compares, not of a shifter and two decoders in series (as
- * hw_pb_input_dec decodes, the reference every simulation checks the picks against).
  * A cycle later the outputs show spec if the reader is at its position and not at cur's
  * (it skipped the field whole, as the S_TAG fast paths and the one-pass scan do), else cur.
  * `fresh`: the shown set is at the reader's position, neither bound has changed (but the
@@ -98,51 +91,22 @@ module hw_pb_input (
 localparam DW = 64 + 4 + 1 + 1 + 64 + 4 + 1 + 5 + 5;
 
 // ---------------------------------------------------------------- two decodes of a window
-// The varint at every byte of the window, from the window alone (hw_pb_input_var: no
-// skip, no bound), then each set picks its tag at its position and the varint after the
-// tag, and limits both to its valid bytes (hw_pb_input_pick). So the spec set's skip, late
-// in the cycle, is a select in front of two multiplexers and small compares, not of a
-// shifter and two varint decoders in series.
-wire [68*16-1:0] vars;
-hw_pb_input_var vw (.w(win), .p(vars));
 // cur: the window at pos
 wire [DW-1:0] c_dec, s_dec;
-hw_pb_input_pick pick_c (.p(vars), .s(4'd0), .avail(win_avail), .dec(c_dec));
+hw_pb_input_dec dec_c (.w(win), .avail(win_avail), .dec(c_dec));
 
 // spec: the window from the end of the field the shown set describes
 wire [4:0]  shown_fl;        // {big, length}
 wire [4:0]  sel_fl = hint_en ? hint_fl : shown_fl;
 wire [3:0]  s_skip = sel_fl[4] ? 4'd0 : sel_fl[3:0];
 wire [4:0]  s_avail = (sel_fl[4] || {1'b0, s_skip} > win_avail) ? 5'd0 : win_avail - {1'b0, s_skip};
-hw_pb_input_pick pick_s (.p(vars), .s(s_skip), .avail(s_avail), .dec(s_dec));
-`ifndef SYNTHESIS
-// the same two decodes as the decoders in series give them from the window shifted to the
-// set's position (hw_pb_input_dec: how the sets were decoded before), checked every cycle
 reg  [127:0] s_win;
 integer      sb;
 always @* begin
     for (sb = 0; sb < 16; sb = sb + 1)
         s_win[8 * sb +: 8] = (sb + {28'd0, s_skip} < 16) ? win[8 * (sb + {28'd0, s_skip}) +: 8] : 8'd0;
 end
-wire [DW-1:0] c_ref, s_ref;
-hw_pb_input_dec ref_c (.w(win), .avail(win_avail), .dec(c_ref));
-hw_pb_input_dec ref_s (.w(s_win), .avail(s_avail), .dec(s_ref));
-// (bits the reference leaves unknown, from unknown window bytes past the input, are not
-// compared: the decoders in series and the picks propagate them differently)
-reg           pick_bad;
-integer       xb;
-always @* begin
-    pick_bad = 1'b0;
-    for (xb = 0; xb < DW; xb = xb + 1) begin
-        if ((c_ref[xb] === 1'b0 || c_ref[xb] === 1'b1) && c_dec[xb] !== c_ref[xb]) pick_bad = 1'b1;
-        if ((s_ref[xb] === 1'b0 || s_ref[xb] === 1'b1) && s_dec[xb] !== s_ref[xb]) pick_bad = 1'b1;
-    end
-end
-always @(posedge clk) begin
-    if (!rst && pick_bad)
-        $fatal(1, "hw_pb_input: picked decodes %h / %h, decoded %h / %h", c_dec, s_dec, c_ref, s_ref);
-end
-`endif
+hw_pb_input_dec dec_s (.w(s_win), .avail(s_avail), .dec(s_dec));
 
 // ---------------------------------------------------------------- the two registered sets
 // {wav, brem_fr, brem_v, the decodes (hw_pb_input_dec), brem_up and brem_dn (to the end
@@ -195,60 +159,41 @@ assign fresh = fresh_q;
 
 endmodule
 
+// hw_pb_input's decodes of one window: the tag at byte 0, the varint after it, both
+// lengths, the field's length. dec = {tag_val, tag_len, tag_found, tag_o32, val_val,
+// val_len, val_found, hdr_len, {longer than 15 bytes, field length}}.
 /* verilator lint_off DECLFILENAME */
-// (helpers of hw_pb_input only: kept in its file)
-
-// the varint at each byte b of the window (bytes past it read as 0), not limited to the
-// valid bytes: p bits 68b+67:68b = {value, length} (length 0 when none of the ten bytes
-// from b has bit 7 clear); a set limits them to its valid bytes (hw_pb_input_pick)
-module hw_pb_input_var (
-    input  wire [127:0]     w,
-    output wire [68*16-1:0] p
-);
-wire [199:0] wz = {72'd0, w};      // (byte 15's decoder reads bytes 15-24)
-genvar g;
-generate
-for (g = 0; g < 16; g = g + 1) begin : g_at
-    /* verilator lint_off UNUSEDSIGNAL */
-    wire ok, inc, over, o32;
-    /* verilator lint_on UNUSEDSIGNAL */
-    hw_varint_decoder #(.AVAIL_WIDTH(5)) d (
-        .in_bytes(wz[8 * g +: 80]), .avail_bytes(5'd10), .value(p[68 * g + 4 +: 64]), .length(p[68 * g +: 4]),
-        .ok(ok), .incomplete(inc), .overlong(over), .over32(o32));
-end
-endgenerate
-endmodule
-
-// a set's decodes from the varints at every byte (hw_pb_input_var): the tag at byte s,
-// found when whole within avail bytes, and the varint after it (at s + the tag's length;
-// all zero bytes past the window) within the bytes left; as hw_pb_input_dec's decoders
-// give them from the window shifted by s
-module hw_pb_input_pick (
-    input  wire [68*16-1:0] p,
-    input  wire [3:0]       s,        // the set's position in the window
-    input  wire [4:0]       avail,    // the valid bytes from there
-    output wire [148:0]     dec
-);
-wire [67:0] t = p[68 * s +: 68];
-wire [3:0]  n1 = t[3:0];
-wire        f1 = n1 != 4'd0 && {1'b0, n1} <= avail;
-wire [3:0]  l1 = f1 ? n1 : 4'd0;
-wire        o1 = f1 && (n1 > 4'd5 || t[67:36] != 32'd0);
-wire [4:0]  i2 = {1'b0, s} + {1'b0, l1};
-// (past the window: a zero byte, a varint of length 1 and value 0)
-wire [67:0] u = i2[4] ? 68'd1 : p[68 * i2[3:0] +: 68];
-wire [4:0]  a2 = avail - {1'b0, l1};
-wire        f2 = u[3:0] != 4'd0 && {1'b0, u[3:0]} <= a2;
-hw_pb_input_fl fl (.v1(t[67:4]), .l1(l1), .f1(f1), .o1(o1), .v2(u[67:4]), .l2(f2 ? u[3:0] : 4'd0), .f2(f2), .dec(dec));
-endmodule
-
-// hw_pb_input's decodes of one window the direct way (the reference the picked decodes
-// are checked against in simulation): the tag at byte 0, the varint after it
+// (a helper of hw_pb_input only: kept in its file)
 module hw_pb_input_dec (
     input  wire [127:0] w,            // the window from the set's position
     input  wire [4:0]   avail,        // its valid bytes
     output wire [148:0] dec
 );
+
+// the field's length from its two decodes: {longer than 15 bytes (or not known), length}
+// (length 0 then)
+function [4:0] field_len;
+    input [2:0]  wt;
+    input        f1;
+    input [3:0]  l1;
+    input        f2;
+    input [4:0]  hl;
+    input [63:0] v2;
+    reg [33:0] fl;
+    begin
+        case (wt)
+        3'd0: fl = {29'd0, hl};
+        3'd1: fl = {30'd0, l1} + 34'd8;
+        3'd5: fl = {30'd0, l1} + 34'd4;
+        3'd2: fl = f2 ? {29'd0, hl} + {2'd0, v2[31:0]} : {30'd0, l1};
+        default: fl = {30'd0, l1};
+        endcase
+        if (!f1) fl = 34'd0;
+        if (fl > 34'd15 || (f1 && wt == 3'd2 && f2 && v2[63:32] != 32'd0)) field_len = 5'b10000;
+        else field_len = {1'b0, fl[3:0]};
+    end
+endfunction
+
 wire [63:0] v1, v2;
 wire [3:0]  l1, l2;
 wire        f1, f2, o1;
@@ -268,39 +213,9 @@ end
 hw_varint_decoder #(.AVAIL_WIDTH(5)) dec_val (
     .in_bytes(w_after), .avail_bytes(avail - {1'b0, l1}), .value(v2),
     .length(l2), .ok(f2), .incomplete(inc2), .overlong(over2), .over32(o2));
-hw_pb_input_fl fl (.v1(v1), .l1(l1), .f1(f1), .o1(o1), .v2(v2), .l2(l2), .f2(f2), .dec(dec));
-endmodule
-
-// a set's two decodes packed with both lengths and the field's length: dec = {tag_val,
-// tag_len, tag_found, tag_o32, val_val, val_len, val_found, hdr_len, {longer than 15
-// bytes, field length}}
-module hw_pb_input_fl (
-    input  wire [63:0]  v1,
-    input  wire [3:0]   l1,
-    input  wire         f1,
-    input  wire         o1,
-    input  wire [63:0]  v2,
-    input  wire [3:0]   l2,
-    input  wire         f2,
-    output wire [148:0] dec
-);
-// the field's length: {longer than 15 bytes (or not known), length} (length 0 then)
 wire [4:0]  hl = {1'b0, l1} + {1'b0, l2};
-reg  [33:0] n;
-reg  [4:0]  flen;
-always @* begin
-    case (v1[2:0])
-    3'd0: n = {29'd0, hl};
-    3'd1: n = {30'd0, l1} + 34'd8;
-    3'd5: n = {30'd0, l1} + 34'd4;
-    3'd2: n = f2 ? {29'd0, hl} + {2'd0, v2[31:0]} : {30'd0, l1};
-    default: n = {30'd0, l1};
-    endcase
-    if (!f1) n = 34'd0;
-    if (n > 34'd15 || (f1 && v1[2:0] == 3'd2 && f2 && v2[63:32] != 32'd0)) flen = 5'b10000;
-    else flen = {1'b0, n[3:0]};
-end
-assign dec = {v1, l1, f1, o1, v2, l2, f2, hl, flen};
+assign dec = {v1, l1, f1, o1, v2, l2, f2, hl, field_len(v1[2:0], f1, l1, f2, hl, v2)};
+
 endmodule
 /* verilator lint_on DECLFILENAME */
 
