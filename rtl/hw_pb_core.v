@@ -1144,15 +1144,22 @@ task start_pass;
 endtask
 
 // the root's bytes are done: the pre-pass hands over to the write pass (the reader
-// restarts now), the write pass ends with the checks
+// restarts now), the write pass ends with the checks. A string's UTF-8 verdict still on
+// its way (u8pend) when nothing else is left to check goes to S_DONE now and is taken
+// there, next cycle: `done` stays low in that cycle when it is bad (u8_bad_now), and
+// S_DONE fails then (pe_hold: the cases that wait for it in S_PASS_END instead).
 task pass_end;
     input [15:0] root;      // root_reg
     input [31:0] len;       // in_len_reg
     input pend;             // rz_any
+    reg   bad_base, pe_hold;
     begin
-        if (pass_reg && (pend || u8pend_reg)) begin
+        bad_base = !PW[3] && ({24'd0, base_reg[39:0]} + {24'd0, top_reg} > 64'h1_0000_0000
+                              || base_reg[63:40] != 24'd0);
+        pe_hold = u8f_reg || bad_base || HAS_REQUIRED != 0;
+        if (pass_reg && (pend || (u8pend_reg && pe_hold))) begin
             // (the root words still to be zeroed, first; a string's UTF-8 verdict still
-            // on its way: next cycle)
+            // on its way, when more is checked: next cycle)
             state_next = S_PASS_END;
         end else if (pass_reg && u8f_any) begin
             fail(E_INVALID_UTF8, u8f_at);
@@ -1161,8 +1168,7 @@ task pass_end;
             drop_lim_next = ndrop_reg;
             rdr_restart = 1'b1;
             start_pass(1'b1, root, len);
-        end else if (!PW[3] && ({24'd0, base_reg[39:0]} + {24'd0, top_reg} > 64'h1_0000_0000
-                                        || base_reg[63:40] != 24'd0)) begin
+        end else if (bad_base) begin
             fail(E_BAD_BASE, 32'd0);
         end else if (HAS_REQUIRED != 0) begin
             req_id_next = 32'd0;
@@ -2319,7 +2325,11 @@ always @* begin
         strict_next = 1'b1;
         state_next = S_START;
     end
-    S_DONE: ;
+    S_DONE: begin
+        // the last string's UTF-8 verdict, when pass_end did not wait for it (done is
+        // held low while it is bad)
+        if (u8_bad_now) fail(E_INVALID_UTF8, u8f_at);
+    end
     S_ERRW: state_next = S_ERR;     // (a string's UTF-8 verdict arrives: see below)
     S_ERR: ;
     default: state_next = S_IDLE;
@@ -2491,8 +2501,10 @@ always @(posedge clk) begin
 end
 
 // (a decode is over when its last image write has left the writer too)
-assign busy = (state_reg != S_IDLE && state_reg != S_DONE && state_reg != S_ERR) || wr_pending;
-assign done = (state_reg == S_DONE || state_reg == S_ERR) && !wr_pending;
+// (S_DONE with a bad verdict for the last string goes on to S_ERR / S_BAIL: not done)
+assign busy = (state_reg != S_IDLE && state_reg != S_DONE && state_reg != S_ERR) || wr_pending
+              || (state_reg == S_DONE && u8_bad_now);
+assign done = ((state_reg == S_DONE && !u8_bad_now) || state_reg == S_ERR) && !wr_pending;
 assign err_code = err_code_reg;
 assign err_offset = err_off_reg;
 assign image_size = top_reg[31:0];

@@ -321,6 +321,20 @@ async def test_corner_cases(dut):
                          ("map entry, its message value holding an unknown", b"\x62\x08\x0a\x01a\x12\x03\xa0\x06\x01"),
                          ("map entry ending the instance, a field before it", b"\x08\x01" + ok)]:
             await h.check(label, d, "hw.p3.Maps", 0x1000)
+    if "hw.p3.Inner" in types:
+        # a string ending the message: its UTF-8 verdict comes after the end of the pass;
+        # the core goes to S_DONE with it on its way and holds done low when it is bad
+        # (the short ones: Inner's small struct is zeroed by then; the long ones: a copy)
+        long = b"a" * 40
+        for label, d in [("last string invalid", b"\x08\x01\x12\x02\xc3\x28"), ("last string cut mid-character", b"\x08\x01\x12\x01\xc3"),
+                         ("last string valid", b"\x08\x01\x12\x02\xc3\xa9"), ("invalid string, then the last one valid", b"\x12\x01\xff\x12\x01a"),
+                         ("a string alone, invalid", b"\x12\x01\xff"), ("long last string, invalid at its end", b"\x08\x01\x12\x29" + long + b"\xff"),
+                         ("long last string, valid", b"\x12\x28" + long)]:
+            await h.check(label, d, "hw.p3.Inner", 0x1000)
+    if "hw.p3.Maps" in types:
+        for label, d in [("map entry ending the message, invalid value", b"\x72\x06\x0a\x01k\x12\x01\xff"),
+                         ("map entry ending the message, invalid key", b"\x72\x06\x0a\x01\xe0\x12\x01v")]:
+            await h.check(label, d, "hw.p3.Maps", 0x1000)
     if "hw.p2.Basic" in types:
         # closed enums: an unknown value drops the entry (the one pass gives up on any)
         for label, d in [("closed-enum map entry, unknown value", b"\xa2\x03\x05\x0a\x01k\x10\x63"),
