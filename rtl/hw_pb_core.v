@@ -1269,6 +1269,7 @@ task scan_field;
     input first;
     input map;          // f_map
     input [3:0] uk;     // uslot_k[3:0]
+    input pinit;        // scan_inits of the row's slot (a packed run's)
     begin
         // (t_num: the first field's, kept through the scan for S_SCRET)
         if (first) begin
@@ -1312,8 +1313,8 @@ task scan_field;
             end else if (f_kwt == 3'd0) begin
                 // a packed varint run: its count slot and the count before it, from the
                 // row shown now (S_SCANPK adds the run's elements to it)
-                spk_init_next = scan_inits(f_slot[3:0], ma_nc, sc_seen_reg, state_reg == S_TAG);
-                spk_acc_next = spk_init_next ? 32'd0 : cnt_q_c;
+                spk_init_next = pinit;
+                spk_acc_next = pinit ? 32'd0 : cnt_q_c;
                 spk_wa_next = cslot; spk_so_next = f_slot[3:0];
                 sk_len = hdr2;
                 vend_next = pos + hdr2 + v2_val[31:0];
@@ -1621,7 +1622,7 @@ always @* begin
                     sr_ok_next = 1'b0;
                     state_next = S_SCAN;
                     // its first field now when the scan takes it (else S_SCAN decides)
-                    if (sc_step) scan_field(1'b1, f_map, uslot_k[3:0]);
+                    if (sc_step) scan_field(1'b1, f_map, uslot_k[3:0], scan_inits(f_slot[3:0], ma_nc, sc_seen_reg, 1'b1));
                 end
             end else if (f_hit && (tag_wt == f_kwt || (tag_wt == 3'd2 && f_rep && f_packable))
                          && !is_dropped) begin
@@ -2278,7 +2279,7 @@ always @* begin
             sk_en = 1'b1;
             scan_return;
         end else if (sc_step) begin
-            if (!spk_pend_reg) scan_field(1'b0, f_map, uslot_k[3:0]);
+            if (!spk_pend_reg) scan_field(1'b0, f_map, uslot_k[3:0], scan_inits(f_slot[3:0], ma_nc, sc_seen_reg, 1'b0));
         end else if (ip_fresh && (iwav32 >= SCAN_FULL || iwav32 >= brem)) begin
             state_next = S_BAIL;
         end
