@@ -55,9 +55,15 @@
  * the state machine reads.
  * The one pass's scan of a packed varint run (S_SCANPK) takes the reader's window as it is,
  * with the run's bytes left in registers (spk_left / spk_lsat / spk_big): its elements are
- * counted into a register (spk_acc) and the count memory is written from that register in
- * the cycle after the run (S_SCAN), so no path runs from the window through the count into
- * the count memory.
+ * counted into a register (spk_acc, which starts at the slot's count read where the scan
+ * enters the run) and the count memory is written from that register in the cycle after
+ * the run (S_SCAN), so no path runs from the window through the count into the count
+ * memory. A scan that began at a repeated string or message returns to that field's
+ * payload and S_SCRET takes the field from the registered row of t_num (kept through the
+ * scan), instead of going back to its tag and waiting for the window's refill.
+ * `done` rises when the state is S_DONE (or S_ERR) and the writer is empty, but not while
+ * the last string's UTF-8 verdict, on its way when the write pass ended, is bad (S_DONE
+ * then fails).
  */
 
 `resetall
@@ -256,7 +262,7 @@ localparam [6:0]
     S_STR_UW = 7'd18, S_SCAL = 7'd19, S_ELEM = 7'd20, S_EVAL = 7'd21, S_EVAL2 = 7'd22, S_ERRW = 7'd23,
     S_EMIT_END = 7'd24,
     S_UNK = 7'd25, S_UNK2 = 7'd26, S_SKV = 7'd27, S_GRP = 7'd28, S_UNK_END = 7'd29,
-    S_NE0 = 7'd30, S_NE1 = 7'd31,
+    S_NE0 = 7'd30, S_NE1 = 7'd31, S_SCRET = 7'd32,
     S_UA0 = 7'd33, S_UA1 = 7'd34,
     S_SP0 = 7'd35, S_SP_W1 = 7'd36, S_SP_W2 = 7'd37, S_SP_W1B = 7'd38, S_SP_OO = 7'd39,
     S_ZERO = 7'd40, S_CONS = 7'd41, S_STR_U = 7'd42,
@@ -293,15 +299,23 @@ reg [15:0] scme_msg_reg = 16'd0, scme_msg_next;    // one pass: the map entry ty
 reg [31:0] scme_rem_reg = 32'd0, scme_rem_next;    // one pass: the bytes left in that entry
 reg [31:0] scme_at_reg = 32'd0, scme_at_next;      // one pass: where that entry's first field is
 reg        scme_1st_reg = 1'b0, scme_1st_next;      // one pass: the scan began at that entry
+// one pass: the scan began at a repeated string or message field whose length was in the
+// window (t_num_reg stays its number through the scan: the scan's other states read only
+// the rows of the tags shown), its payload's start, length and end; the scan's return then
+// skips to the payload and goes on from S_SCRET instead of redoing the tag
+reg        sr_ok_reg = 1'b0, sr_ok_next;
+reg [31:0] sr_at_reg = 32'd0, sr_at_next;
+reg [31:0] sr_len_reg = 32'd0, sr_len_next;
+reg [31:0] sr_end_reg = 32'd0, sr_end_next;
 // one pass: an instance with at most 16 count slots gets them initialised by its scan, on
 // their first update (bit k: slot k updated in this scan); untouched slots are never read
 reg [15:0] sc_seen_reg = 16'd0, sc_seen_next;
 // one pass, a packed varint run being scanned (S_SCANPK): its bytes left (spk_left; capped at
 // 16, spk_lsat, and whether over 16, spk_big: registered with it, spk_left_set), set
 // where the run is entered and stepped by the scan's skip; its elements counted so far plus
-// the slot's count before the run (spk_acc), at count slot spk_wa (slot spk_so of the
-// instance, initialised by the scan when spk_init); spk_pend: spk_acc is still to be written,
-// which S_SCAN does in the cycle after the run's last
+// the slot's count before the run (spk_acc, read where the run is entered), at count slot
+// spk_wa (slot spk_so of the instance, initialised by the scan when spk_init); spk_pend:
+// spk_acc is still to be written, which S_SCAN does in the cycle after the run's last
 reg [31:0] spk_left_reg = 32'd0, spk_left_next;
 reg [4:0]  spk_lsat_reg = 5'd0, spk_lsat_next;
 reg        spk_big_reg = 1'b0, spk_big_next;
@@ -1193,15 +1207,22 @@ task start_pass;
 endtask
 
 // the root's bytes are done: the pre-pass hands over to the write pass (the reader
-// restarts now), the write pass ends with the checks
+// restarts now), the write pass ends with the checks. A string's UTF-8 verdict still on
+// its way (u8pend) when nothing else is left to check goes to S_DONE now and is taken
+// there, next cycle: `done` stays low in that cycle when it is bad (u8_bad_now), and
+// S_DONE fails then (pe_hold: the cases that wait for it in S_PASS_END instead).
 task pass_end;
     input [15:0] root;      // root_reg
     input [31:0] len;       // in_len_reg
     input pend;             // rz_any
+    reg   bad_base, pe_hold;
     begin
-        if (pass_reg && (pend || u8pend_reg)) begin
+        bad_base = !PW[3] && ({24'd0, base_reg[39:0]} + {24'd0, top_reg} > 64'h1_0000_0000
+                              || base_reg[63:40] != 24'd0);
+        pe_hold = u8f_reg || bad_base || HAS_REQUIRED != 0;
+        if (pass_reg && (pend || (u8pend_reg && pe_hold))) begin
             // (the root words still to be zeroed, first; a string's UTF-8 verdict still
-            // on its way: next cycle)
+            // on its way, when more is checked: next cycle)
             state_next = S_PASS_END;
         end else if (pass_reg && u8f_any) begin
             fail(E_INVALID_UTF8, u8f_at);
@@ -1210,8 +1231,7 @@ task pass_end;
             drop_lim_next = ndrop_reg;
             rdr_restart = 1'b1;
             start_pass(1'b1, root, len);
-        end else if (!PW[3] && ({24'd0, base_reg[39:0]} + {24'd0, top_reg} > 64'h1_0000_0000
-                                        || base_reg[63:40] != 24'd0)) begin
+        end else if (bad_base) begin
             fail(E_BAD_BASE, 32'd0);
         end else if (HAS_REQUIRED != 0) begin
             req_id_next = 32'd0;
@@ -1277,14 +1297,36 @@ task scan_add;
     end
 endtask
 
+// one pass: the scan is done (its last field's skip, sk_en, is replaced): back to the tag
+// it began at, or (sr_ok, not in the scan's first cycle) past that field's tag and length
+// to its payload, S_SCRET taking the field as S_TAG would
+task scan_return;
+    begin
+        sk_len = scan_pos_reg - pos;
+        fr_scan_next = 1'b1;
+        state_next = S_TAG;
+        if (sr_ok_reg && state_reg != S_TAG) begin
+            sk_len = sr_at_reg - pos;
+            state_next = S_SCRET;
+        end
+    end
+endtask
+
 // one field of the one-pass scan (S_SCAN; first: S_TAG, where the scan begins): counted
 // and skipped, or into a map entry or packed varint run, or the scan given up (S_BAIL)
 task scan_field;
     input first;
     input map;          // f_map
     input [3:0] uk;     // uslot_k[3:0]
+    input pinit;        // scan_inits of the row's slot (a packed run's)
     begin
-        t_num_next = tag_num; tn_src = 1'b1;
+        // (t_num: the first field's, kept through the scan for S_SCRET)
+        if (first) begin
+            t_num_next = tag_num; tn_src = 1'b1;
+            sr_ok_next = f_hit && tag_wt == f_kwt && f_rep && !f_closed && !map && (fp_str || fp_msg)
+                         && depth_reg <= MAX_DEPTH_32;
+            sr_at_next = pos + hdr2; sr_len_next = v2_val[31:0]; sr_end_next = pos + hdr2 + v2_val[31:0];
+        end
         sk_en = 1'b1; sk_len = vd_len32 + sc_vlen;
         if (f_hit && tag_wt == f_kwt) begin
             if (f_closed || f_kind == K_GROUP) begin
@@ -1318,6 +1360,11 @@ task scan_field;
             if (f_closed) begin
                 state_next = S_BAIL;
             end else if (f_kwt == 3'd0) begin
+                // a packed varint run: its count slot and the count before it, from the
+                // row shown now (S_SCANPK adds the run's elements to it)
+                spk_init_next = pinit;
+                spk_acc_next = pinit ? 32'd0 : cnt_q_c;
+                spk_wa_next = cslot; spk_so_next = f_slot[3:0];
                 sk_len = hdr2;
                 vend_next = pos + hdr2 + v2_val[31:0];
                 spk_left_set(v2_val[31:0]);
@@ -1335,9 +1382,7 @@ task scan_field;
             // (first: this field is the instance's last, so the scan is done before the
             // reader moved: it stays)
             if (first) sk_en = 1'b0;
-            sk_len = scan_pos_reg - pos;
-            fr_scan_next = 1'b1;
-            state_next = S_TAG;
+            scan_return;
         end
     end
 endtask
@@ -1501,6 +1546,7 @@ always @* begin
     fr_start_next = fr_start_reg; fr_pslot_next = fr_pslot_reg;
     fr_scan_next = fr_scan_reg; fast_next = fast_reg; scan_pos_next = scan_pos_reg; scme_msg_next = scme_msg_reg;
     scme_rem_next = scme_rem_reg; scme_at_next = scme_at_reg; scme_1st_next = scme_1st_reg;
+    sr_ok_next = sr_ok_reg; sr_at_next = sr_at_reg; sr_len_next = sr_len_reg; sr_end_next = sr_end_reg;
     sc_seen_next = sc_seen_reg; ndrop_next = ndrop_reg; drop_lim_next = drop_lim_reg;
     spk_left_next = spk_left_reg; spk_lsat_next = spk_lsat_reg; spk_big_next = spk_big_reg;
     spk_acc_next = spk_acc_reg; spk_wa_next = spk_wa_reg; spk_so_next = spk_so_reg;
@@ -1622,9 +1668,10 @@ always @* begin
                 end else begin
                     scan_pos_next = pos;
                     sc_seen_next = 16'd0;
+                    sr_ok_next = 1'b0;
                     state_next = S_SCAN;
                     // its first field now when the scan takes it (else S_SCAN decides)
-                    if (sc_step) scan_field(1'b1, f_map, uslot_k[3:0]);
+                    if (sc_step) scan_field(1'b1, f_map, uslot_k[3:0], scan_inits(f_slot[3:0], ma_nc, sc_seen_reg, 1'b1));
                 end
             end else if (f_hit && (tag_wt == f_kwt || (tag_wt == 3'd2 && f_rep && f_packable))
                          && !is_dropped) begin
@@ -2267,12 +2314,11 @@ always @* begin
             scan_write(spk_so_reg, spk_wa_reg, spk_acc_reg, spk_init_reg);
         end
         if (pos >= fr_end_reg) begin
-            // back to the tag the scan began at (a backward skip)
-            sk_en = 1'b1; sk_len = scan_pos_reg - pos;
-            fr_scan_next = 1'b1;
-            state_next = S_TAG;
+            // back to the tag the scan began at, or its payload (a backward skip)
+            sk_en = 1'b1;
+            scan_return;
         end else if (sc_step) begin
-            if (!spk_pend_reg) scan_field(1'b0, f_map, uslot_k[3:0]);
+            if (!spk_pend_reg) scan_field(1'b0, f_map, uslot_k[3:0], scan_inits(f_slot[3:0], ma_nc, sc_seen_reg, 1'b0));
         end else if (ip_fresh && (iwav32 >= SCAN_FULL || iwav32 >= brem)) begin
             state_next = S_BAIL;
         end
@@ -2299,9 +2345,7 @@ always @* begin
                         fr_scan_next = 1'b1;
                         state_next = S_NE0;
                     end else if (sc_last_fr) begin
-                        sk_len = scan_pos_reg - pos;
-                        fr_scan_next = 1'b1;
-                        state_next = S_TAG;
+                        scan_return;
                     end
                 end
             end else begin
@@ -2311,12 +2355,34 @@ always @* begin
             state_next = S_BAIL;
         end
     end
+    S_SCRET: begin
+        // (one pass, the scan done) the repeated string or message field the scan began
+        // at, the reader at its payload: its row is t_num's (kept through the scan), its
+        // next element as S_TAG's write-pass branches start it
+        ne_a_next = cslot; ne_at_next = fat;
+        if (is_str_kind) begin
+            s_len_next = sr_len_reg;
+            s_p_next = sr_at_reg;
+            elem_next = fat;
+            ne_stride_next = 2 * PW;
+            sret_next = S_STR4;
+        end else begin
+            c_end_next = sr_end_reg;
+            c_grp_next = 32'd0;
+            c_msg_next = f_sub;
+            c_new_next = 1'b1;
+            ne_stride_next = f_elem;
+            sret_next = S_MSG3;
+        end
+        state_next = S_NE0;
+    end
     S_SCANPK: begin
         // a packed varint run: its elements are its bytes with bit 7 clear. This cycle
         // takes spk_n bytes (the window's, up to the run's end); their elements go into
-        // spk_acc, on the slot's count before the run (read in the run's first cycle,
-        // nothing writes the slot until the run's end; zero when the scan initialises
-        // it, as scan_add); S_SCAN writes spk_acc in the cycle after the run's last
+        // spk_acc, on the slot's count before the run (read where scan_field entered the
+        // run, nothing writes the slot until the run's end; zero when the scan
+        // initialises it, as scan_add); S_SCAN writes spk_acc in the cycle after the
+        // run's last
         spk_pend_next = spk_pend_reg;
         if (spk_lsat_reg == 5'd0) begin
             state_next = S_SCAN;        // an empty run
@@ -2327,13 +2393,7 @@ always @* begin
                 sk_en = 1'b1; sk_len = {27'd0, spk_n};
                 spk_left_set(spk_left_reg - {27'd0, spk_n});
                 spk_pend_next = 1'b1;
-                if (spk_pend_reg) begin
-                    spk_acc_next = spk_acc_reg + {27'd0, spk_inc};
-                end else begin
-                    spk_init_next = scan_inits(f_slot[3:0], ma_nc, sc_seen_reg, 1'b0);
-                    spk_acc_next = (spk_init_next ? 32'd0 : cnt_q_c) + {27'd0, spk_inc};
-                    spk_wa_next = cslot; spk_so_next = f_slot[3:0];
-                end
+                spk_acc_next = spk_acc_reg + {27'd0, spk_inc};
                 if (spk_last) state_next = S_SCAN;
             end
         end
@@ -2358,7 +2418,11 @@ always @* begin
         strict_next = 1'b1;
         state_next = S_START;
     end
-    S_DONE: ;
+    S_DONE: begin
+        // the last string's UTF-8 verdict, when pass_end did not wait for it (done is
+        // held low while it is bad)
+        if (u8_bad_now) fail(E_INVALID_UTF8, u8f_at);
+    end
     S_ERRW: state_next = S_ERR;     // (a string's UTF-8 verdict arrives: see below)
     S_ERR: ;
     default: state_next = S_IDLE;
@@ -2520,6 +2584,7 @@ always @(posedge clk) begin
     fr_start_reg <= fr_start_next; fr_pslot_reg <= fr_pslot_next;
     fr_scan_reg <= fr_scan_next; scan_pos_reg <= scan_pos_next; scme_msg_reg <= scme_msg_next; scme_rem_reg <= scme_rem_next;
     scme_at_reg <= scme_at_next; scme_1st_reg <= scme_1st_next; sc_seen_reg <= sc_seen_next; ndrop_reg <= ndrop_next;
+    sr_ok_reg <= sr_ok_next; sr_at_reg <= sr_at_next; sr_len_reg <= sr_len_next; sr_end_reg <= sr_end_next;
     spk_left_reg <= spk_left_next; spk_lsat_reg <= spk_lsat_next; spk_big_reg <= spk_big_next;
     spk_acc_reg <= spk_acc_next; spk_wa_reg <= spk_wa_next; spk_so_reg <= spk_so_next; spk_init_reg <= spk_init_next;
     drop_lim_reg <= drop_lim_next; dr_start_reg <= dr_start_next; dr_end_reg <= dr_end_next;
@@ -2533,8 +2598,10 @@ always @(posedge clk) begin
 end
 
 // (a decode is over when its last image write has left the writer too)
-assign busy = (state_reg != S_IDLE && state_reg != S_DONE && state_reg != S_ERR) || wr_pending;
-assign done = (state_reg == S_DONE || state_reg == S_ERR) && !wr_pending;
+// (S_DONE with a bad verdict for the last string goes on to S_ERR / S_BAIL: not done)
+assign busy = (state_reg != S_IDLE && state_reg != S_DONE && state_reg != S_ERR) || wr_pending
+              || (state_reg == S_DONE && u8_bad_now);
+assign done = ((state_reg == S_DONE && !u8_bad_now) || state_reg == S_ERR) && !wr_pending;
 assign err_code = err_code_reg;
 assign err_offset = err_off_reg;
 assign image_size = top_reg[31:0];

@@ -56,7 +56,7 @@ pub const STATES: &[(u8, &str)] = &[
     (8, "S_MSG4"), (9, "S_MSG5"), (10, "S_NI"), (11, "S_NI_INIT"), (12, "S_ENTER"), (13, "S_STR"), (14, "S_STR2"),
     (15, "S_STR3"), (16, "S_STR4"), (17, "S_STR5"), (18, "S_STR_UW"), (19, "S_SCAL"), (20, "S_ELEM"),
     (21, "S_EVAL"), (22, "S_EVAL2"), (23, "S_ERRW"), (24, "S_EMIT_END"), (25, "S_UNK"), (26, "S_UNK2"),
-    (27, "S_SKV"), (28, "S_GRP"), (29, "S_UNK_END"), (30, "S_NE0"), (31, "S_NE1"), (33, "S_UA0"), (34, "S_UA1"),
+    (27, "S_SKV"), (28, "S_GRP"), (29, "S_UNK_END"), (30, "S_NE0"), (31, "S_NE1"), (32, "S_SCRET"), (33, "S_UA0"), (34, "S_UA1"),
     (35, "S_SP0"), (36, "S_SP_W1"), (37, "S_SP_W2"), (38, "S_SP_W1B"), (39, "S_SP_OO"), (40, "S_ZERO"), (41, "S_CONS"),
     (42, "S_STR_U"), (43, "S_PASS_END"), (44, "S_REQ0"), (45, "S_REQ1"), (46, "S_REQ_W1"), (47, "S_REQ_W2"), (48, "S_REQ_W1B"),
     (49, "S_DONE"), (50, "S_ERR"), (51, "S_HDR"), (53, "S_EMIT_END2"), (54, "S_DROP1"), (55, "S_DROP2"),
