@@ -50,6 +50,7 @@ fuzz_pid=$!
 step "differential suite vs the official protobuf library" bash scripts/test_differential.sh
 step "rtl lint and cocotb testbenches" bash scripts/test_rtl.sh
 step "bench workload generator" python3 -m pytest -q bench/tests
+step "synthesis path estimate (scripts/timing_paths.py)" python3 -m pytest -q scripts/tests
 step "expression tree example (objgraph with live C++ objects)" examples/expression_tree/run
 
 echo "=== fuzzing (bounded; ran beside the suites above)" >&2
