@@ -177,6 +177,9 @@ module hw_pb_core #(
 localparam OB = OUT_WIDTH / 8;
 localparam OB_SHIFT = (OB == 32) ? 5 : (OB == 16) ? 4 : 3;
 localparam [31:0] OB_32 = OB;
+// the highest destination offset in an output word a 16-byte copy fits from (OB >= 16)
+localparam [31:0] OB_M16_32 = (OB >= 16) ? OB_32 - 32'd16 : 32'd0;
+localparam [OB_SHIFT:0] OB_M16 = OB_M16_32[OB_SHIFT:0];
 // output words of one allocation zeroed lazily (the rest at once), and log2
 localparam RZW = 16;
 localparam RZB = 4;
@@ -507,6 +510,9 @@ wire        me_hint;
 wire [4:0]  ip_hdr_len;
 reg         hint_cons_reg = 1'b0, hint_str4_reg = 1'b0, hint_ts_reg = 1'b0;
 reg  [4:0]  crem_fl_reg = 5'd0, s_len_fl_reg = 5'd0;     // (set below me_hint)
+// the copy's bytes left saturated at 31 (exact up to 30), a cycle ahead from crem_next: the
+// copy states compare it with their chunk of at most 16 instead of the 32-bit crem_reg
+reg  [4:0]  crem_sat_reg = 5'd0;
 wire        ip_hint_en = hint_cons_reg || hint_str4_reg || me_hint;
 wire [4:0]  ip_hint_fl = hint_cons_reg ? crem_fl_reg : me_hint ? (ip_hdr_len[4] ? 5'b10000 : ip_hdr_len)
                          : s_len_fl_reg;
@@ -797,6 +803,7 @@ always @(posedge clk) begin
     hint_str4_reg <= state_after == S_STR4;
     hint_ts_reg   <= state_after == S_TAG || state_after == S_SCAN;
     crem_fl_reg   <= (crem_next < 32'd16) ? {1'b0, crem_next[3:0]} : 5'b10000;
+    crem_sat_reg  <= (crem_next < 32'd31) ? crem_next[4:0] : 5'd31;
     s_len_fl_reg  <= (s_len_next < 32'd16) ? {1'b0, s_len_next[3:0]} : 5'b10000;
 end
 // a map field's tag shown where the reader enters the entry next (its tag and length
@@ -810,7 +817,10 @@ wire        me_hint_c = (state_reg == S_TAG || state_reg == S_SCAN) && f_hit && 
 wire [31:0] hint_len_c = (state_reg == S_CONS) ? crem_reg : me_hint_c ? {27'd0, ip_hdr_len} : s_len_reg;
 wire        hint_en_c = state_reg == S_CONS || state_reg == S_STR4 || me_hint_c;
 wire [4:0]  hint_fl_c = (hint_len_c < 32'd16) ? {1'b0, hint_len_c[3:0]} : 5'b10000;
+wire [4:0]  crem_sat_c = (crem_reg < 32'd31) ? crem_reg[4:0] : 5'd31;
 always @(posedge clk) begin
+    if (state_reg == S_CONS && crem_sat_reg !== crem_sat_c)
+        $fatal(1, "hw_pb_core: crem_sat_reg %h, crem_reg %h", crem_sat_reg, crem_reg);
     if (ip_hint_en !== hint_en_c || (hint_en_c && ip_hint_fl !== hint_fl_c))
         $fatal(1, "hw_pb_core: input hint %b/%h from registers, %b/%h from the state", ip_hint_en, ip_hint_fl,
                hint_en_c, hint_fl_c);
@@ -1056,6 +1066,7 @@ reg [31:0] tmp32;
 reg [63:0] tmp64;
 /* verilator lint_on UNUSEDSIGNAL */
 reg [3:0]  chunk;
+reg [4:0]  c_len;        // S_CONS, C_COPYS: this cycle's bytes (8 or 16, fewer at the end)
 
 task img_wr;
     input [39:0] addr;
@@ -1568,7 +1579,7 @@ always @* begin
     o2_we = 1'b0; o2_a = 40'd0; o2_d = 128'd0; o2_m = 16'd0;
     sk_en = 1'b0; sk_len = 32'd0; rdr_restart = 1'b0;
     u8_clear = 1'b0; u8_valid = 1'b0; u8_whole = 1'b0; u8_count = 5'd0;
-    tmp40 = 40'd0; tmp32 = 32'd0; tmp64 = 64'd0; chunk = 4'd0;
+    tmp40 = 40'd0; tmp32 = 32'd0; tmp64 = 64'd0; chunk = 4'd0; c_len = 5'd0;
 
     case (state_reg)
     S_IDLE: ;
@@ -2212,7 +2223,7 @@ always @* begin
         end
     end
     S_CONS: begin
-        if (crem_reg == 32'd0) begin
+        if (crem_sat_reg == 5'd0) begin
             state_next = cret_reg;
         end else begin
             case (cmode_reg)
@@ -2223,36 +2234,37 @@ always @* begin
             end
             C_EMIT: begin
                 chunk = 4'd8 - {1'b0, cdst_reg[2:0]};
-                if (crem_reg < {28'd0, chunk}) chunk = crem_reg[3:0];
+                if (crem_sat_reg < {1'b0, chunk}) chunk = crem_sat_reg[3:0];
                 img_wr(cdst_reg, ebuf_reg[63:0], chunk);
                 ebuf_next = ebuf_reg >> (8 * chunk);
                 cdst_next = cdst_reg + {36'd0, chunk};
                 crem_next = crem_reg - {28'd0, chunk};
-                if (crem_reg == {28'd0, chunk}) state_next = cret_reg;
+                if (crem_sat_reg == {1'b0, chunk}) state_next = cret_reg;
             end
             C_COPYS: begin
                 // string bytes to an 8-aligned destination: 16 bytes a cycle when the window
                 // has them and they fit one output word, else 8
-                tmp32 = (OB >= 16 && {{(32-OB_SHIFT){1'b0}}, cdst_reg[OB_SHIFT-1:0]} + 32'd16 <= OB_32) ? 32'd16 : 32'd8;
-                if (crem_reg < tmp32) tmp32 = crem_reg;
-                if (wav32 < tmp32 && tmp32 > 32'd8 && wav32 >= 32'd8) tmp32 = 32'd8;
-                if (wav32 >= tmp32) begin
-                    sk_en = 1'b1; sk_len = tmp32;
+                // (5-bit compares: the registered saturated bytes left, the window's bytes)
+                c_len = (OB >= 16 && {1'b0, cdst_reg[OB_SHIFT-1:0]} <= OB_M16) ? 5'd16 : 5'd8;
+                if (crem_sat_reg < c_len) c_len = crem_sat_reg;
+                if (win_avail < c_len && c_len > 5'd8 && win_avail >= 5'd8) c_len = 5'd8;
+                if (win_avail >= c_len) begin
+                    sk_en = 1'b1; sk_len = {27'd0, c_len};
                     o_we = 1'b1; o_wa = cdst_reg; o_w2 = 1'b1;
-                    o_w2d = first_bytes(win, tmp32[4:0]);
-                    o_w2m = (tmp32 > 32'd8) ? 16'hFFFF : 16'h00FF;
-                    u8_valid = cu8_reg; u8_count = tmp32[4:0];
-                    if (crem_reg == tmp32) u8pend_next = cu8_reg;
-                    cdst_next = cdst_reg + {8'd0, tmp32};
-                    crem_next = crem_reg - tmp32;
-                    if (crem_reg == tmp32) state_next = cret_reg;
+                    o_w2d = first_bytes(win, c_len);
+                    o_w2m = (c_len > 5'd8) ? 16'hFFFF : 16'h00FF;
+                    u8_valid = cu8_reg; u8_count = c_len;
+                    if (crem_sat_reg == c_len) u8pend_next = cu8_reg;
+                    cdst_next = cdst_reg + {35'd0, c_len};
+                    crem_next = crem_reg - {27'd0, c_len};
+                    if (crem_sat_reg == c_len) state_next = cret_reg;
                 end
             end
             default: begin
                 // copy / check from the window
                 chunk = (cmode_reg == C_COPYU) ? (4'd8 - {1'b0, cdst_reg[2:0]}) : 4'd8;
-                if (crem_reg < {28'd0, chunk}) chunk = crem_reg[3:0];
-                if (wav32 >= {28'd0, chunk}) begin
+                if (crem_sat_reg < {1'b0, chunk}) chunk = crem_sat_reg[3:0];
+                if (win_avail >= {1'b0, chunk}) begin
                     sk_en = 1'b1; sk_len = {28'd0, chunk};
                     if (cmode_reg == C_UTF8) begin
                         u8_valid = 1'b1; u8_count = {1'b0, chunk};
@@ -2261,7 +2273,7 @@ always @* begin
                     end
                     cdst_next = cdst_reg + {36'd0, chunk};
                     crem_next = crem_reg - {28'd0, chunk};
-                    if (crem_reg == {28'd0, chunk}) state_next = cret_reg;
+                    if (crem_sat_reg == {1'b0, chunk}) state_next = cret_reg;
                 end
             end
             endcase
