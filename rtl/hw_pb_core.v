@@ -529,7 +529,9 @@ hw_pb_input inp (
 );
 // bytes left in the bound of the current read (valid when ip_fresh): a packed run's end in
 // S_ELEM, else the frame's end (S_SCANME: the map entry's end is scme_rem_reg)
-wire [31:0] brem = (state_reg == S_ELEM) ? ip_brem_v : ip_brem_fr;
+// (the select a register, set a cycle ahead from state_after: brem starts most decisions)
+reg         brem_v_reg = 1'b0;
+wire [31:0] brem = brem_v_reg ? ip_brem_v : ip_brem_fr;
 // the reader's window now (copies, string bytes) and as the input stage decoded it
 wire [31:0] wav32 = {27'd0, win_avail};
 wire [31:0] iwav32 = {27'd0, ip_wav};
@@ -646,11 +648,15 @@ end
 // row select no longer starts at state_reg's decode; checked against it in every simulation)
 reg           f_tagst_reg = 1'b0;
 always @(posedge clk) f_tagst_reg <= state_after == S_TAG || state_after == S_SCAN || state_after == S_SCANME;
+always @(posedge clk) brem_v_reg <= state_after == S_ELEM;
 wire          f_tagst = f_tagst_reg;
 `ifndef SYNTHESIS
 always @(posedge clk)
     if (f_tagst !== (state_reg == S_TAG || state_reg == S_SCAN || state_reg == S_SCANME))
         $fatal(1, "hw_pb_core: f_tagst %b in state %0d", f_tagst, state_reg);
+always @(posedge clk)
+    if (brem_v_reg !== (state_reg == S_ELEM))
+        $fatal(1, "hw_pb_core: brem_v_reg %b in state %0d", brem_v_reg, state_reg);
 `endif
 wire          fh = f_tagst ? (ip_shown_spec ? hs : hc) : ht;
 wire [FW-1:0] fr = f_tagst ? (ip_shown_spec ? rs : rc) : rt;
