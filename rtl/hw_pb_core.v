@@ -570,8 +570,10 @@ always @* begin
     for (w3b = 0; w3b < 16; w3b = w3b + 1)
         win3[8 * w3b +: 8] = (w3b + v2_len32 < 16) ? win2[8 * (w3b + v2_len32) +: 8] : 8'd0;
 end
-wire [127:0] s_win = (state_reg == S_TAG) ? win3 : win;
-wire [31:0]  s_hdr = (state_reg == S_TAG) ? hdr2 : 32'd0;
+// (the select a register set a cycle ahead, s_tag_reg == (state_reg == S_TAG), below)
+reg          s_tag_reg = 1'b0;
+wire [127:0] s_win = s_tag_reg ? win3 : win;
+wire [31:0]  s_hdr = s_tag_reg ? hdr2 : 32'd0;
 
 /* verilator lint_off UNUSEDSIGNAL */
 // ---------------------------------------------------------------- descriptor ROMs
@@ -649,6 +651,7 @@ end
 reg           f_tagst_reg = 1'b0;
 always @(posedge clk) f_tagst_reg <= state_after == S_TAG || state_after == S_SCAN || state_after == S_SCANME;
 always @(posedge clk) brem_v_reg <= state_after == S_ELEM;
+always @(posedge clk) s_tag_reg <= state_after == S_TAG;
 wire          f_tagst = f_tagst_reg;
 `ifndef SYNTHESIS
 always @(posedge clk)
@@ -657,6 +660,9 @@ always @(posedge clk)
 always @(posedge clk)
     if (brem_v_reg !== (state_reg == S_ELEM))
         $fatal(1, "hw_pb_core: brem_v_reg %b in state %0d", brem_v_reg, state_reg);
+always @(posedge clk)
+    if (s_tag_reg !== (state_reg == S_TAG))
+        $fatal(1, "hw_pb_core: s_tag_reg %b in state %0d", s_tag_reg, state_reg);
 `endif
 wire          fh = f_tagst ? (ip_shown_spec ? hs : hc) : ht;
 wire [FW-1:0] fr = f_tagst ? (ip_shown_spec ? rs : rc) : rt;
