@@ -15,6 +15,14 @@
  *         length for 2; the tag alone otherwise): the next field's header, decoded
  *         speculatively while the state machine handles this one (ProtoACC's field-level
  *         pipelining; when the field is not whole in the window the set has wav = 0).
+ * How the sets decode: the varint at each of the window's 16 bytes comes from the window
+ * alone (sixteen hw_varint_decoders, bytes past the window read as 0), with whether it
+ * ends within the valid bytes; a set at byte s takes the tag there and the varint after it
+ * (at s + the tag's length) from those with one-hot multiplexers, and the field's length
+ * with one small add last. So spec's skip, which comes late in the cycle (the shown
+ * field's length or the hint), is the select of two multiplexers in series and small
+ * adds, not of a byte shifter and two decoders in series (hw_pb_input_dec decodes that
+ * way: the reference every simulation checks both sets against, `$fatal` on a difference).
  * A cycle later the outputs show spec if the reader is at its position and not at cur's
  * (it skipped the field whole, as the S_TAG fast paths and the one-pass scan do), else cur.
  * `fresh`: the shown set is at the reader's position, neither bound has changed (but the
@@ -91,22 +99,165 @@ module hw_pb_input (
 localparam DW = 64 + 4 + 1 + 1 + 64 + 4 + 1 + 5 + 5;
 
 // ---------------------------------------------------------------- two decodes of a window
-// cur: the window at pos
-wire [DW-1:0] c_dec, s_dec;
-hw_pb_input_dec dec_c (.w(win), .avail(win_avail), .dec(c_dec));
+// Both sets are picked from decodes of the window alone (no skip in front of a decoder):
+//   V_p, N_p  the varint at each byte p (hw_varint_decoder reading bytes p..p+9, bytes past
+//             the window as 0, not limited to the valid bytes): value, length (0: no end
+//             within ten bytes);
+//   fit_p     it ends within the valid bytes (p + N_p <= win_avail; from the bytes' bit 7
+//             and the valid-byte mask, so unknown bytes past the input leave it known);
+//   T_b       the tag of a set at byte b (avail win_avail - b): V_b, its length and found
+//             and 32-bit bits, and a one-hot of where the varint after it starts (b + N_b
+//             when found, else b, as the decoders in series take it with a tag length of
+//             0; none past the window).
+// cur is T_0; spec picks T_s by its skip s (a one-hot AND-OR multiplexer, not a variable
+// part-select, which is a shifter); then each set picks the varint after its tag with its
+// one-hot (V_p, and per byte {fit_p, N_p, N_p + V_p[4:0], value above 31 / 63 bits}),
+// and the field's length is one small add (the tag's length + that sum) last. So the skip,
+// late in the cycle, is a select in front of two multiplexers and two small adds into the
+// registers, not of a byte shifter and two varint decoders in series (hw_pb_input_dec,
+// the reference every simulation checks both sets against).
+localparam TW = 64 + 4 + 1 + 1;                   // T_b: {v1, l1, f1, o1}
+localparam SW1 = 1 + 4 + 6 + 1 + 1;               // per byte: {fit, N, N + V[4:0], |V[31:5], |V[63:32]}
+wire [199:0]  wz = {72'd0, win};                  // (byte 15's decoder reads bytes 15-24)
+wire [64*16-1:0] pv;                              // V_p
+wire [4*16-1:0]  pn;                              // N_p
+genvar g;
+generate
+for (g = 0; g < 16; g = g + 1) begin : g_at
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire ok, inc, over, o32;
+    /* verilator lint_on UNUSEDSIGNAL */
+    hw_varint_decoder #(.AVAIL_WIDTH(5)) d (
+        .in_bytes(wz[8 * g +: 80]), .avail_bytes(5'd10), .value(pv[64 * g +: 64]), .length(pn[4 * g +: 4]),
+        .ok(ok), .incomplete(inc), .overlong(over), .over32(o32));
+end
+endgenerate
 
-// spec: the window from the end of the field the shown set describes
+reg  [25:0]       cont, va;    // byte k's bit 7 (0 past the window), k < win_avail
+reg  [15:0]       fit;
+reg  [SW1*16-1:0] sum;
+reg  [TW*16-1:0]  tb;          // T_b
+reg  [16*16-1:0]  ohj;         // T_b's one-hot (bit 16b + p: the varint after the tag at p)
+reg               rch, f1b;
+integer           p, i, k;
+always @* begin
+    for (k = 0; k < 26; k = k + 1) begin
+        cont[k] = k < 16 ? win[8 * (k % 16) + 7] : 1'b0;
+        va[k] = k < win_avail;
+    end
+    for (p = 0; p < 16; p = p + 1) begin
+        fit[p] = 1'b0;
+        rch = 1'b1;
+        for (i = 0; i < 10; i = i + 1) begin
+            fit[p] = fit[p] | (rch & !cont[p + i] & va[p + i]);
+            rch = rch & cont[p + i];
+        end
+        sum[SW1 * p +: SW1] = {fit[p], pn[4 * p +: 4], {2'd0, pn[4 * p +: 4]} + {1'b0, pv[64 * p +: 5]},
+                               |pv[64 * p + 5 +: 27], |pv[64 * p + 32 +: 32]};
+        f1b = fit[p];
+        tb[TW * p +: TW] = {pv[64 * p +: 64], f1b ? pn[4 * p +: 4] : 4'd0, f1b,
+                            f1b && (pn[4 * p +: 4] > 4'd5 || pv[64 * p + 32 +: 32] != 32'd0)};
+        // (a found tag is 1-10 bytes: bits p+1..p+10 only, all 0 past the window)
+        for (i = 0; i < 16; i = i + 1)
+            ohj[16 * p + i] = i == p ? !f1b : (i > p && i <= p + 10 && f1b && {28'd0, pn[4 * p +: 4]} == i - p);
+    end
+end
+
+// a set's decodes (hw_pb_input_dec's `dec`) from its T_b and one-hot: the varint after
+// the tag picked with the one-hot (past the window: a 0 byte, not found), the field's
+// length: {longer than 15 bytes (or not known), length}
+function [DW-1:0] set_dec;
+    input [TW-1:0]      t;
+    input [15:0]        oh;
+    input [64*16-1:0]   v;
+    input [SW1*16-1:0]  sm;
+    reg   [63:0]        v2;
+    reg   [SW1-1:0]     u;
+    reg   [3:0]         l1, l2;
+    reg   [4:0]         hl, fl, fl2;
+    reg   [5:0]         m2;
+    reg                 f1, f2;
+    integer             q;
+    begin
+        v2 = 64'd0;
+        u = {SW1{1'b0}};
+        for (q = 0; q < 16; q = q + 1) begin
+            v2 = v2 | (v[64 * q +: 64] & {64{oh[q]}});
+            u = u | (sm[SW1 * q +: SW1] & {SW1{oh[q]}});
+        end
+        l1 = t[5:2];
+        f1 = t[1];
+        f2 = f1 && u[12];
+        l2 = f2 ? u[11:8] : 4'd0;
+        hl = {1'b0, l1} + {1'b0, l2};
+        // a length-delimited field: tag + length prefix + the length (32 bits at most, and
+        // with both lengths at most 15): the one add after the picks, its bits straight
+        // into the result
+        m2 = {2'd0, l1} + u[7:2];
+        fl2 = (u[1] || u[0] || m2[5:4] != 2'd0) ? 5'b10000 : {1'b0, m2[3:0]};
+        case (t[8:6])   // the wire type: the tag's bits 2:0
+        3'd0: fl = hl > 5'd15 ? 5'b10000 : hl;
+        3'd1: fl = l1 > 4'd7 ? 5'b10000 : {1'b0, l1 + 4'd8};
+        3'd5: fl = {1'b0, l1 + 4'd4};   // (l1 <= 10)
+        3'd2: fl = f2 ? fl2 : {1'b0, l1};
+        default: fl = {1'b0, l1};
+        endcase
+        if (!f1)
+            fl = 5'd0;
+        set_dec = {t, v2, l2, f2, hl, fl};
+    end
+endfunction
+
+// cur: the set at byte 0
+wire [DW-1:0] c_dec = set_dec(tb[0 +: TW], ohj[0 +: 16], pv, sum);
+
+// spec: at the end of the field the shown set describes, or the hinted bytes on; none
+// (nothing found, the varint after the tag at byte 0) when that is 16 bytes or more
 wire [4:0]  shown_fl;        // {big, length}
 wire [4:0]  sel_fl = hint_en ? hint_fl : shown_fl;
 wire [3:0]  s_skip = sel_fl[4] ? 4'd0 : sel_fl[3:0];
 wire [4:0]  s_avail = (sel_fl[4] || {1'b0, s_skip} > win_avail) ? 5'd0 : win_avail - {1'b0, s_skip};
-reg  [127:0] s_win;
-integer      sb;
+reg  [TW-1:0] s_t;
+reg  [15:0]   s_oh;
+integer       sb;
 always @* begin
-    for (sb = 0; sb < 16; sb = sb + 1)
-        s_win[8 * sb +: 8] = (sb + {28'd0, s_skip} < 16) ? win[8 * (sb + {28'd0, s_skip}) +: 8] : 8'd0;
+    s_t = sel_fl[4] ? {pv[63:0], {TW-64{1'b0}}} : {TW{1'b0}};
+    s_oh = {15'd0, sel_fl[4]};
+    for (sb = 0; sb < 16; sb = sb + 1) begin
+        s_t = s_t | (tb[TW * sb +: TW] & {TW{!sel_fl[4] && sel_fl[3:0] == sb[3:0]}});
+        s_oh = s_oh | (ohj[16 * sb +: 16] & {16{!sel_fl[4] && sel_fl[3:0] == sb[3:0]}});
+    end
 end
-hw_pb_input_dec dec_s (.w(s_win), .avail(s_avail), .dec(s_dec));
+wire [DW-1:0] s_dec = set_dec(s_t, s_oh, pv, sum);
+
+`ifndef SYNTHESIS
+// the same two decodes as the decoders in series give them from the window shifted to the
+// set's position (hw_pb_input_dec: how the sets were decoded before), checked every cycle
+reg  [127:0] s_win;
+integer      wb;
+always @* begin
+    for (wb = 0; wb < 16; wb = wb + 1)
+        s_win[8 * wb +: 8] = (wb + {28'd0, s_skip} < 16) ? win[8 * (wb + {28'd0, s_skip}) +: 8] : 8'd0;
+end
+wire [DW-1:0] c_ref, s_ref;
+hw_pb_input_dec ref_c (.w(win), .avail(win_avail), .dec(c_ref));
+hw_pb_input_dec ref_s (.w(s_win), .avail(s_avail), .dec(s_ref));
+// (bits the reference leaves unknown, from unknown window bytes past the input, are not
+// compared: the two propagate them differently)
+reg           pick_bad;
+integer       xb;
+always @* begin
+    pick_bad = 1'b0;
+    for (xb = 0; xb < DW; xb = xb + 1) begin
+        if ((c_ref[xb] === 1'b0 || c_ref[xb] === 1'b1) && c_dec[xb] !== c_ref[xb]) pick_bad = 1'b1;
+        if ((s_ref[xb] === 1'b0 || s_ref[xb] === 1'b1) && s_dec[xb] !== s_ref[xb]) pick_bad = 1'b1;
+    end
+end
+always @(posedge clk) begin
+    if (!rst && pick_bad)
+        $fatal(1, "hw_pb_input: picked decodes %h / %h, decoded in series %h / %h", c_dec, s_dec, c_ref, s_ref);
+end
+`endif
 
 // ---------------------------------------------------------------- the two registered sets
 // {wav, brem_fr, brem_v, the decodes (hw_pb_input_dec), brem_up and brem_dn (to the end
@@ -159,9 +310,10 @@ assign fresh = fresh_q;
 
 endmodule
 
-// hw_pb_input's decodes of one window: the tag at byte 0, the varint after it, both
-// lengths, the field's length. dec = {tag_val, tag_len, tag_found, tag_o32, val_val,
-// val_len, val_found, hdr_len, {longer than 15 bytes, field length}}.
+// hw_pb_input's decodes of one window with two varint decoders in series (simulation only:
+// the reference hw_pb_input's picked decodes are checked against): the tag at byte 0, the
+// varint after it, both lengths, the field's length. dec = {tag_val, tag_len, tag_found,
+// tag_o32, val_val, val_len, val_found, hdr_len, {longer than 15 bytes, field length}}.
 /* verilator lint_off DECLFILENAME */
 // (a helper of hw_pb_input only: kept in its file)
 module hw_pb_input_dec (
