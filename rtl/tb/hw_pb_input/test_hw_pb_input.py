@@ -259,8 +259,9 @@ async def test_every_skip_and_length(dut):
     """The speculative set at every skip 0-15 (and 16 or more) with every tag length 1-10
     and every length 1-10 of the varint after it, with the window's valid bytes ending
     before, inside, at and past each: the set shown after the reader skips there, and the
-    lookahead field number of both sets in the same cycle, against the model (the RTL
-    also checks both sets against its decoders in series every cycle, $fatal)."""
+    lookahead field number of both sets in the same cycle, against the model; a third time
+    without the hint, so spec goes past the field the shown set describes (its length).
+    (The RTL also checks both sets against its decoders in series every cycle, $fatal.)"""
     rng = random.Random(seed_for("pb_input_picks"))
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     dut.rst.value = 1
@@ -277,22 +278,27 @@ async def test_every_skip_and_length(dut):
     cases = [(skip, l1, l2) for skip in range(16) for l1 in range(1, 11) for l2 in range(1, 11)
              if (skip + l1 <= 16 or l2 == 1) and (skip + l1 + l2 <= 16 or l2 == 17 - skip - l1)]
     cases += [(None, l1, 1) for l1 in range(1, 11)]
-    # each twice: the valid bytes ending at the varint's end (or the window's), and before,
-    # inside or at the tag, inside the varint, or anywhere
-    cases = [c + (rep,) for c in cases for rep in range(2)]
+    # each three times: the valid bytes ending at the varint's end (or the window's), and
+    # before, inside or at the tag, inside the varint, or anywhere; then without the hint
+    cases = [c + (rep,) for c in cases for rep in range(3)]
     pos, want, seen = 0, None, set()
     for t, (skip, l1, l2, rep) in enumerate(cases):
         s = 0 if skip is None else skip
         window = placed_window(rng, s, l1, l2, rng.choice([0, 1, 2, 2, 5, 3]))
         ends = [s + l1 - 1, s + l1, s + l1 + l2 - 1, rng.randrange(17)]
-        avail = max(0, min(16, s + l1 + l2 if rep == 0 else ends[t // 2 % len(ends)]))
+        avail = max(0, min(16, s + l1 + l2 if rep == 0 else ends[t // 3 % len(ends)]))
+        hint = rep < 2
+        if not hint:
+            # past the field the set shown now describes (after reset: all 0, length 0)
+            skip = want[1]["fl"] if want is not None else 0
+            s = 0 if skip is None else skip
         cur = decode_set(window, avail, pos, fr_end, vend)
         s_avail = 0 if skip is None or s > avail else avail - s
         spec = decode_set(window[s:] + bytes(s), s_avail, pos + s, fr_end, vend)
         dut.win.value = int.from_bytes(window, "little")
         dut.win_avail.value = avail
         dut.pos.value = pos
-        dut.hint_en.value = 1
+        dut.hint_en.value = int(hint)
         dut.hint_fl.value = 16 if skip is None else skip
         # the reader skips the hinted bytes (then spec is shown next cycle), or holds
         step = int(s > 0)
