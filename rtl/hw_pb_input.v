@@ -121,7 +121,7 @@ localparam DW = 64 + 4 + 1 + 1 + 64 + 4 + 1 + 5 + 5;
 // into the registers, and the value through one more multiplexer, instead of a byte
 // shifter, two varint decoders and the field-length add in series (hw_pb_input_dec, the
 // reference every simulation checks both sets against).
-localparam TW = 64 + 4 + 1 + 1;                   // T_b: {v1, l1, f1, o1}
+localparam TW = 64 + 4 + 1 + 1;                   // R_b's tag: {v1, l1, f1, o1}
 localparam SW1 = 1 + 4 + 1 + 4;                   // S_p
 wire [199:0]  wz = {72'd0, win};                  // (byte 15's decoder reads bytes 15-24)
 wire [64*16-1:0] pv;                              // V_p

@@ -109,11 +109,9 @@ def random_field(rng):
     return tag
 
 
-@cocotb.test()
-async def test_decodes_and_freshness(dut):
-    rng = random.Random(seed_for("pb_input"))
+async def reset(dut):
+    """Starts the clock and resets the stage with every input 0."""
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    stream = b"".join(random_field(rng) for _ in range(4000))
     dut.rst.value = 1
     for port in ("restart", "win", "win_avail", "pos", "step", "step_len", "fr_end", "fr_end_up", "fr_end_dn",
                  "hint_en", "hint_fl", "vend", "fr_end_next", "vend_next"):
@@ -121,6 +119,13 @@ async def test_decodes_and_freshness(dut):
     for _ in range(2):
         await RisingEdge(dut.clk)
     dut.rst.value = 0
+
+
+@cocotb.test()
+async def test_decodes_and_freshness(dut):
+    rng = random.Random(seed_for("pb_input"))
+    stream = b"".join(random_field(rng) for _ in range(4000))
+    await reset(dut)
 
     n = 4000
     pos, fr_end, vend, up, dn = 0, 100, 50, 200, 70
@@ -263,14 +268,7 @@ async def test_every_skip_and_length(dut):
     without the hint, so spec goes past the field the shown set describes (its length).
     (The RTL also checks both sets against its decoders in series every cycle, $fatal.)"""
     rng = random.Random(seed_for("pb_input_picks"))
-    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    dut.rst.value = 1
-    for port in ("restart", "win", "win_avail", "pos", "step", "step_len", "fr_end", "fr_end_up", "fr_end_dn",
-                 "hint_en", "hint_fl", "vend", "fr_end_next", "vend_next"):
-        getattr(dut, port).value = 0
-    for _ in range(2):
-        await RisingEdge(dut.clk)
-    dut.rst.value = 0
+    await reset(dut)
     fr_end, vend = 0x10000, 0x8000
     dut.fr_end.value, dut.fr_end_next.value, dut.fr_end_up.value, dut.fr_end_dn.value = fr_end, fr_end, 0, 0
     dut.vend.value, dut.vend_next.value = vend, vend
