@@ -15,6 +15,16 @@
  *         length for 2; the tag alone otherwise): the next field's header, decoded
  *         speculatively while the state machine handles this one (ProtoACC's field-level
  *         pipelining; when the field is not whole in the window the set has wav = 0).
+ * How the sets decode: the varint at each of the window's 16 bytes comes from the window
+ * alone (sixteen hw_varint_decoders, bytes past the window read as 0), with whether it
+ * ends within the valid bytes; from those, the whole set as if it were at each byte b (the
+ * tag at b, the varint after it, both lengths, the field's length), but for the value
+ * after the tag, which a one-hot of its position picks. spec picks the set at its skip
+ * and that one-hot with one-hot multiplexers, then the value; cur is the set at byte 0.
+ * So spec's skip, which comes late in the cycle (the shown field's length or the hint),
+ * selects precomputed decodes into the registers, not the input of a byte shifter, two
+ * decoders and the field-length add in series (hw_pb_input_dec decodes that way: the
+ * reference every simulation checks both sets against, `$fatal` on a difference).
  * A cycle later the outputs show spec if the reader is at its position and not at cur's
  * (it skipped the field whole, as the S_TAG fast paths and the one-pass scan do), else cur.
  * `fresh`: the shown set is at the reader's position, neither bound has changed (but the
@@ -91,22 +101,184 @@ module hw_pb_input (
 localparam DW = 64 + 4 + 1 + 1 + 64 + 4 + 1 + 5 + 5;
 
 // ---------------------------------------------------------------- two decodes of a window
-// cur: the window at pos
-wire [DW-1:0] c_dec, s_dec;
-hw_pb_input_dec dec_c (.w(win), .avail(win_avail), .dec(c_dec));
+// Both sets are picked from decodes of the window alone (no skip in front of a decoder):
+//   V_p, N_p  the varint at each byte p (hw_varint_decoder reading bytes p..p+9, bytes past
+//             the window as 0, not limited to the valid bytes): value, length (0: no end
+//             within ten bytes);
+//   fit_p     it ends within the valid bytes (p + N_p <= win_avail; from the bytes' bit 7
+//             and the valid-byte mask, so unknown bytes past the input leave it known);
+//   S_p       what a field's length needs of it as the varint after a tag: {fit_p, N_p,
+//             N_p + V_p > 15, (N_p + V_p)[3:0]};
+//   R_b       the set as if at byte b (avail win_avail - b) but for the varint's value
+//             after the tag: the tag (V_b, its length, found, above 32 bits) and, from the
+//             S_p at b + N_b (picked by N_b), that varint's length and found bit, both
+//             lengths and the field's length; and a one-hot of where that varint starts
+//             (b + N_b when the tag is found, else b, as the decoders in series take it
+//             with a tag length of 0; none past the window: a 0 byte, value 0).
+// cur is R_0; spec picks R_s and its one-hot by its skip s (one-hot AND-OR multiplexers,
+// not a variable part-select, which yosys makes a shifter); each set's value after the
+// tag is the V_p its one-hot picks. So the skip, late in the cycle, selects R_s straight
+// into the registers, and the value through one more multiplexer, instead of a byte
+// shifter, two varint decoders and the field-length add in series (hw_pb_input_dec, the
+// reference every simulation checks both sets against).
+localparam TW = 64 + 4 + 1 + 1;                   // R_b's tag: {v1, l1, f1, o1}
+localparam SW1 = 1 + 4 + 1 + 4;                   // S_p
+wire [199:0]  wz = {72'd0, win};                  // (byte 15's decoder reads bytes 15-24)
+wire [64*16-1:0] pv;                              // V_p
+wire [4*16-1:0]  pn;                              // N_p
+genvar g;
+generate
+for (g = 0; g < 16; g = g + 1) begin : g_at
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire ok, inc, over, o32;
+    /* verilator lint_on UNUSEDSIGNAL */
+    hw_varint_decoder #(.AVAIL_WIDTH(5)) d (
+        .in_bytes(wz[8 * g +: 80]), .avail_bytes(5'd10), .value(pv[64 * g +: 64]), .length(pn[4 * g +: 4]),
+        .ok(ok), .incomplete(inc), .overlong(over), .over32(o32));
+end
+endgenerate
 
-// spec: the window from the end of the field the shown set describes
+reg  [25:0]       cont, va;    // byte k's bit 7 (0 past the window), k < win_avail
+reg  [15:0]       fit;
+reg  [SW1*16-1:0] sum;         // S_p
+reg  [TW*16-1:0]  tb;          // R_b's tag: {V_b, length, found, above 32 bits}
+reg  [16*16-1:0]  ohj;         // R_b's one-hot (bit 16b + p: the varint after the tag at p)
+reg               rch, f1b;
+reg  [5:0]        bsum;
+reg               vhi;
+integer           p, i, k;
+always @* begin
+    for (k = 0; k < 26; k = k + 1) begin
+        cont[k] = k < 16 ? win[8 * (k % 16) + 7] : 1'b0;
+        va[k] = k < win_avail;
+    end
+    for (p = 0; p < 16; p = p + 1) begin
+        fit[p] = 1'b0;
+        rch = 1'b1;
+        for (i = 0; i < 10; i = i + 1) begin
+            fit[p] = fit[p] | (rch & !cont[p + i] & va[p + i]);
+            rch = rch & cont[p + i];
+        end
+        bsum = {2'd0, pn[4 * p +: 4]} + {1'b0, pv[64 * p +: 5]};
+        vhi = pv[64 * p + 32 +: 32] != 32'd0;
+        sum[SW1 * p +: SW1] = {fit[p], pn[4 * p +: 4], vhi || pv[64 * p + 5 +: 27] != 27'd0 || bsum[5:4] != 2'd0, bsum[3:0]};
+        f1b = fit[p];
+        tb[TW * p +: TW] = {pv[64 * p +: 64], f1b ? pn[4 * p +: 4] : 4'd0, f1b,
+                            f1b && (pn[4 * p +: 4] > 4'd5 || vhi)};
+        // (a found tag is 1-10 bytes: bits p+1..p+10 only, all 0 past the window)
+        for (i = 0; i < 16; i = i + 1)
+            ohj[16 * p + i] = i == p ? !f1b : (i > p && i <= p + 10 && f1b && {28'd0, pn[4 * p +: 4]} == i - p);
+    end
+end
+
+// the rest of a set's decodes from its tag (wire type, length, found) and the S_p of the
+// varint after it: {val_len, val_found, hdr_len, {longer than 15 bytes (or not known),
+// the field's length}}
+function [14:0] set_tail;
+    input [2:0]     wt;
+    input [3:0]     l1;
+    input           f1;
+    input [SW1-1:0] u;
+    reg   [3:0]     l2;
+    reg   [4:0]     hl, m2, fl;
+    reg             f2;
+    begin
+        f2 = f1 && u[9];
+        l2 = f2 ? u[8:5] : 4'd0;
+        hl = {1'b0, l1} + {1'b0, l2};
+        // a length-delimited field: the tag, the length prefix and the length
+        m2 = {1'b0, l1} + {1'b0, u[3:0]};
+        case (wt)
+        3'd0: fl = hl > 5'd15 ? 5'b10000 : hl;
+        3'd1: fl = l1 > 4'd7 ? 5'b10000 : {1'b0, l1 + 4'd8};
+        3'd5: fl = {1'b0, l1 + 4'd4};   // (l1 <= 10)
+        3'd2: fl = !f2 ? {1'b0, l1} : (u[4] || m2[4]) ? 5'b10000 : {1'b0, m2[3:0]};
+        default: fl = {1'b0, l1};
+        endcase
+        if (!f1)
+            fl = 5'd0;
+        set_tail = {l2, f2, hl, fl};
+    end
+endfunction
+
+// R_b: {the tag, set_tail's}, its S_p picked by the one-hot
+localparam RW = TW + 15;
+reg  [RW*16-1:0]  rb;
+reg  [SW1-1:0]    sj;
+integer           pb, ib;
+always @* begin
+    for (pb = 0; pb < 16; pb = pb + 1) begin
+        sj = {SW1{1'b0}};
+        for (ib = 1; ib <= 10; ib = ib + 1)
+            if (pb + ib < 16)
+                sj = sj | (sum[SW1 * ((pb + ib) % 16) +: SW1] & {SW1{ohj[16 * pb + (pb + ib) % 16]}});
+        rb[RW * pb +: RW] = {tb[TW * pb +: TW], set_tail(pv[64 * pb +: 3], tb[TW * pb + 2 +: 4], tb[TW * pb + 1], sj)};
+    end
+end
+
+// a set's value after the tag: the V_p its one-hot picks
+function [63:0] pick_v;
+    input [15:0]        oh;
+    input [64*16-1:0]   v;
+    integer             q;
+    begin
+        pick_v = 64'd0;
+        for (q = 0; q < 16; q = q + 1)
+            pick_v = pick_v | (v[64 * q +: 64] & {64{oh[q]}});
+    end
+endfunction
+
+// cur: the set at byte 0 (hw_pb_input_dec's `dec` order)
+wire [DW-1:0] c_dec = {rb[RW-1 -: TW], pick_v(ohj[0 +: 16], pv), rb[14:0]};
+
+// spec: at the end of the field the shown set describes, or the hinted bytes on; none
+// (nothing found, the varint after the tag at byte 0) when that is 16 bytes or more
 wire [4:0]  shown_fl;        // {big, length}
 wire [4:0]  sel_fl = hint_en ? hint_fl : shown_fl;
 wire [3:0]  s_skip = sel_fl[4] ? 4'd0 : sel_fl[3:0];
 wire [4:0]  s_avail = (sel_fl[4] || {1'b0, s_skip} > win_avail) ? 5'd0 : win_avail - {1'b0, s_skip};
-reg  [127:0] s_win;
-integer      sb;
+reg  [RW-1:0] s_t;
+reg  [15:0]   s_oh;
+integer       sb;
 always @* begin
-    for (sb = 0; sb < 16; sb = sb + 1)
-        s_win[8 * sb +: 8] = (sb + {28'd0, s_skip} < 16) ? win[8 * (sb + {28'd0, s_skip}) +: 8] : 8'd0;
+    // (none: R_0 with nothing found)
+    s_t = sel_fl[4] ? {pv[63:0], {RW-64{1'b0}}} : {RW{1'b0}};
+    s_oh = {15'd0, sel_fl[4]};
+    for (sb = 0; sb < 16; sb = sb + 1) begin
+        s_t = s_t | (rb[RW * sb +: RW] & {RW{!sel_fl[4] && sel_fl[3:0] == sb[3:0]}});
+        s_oh = s_oh | (ohj[16 * sb +: 16] & {16{!sel_fl[4] && sel_fl[3:0] == sb[3:0]}});
+    end
 end
-hw_pb_input_dec dec_s (.w(s_win), .avail(s_avail), .dec(s_dec));
+wire [DW-1:0] s_dec = {s_t[RW-1 -: TW], pick_v(s_oh, pv), s_t[14:0]};
+
+`ifndef SYNTHESIS
+// the same two decodes as the decoders in series give them from the window shifted to the
+// set's position (hw_pb_input_dec: how the sets were decoded before), checked every cycle
+reg  [127:0] s_win;
+integer      wb;
+always @* begin
+    for (wb = 0; wb < 16; wb = wb + 1)
+        s_win[8 * wb +: 8] = (wb + {28'd0, s_skip} < 16) ? win[8 * (wb + {28'd0, s_skip}) +: 8] : 8'd0;
+end
+wire [DW-1:0] c_ref, s_ref;
+hw_pb_input_dec ref_c (.w(win), .avail(win_avail), .dec(c_ref));
+hw_pb_input_dec ref_s (.w(s_win), .avail(s_avail), .dec(s_ref));
+// (bits the reference leaves unknown, from unknown window bytes past the input, are not
+// compared: the two propagate them differently)
+reg           pick_bad;
+integer       xb;
+always @* begin
+    pick_bad = 1'b0;
+    for (xb = 0; xb < DW; xb = xb + 1) begin
+        if ((c_ref[xb] === 1'b0 || c_ref[xb] === 1'b1) && c_dec[xb] !== c_ref[xb]) pick_bad = 1'b1;
+        if ((s_ref[xb] === 1'b0 || s_ref[xb] === 1'b1) && s_dec[xb] !== s_ref[xb]) pick_bad = 1'b1;
+    end
+end
+always @(posedge clk) begin
+    if (!rst && pick_bad)
+        $fatal(1, "hw_pb_input: picked decodes %h / %h, decoded in series %h / %h", c_dec, s_dec, c_ref, s_ref);
+end
+`endif
 
 // ---------------------------------------------------------------- the two registered sets
 // {wav, brem_fr, brem_v, the decodes (hw_pb_input_dec), brem_up and brem_dn (to the end
@@ -159,9 +331,10 @@ assign fresh = fresh_q;
 
 endmodule
 
-// hw_pb_input's decodes of one window: the tag at byte 0, the varint after it, both
-// lengths, the field's length. dec = {tag_val, tag_len, tag_found, tag_o32, val_val,
-// val_len, val_found, hdr_len, {longer than 15 bytes, field length}}.
+// hw_pb_input's decodes of one window with two varint decoders in series (simulation only:
+// the reference hw_pb_input's picked decodes are checked against): the tag at byte 0, the
+// varint after it, both lengths, the field's length. dec = {tag_val, tag_len, tag_found,
+// tag_o32, val_val, val_len, val_found, hdr_len, {longer than 15 bytes, field length}}.
 /* verilator lint_off DECLFILENAME */
 // (a helper of hw_pb_input only: kept in its file)
 module hw_pb_input_dec (

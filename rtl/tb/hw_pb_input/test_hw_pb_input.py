@@ -109,11 +109,9 @@ def random_field(rng):
     return tag
 
 
-@cocotb.test()
-async def test_decodes_and_freshness(dut):
-    rng = random.Random(seed_for("pb_input"))
+async def reset(dut):
+    """Starts the clock and resets the stage with every input 0."""
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    stream = b"".join(random_field(rng) for _ in range(4000))
     dut.rst.value = 1
     for port in ("restart", "win", "win_avail", "pos", "step", "step_len", "fr_end", "fr_end_up", "fr_end_dn",
                  "hint_en", "hint_fl", "vend", "fr_end_next", "vend_next"):
@@ -121,6 +119,13 @@ async def test_decodes_and_freshness(dut):
     for _ in range(2):
         await RisingEdge(dut.clk)
     dut.rst.value = 0
+
+
+@cocotb.test()
+async def test_decodes_and_freshness(dut):
+    rng = random.Random(seed_for("pb_input"))
+    stream = b"".join(random_field(rng) for _ in range(4000))
+    await reset(dut)
 
     n = 4000
     pos, fr_end, vend, up, dn = 0, 100, 50, 200, 70
@@ -235,6 +240,91 @@ async def test_decodes_and_freshness(dut):
                         ("not_taken", n // 10), ("far_alias", n // 60)):
         assert counts[k] >= at_least, f"only {counts[k]} {k} checks ({counts})"
 
+
+
+def placed_window(rng, skip, l1, l2, wt):
+    """A window with a tag of l1 bytes (wire type wt) at byte skip and a varint of l2 bytes
+    right after it, as far as they fit in 16 bytes (the rest cut off: bytes past the
+    window read as 0), random bytes elsewhere."""
+    w = [rng.randrange(256) for _ in range(16)]
+    tag = [rng.randrange(0x80, 0x100) for _ in range(l1 - 1)] + [rng.randrange(0x80)]
+    tag[0] = tag[0] & ~7 | wt
+    # the varint after it: a short length prefix near 15 bytes of field, or any value
+    val = [rng.randrange(0x80, 0x100) for _ in range(l2 - 1)] + [rng.randrange(0x80)]
+    if l2 == 1 and rng.random() < 0.5:
+        val = [max(0, min(0x7F, 15 - l1 - 1 + rng.randrange(-2, 3)))]
+    for k, b in enumerate(tag + val):
+        if skip + k < 16:
+            w[skip + k] = b
+    return bytes(w)
+
+
+@cocotb.test()
+async def test_every_skip_and_length(dut):
+    """The speculative set at every skip 0-15 (and 16 or more) with every tag length 1-10
+    and every length 1-10 of the varint after it, with the window's valid bytes ending
+    before, inside, at and past each: the set shown after the reader skips there, and the
+    lookahead field number of both sets in the same cycle, against the model; a third time
+    without the hint, so spec goes past the field the shown set describes (its length).
+    (The RTL also checks both sets against its decoders in series every cycle, $fatal.)"""
+    rng = random.Random(seed_for("pb_input_picks"))
+    await reset(dut)
+    fr_end, vend = 0x10000, 0x8000
+    dut.fr_end.value, dut.fr_end_next.value, dut.fr_end_up.value, dut.fr_end_dn.value = fr_end, fr_end, 0, 0
+    dut.vend.value, dut.vend_next.value = vend, vend
+    # (a tag cut off by the window's end once; a varint after it cut off by one byte once)
+    cases = [(skip, l1, l2) for skip in range(16) for l1 in range(1, 11) for l2 in range(1, 11)
+             if (skip + l1 <= 16 or l2 == 1) and (skip + l1 + l2 <= 16 or l2 == 17 - skip - l1)]
+    cases += [(None, l1, 1) for l1 in range(1, 11)]
+    # each three times: the valid bytes ending at the varint's end (or the window's), and
+    # before, inside or at the tag, inside the varint, or anywhere; then without the hint
+    cases = [c + (rep,) for c in cases for rep in range(3)]
+    pos, want, seen = 0, None, set()
+    for t, (skip, l1, l2, rep) in enumerate(cases):
+        s = 0 if skip is None else skip
+        window = placed_window(rng, s, l1, l2, rng.choice([0, 1, 2, 2, 5, 3]))
+        ends = [s + l1 - 1, s + l1, s + l1 + l2 - 1, rng.randrange(17)]
+        avail = max(0, min(16, s + l1 + l2 if rep == 0 else ends[t // 3 % len(ends)]))
+        hint = rep < 2
+        if not hint:
+            # past the field the set shown now describes (after reset: all 0, length 0)
+            skip = want[1]["fl"] if want is not None else 0
+            s = 0 if skip is None else skip
+        cur = decode_set(window, avail, pos, fr_end, vend)
+        s_avail = 0 if skip is None or s > avail else avail - s
+        spec = decode_set(window[s:] + bytes(s), s_avail, pos + s, fr_end, vend)
+        dut.win.value = int.from_bytes(window, "little")
+        dut.win_avail.value = avail
+        dut.pos.value = pos
+        dut.hint_en.value = int(hint)
+        dut.hint_fl.value = 16 if skip is None else skip
+        # the reader skips the hinted bytes (then spec is shown next cycle), or holds
+        step = int(s > 0)
+        dut.step.value, dut.step_len.value = step, s
+        await ReadOnly()
+        for name, st in (("cur_num_next", cur), ("spec_num_next", spec)):
+            if st["tag_found"]:
+                assert int(getattr(dut, name).value) == (st["tag_val"] >> 3) & M32, f"case {t}: {name}"
+        if want is not None:
+            assert int(dut.fresh.value) == 1
+            assert int(dut.shown_spec.value) == want[0], f"case {t - 1}: shown_spec"
+            for k, v in want[1].items():
+                if v is None or k in ("pos", "fl", "brem_up", "brem_dn"):
+                    continue
+                got = int(getattr(dut, k).value)
+                assert got == v, f"case {t - 1} {cases[t - 1]}: {k} = {got:#x}, want {v:#x}"
+        want = (step, spec if step else cur)
+        if skip is not None:
+            seen.add((skip, spec["tag_len"], spec["val_len"]))
+        await RisingEdge(dut.clk)
+        pos += s
+    # every skip with a tag found of every length that fits, and a varint after it of every
+    # length that fits
+    for skip in range(16):
+        for l1 in range(1, 17 - skip if skip + 10 > 16 else 11):
+            assert (skip, l1, 0) in seen or any((skip, l1, l2) in seen for l2 in range(1, 11)), (skip, l1)
+            for l2 in range(1, min(10, 16 - skip - l1) + 1):
+                assert (skip, l1, l2) in seen, f"skip {skip}, tag {l1}, varint {l2} not decoded"
 
 def test_hw_pb_input():
     run_cocotb(TB_DIR, "hw_pb_input", [RTL_DIR / "hw_pb_input.v", RTL_DIR / "hw_varint_decoder.v"], "default")
