@@ -49,20 +49,20 @@
  * new position readable 3 cycles later (FAST_FLUSH: 2).
  *
  * Timing (the protobuf core's skip length comes late in its cycle, out of its next-state
- * logic): what the op's length decides is split by a small compare. A SKIP no longer than
- * the buffered bytes (its bits above the count's width zero, its low bits <= cnt) or a
- * buffered READ steps inside the buffer: the buffer shifts by the length's low bits and the
- * count drops by them, with no 32-bit compare (such a step is never past the end, as the
- * buffer holds only input bytes). A longer SKIP, or a back one, flushes: the word holding
- * pos + adv_len is requested (FAST_FLUSH) and the one after it, posw_reg + adv_len (posw_reg
- * = pos + one word, kept beside pos_reg), is the next to request, both sums in parallel
- * with rem - adv_len (the bytes left; its borrow is "past the end"), so no compare or add
- * follows a sum; that the new position is the input's end on a word boundary (nothing to
- * request) is an equality of adv_len with rem. A word's input bytes are counted when it
- * lands, from registers (the input's last word is flagged when requested: an equality of
- * its word address with the last word's), not when it is requested. The cycle behaviour is
- * the one described above, unchanged by this split (rtl/tb/hw_stream_reader checks it
- * cycle by cycle against a timing model).
+ * logic): what the op's length decides is split by its compare with the buffered bytes
+ * (the borrow of cnt - length, a carry chain). A SKIP no longer than them, or a buffered
+ * READ, steps inside the buffer: the buffer shifts by the length's low bits and the count
+ * drops by them, without the compare with the bytes left (such a step is never past the
+ * end, as the buffer holds only input bytes). A longer SKIP, or a back one, flushes: the
+ * word holding pos + adv_len is requested (FAST_FLUSH) and the one after it, posw_reg +
+ * adv_len (posw_reg = pos + one word, kept beside pos_reg), is the next to request; both
+ * sums run in parallel with rem - adv_len (the bytes left; its borrow is "past the end")
+ * and adv_len - rem (with that borrow, adv_len == rem: the new position is the input's end,
+ * where on a word boundary nothing is requested), so no compare or add follows a sum. A
+ * word's input bytes are counted when it lands, from registers (the input's last word is
+ * flagged when requested: an equality of its word address with the last word's), not when
+ * it is requested. The cycle behaviour is the one described above, unchanged by this split
+ * (rtl/tb/hw_stream_reader checks it cycle by cycle against a timing model).
  *
  * Lengths and offsets are 32-bit byte counts; the stream may be at most 2^32-1 bytes and
  * at most 2^ADDR_WIDTH words.
@@ -181,14 +181,15 @@ reg                    past_end_reg = 1'b0, past_end_next;
 // The operation's length (adv_len, the SKIP length) arrives late in the consumer's cycle.
 // What it decides is split so that it reaches the registers through as little as possible:
 //   * in the buffer (`step_in`, the common case): a SKIP no longer than the buffered bytes
-//     (a zero test of its bits above CNT_WIDTH and a CNT_WIDTH-bit compare with cnt_reg) or
+//     (the borrow of cnt_reg - adv_len, a carry chain beside the sum) or
 //     a buffered READ. Such an op is never past the end (cnt_reg <= rem_reg), so the buffer,
-//     its count and the position move on it without the 32-bit compare with rem_reg;
+//     its count and the position move on it without the compare with rem_reg;
 //   * beyond the buffer (`flush`, a SKIP to a new position, or back): the new position's
 //     word, its refill, and the end tests are the sum pos + adv_len (the one carry chain
 //     behind adv_len; posw + adv_len beside it for the word after, the difference rem -
-//     adv_len for the bytes left and the past-end borrow, in parallel) and an equality
-//     (adv_len == rem: the new position is the input's end), so no compare follows the sum;
+//     adv_len for the bytes left and the past-end borrow, and adv_len - rem whose borrow
+//     with it tells adv_len == rem (the new position is the input's end), in parallel), so
+//     no compare follows the sum;
 //   * a word's input bytes (all, or the last word's lastb_reg) are not counted when it is
 //     requested: the request only registers whether it is the input's last word (an
 //     ADDR_WIDTH-bit equality of its word address with lastw_reg; on a flush, of the sum's
@@ -198,9 +199,12 @@ wire [3:0]  need = 4'd1 << rd_size;                          // READ size in byt
 wire        read_past = (rem_reg[31:4] == 28'd0) && (rem_reg[3:0] < need);
 wire        skip_back = (BACK_SKIP != 0) && rd_skip_len[31];
 wire        read_buffered = {{CNT_WIDTH{1'b0}}, need} <= {4'd0, cnt_reg};
-// SKIP that stays within the buffered bytes (never past the end)
-wire        skip_near = !skip_back && rd_skip_len[31:CNT_WIDTH] == {32-CNT_WIDTH{1'b0}}
-                        && rd_skip_len[CNT_WIDTH-1:0] <= cnt_reg;
+// SKIP that stays within the buffered bytes (never past the end): the borrow of cnt - len,
+// a carry chain (faster than a zero test of the length's high bits and a small compare)
+/* verilator lint_off UNUSEDSIGNAL */
+wire [32:0] near_diff = {{33-CNT_WIDTH{1'b0}}, cnt_reg} - {1'b0, rd_skip_len};   // (the borrow only)
+/* verilator lint_on UNUSEDSIGNAL */
+wire        skip_near = !skip_back && !near_diff[32];
 assign      adv_len = rd_skip ? rd_skip_len : {28'd0, need};
 // rem - adv_len: the bytes left after the move; its borrow is a forward SKIP past the end
 wire [32:0] rem_diff = {1'b0, rem_reg} - {1'b0, adv_len};
@@ -226,6 +230,10 @@ wire [CNT_WIDTH-1:0] consume = adv_len[CNT_WIDTH-1:0];
 wire [31:0] new_pos = pos_reg + adv_len;
 // the new position + WORD_BYTES (33 bits: the word after new_pos's, for the refetch)
 wire [32:0] new_posw = posw_reg + {skip_back & rd_skip, adv_len};
+// the word holding new_pos is the input's last (for a flush; kept apart so that the flush
+// decision only selects it)
+(* keep *) wire new_last;
+assign new_last = new_pos[WORD_SHIFT +: ADDR_WIDTH] == lastw_reg;
 
 // READ result: low bytes of the buffer, zero-extended
 reg [63:0] rd_data_r;
@@ -254,7 +262,12 @@ wire        issue = !start && room && more;
 // new position is the input's end on a word boundary (forward: adv_len == rem; a back skip
 // always lands before the end)
 wire        len_aligned = len_reg[WORD_SHIFT-1:0] == {WORD_SHIFT{1'b0}};
-wire        flush_at_end = !skip_back && adv_len == rem_reg && len_aligned;
+// (adv_len == rem as two borrows, adv_len < rem and rem_diff's adv_len > rem: carry chains
+// beside the sum instead of an equality tree, which the mapper chained into the request)
+/* verilator lint_off UNUSEDSIGNAL */
+wire [32:0] rem_under = {1'b0, adv_len} - {1'b0, rem_reg};                        // (the borrow only)
+/* verilator lint_on UNUSEDSIGNAL */
+wire        flush_at_end = !skip_back && !rem_under[32] && !rem_diff[32] && len_aligned;
 wire        flush_issue = (FAST_FLUSH != 0) && flush && !flush_at_end;
 
 // in_len - 1: the last byte's address (used when in_len > 0; the bits of a word address)
@@ -337,7 +350,7 @@ always @* begin
         fetch_drop_next = (FAST_FLUSH != 0) ? {WORD_SHIFT{1'b0}} : new_pos[WORD_SHIFT-1:0];
         land_valid_next = flush_issue;
         land_drop_next  = new_pos[WORD_SHIFT-1:0];
-        land_last_next  = new_pos[WORD_SHIFT +: ADDR_WIDTH] == lastw_reg;
+        land_last_next  = new_last;
     end
 end
 
