@@ -48,6 +48,22 @@
  * requested in cycle 0, readable in cycle 2); a SKIP beyond the buffer likewise makes the
  * new position readable 3 cycles later (FAST_FLUSH: 2).
  *
+ * Timing (the protobuf core's skip length comes late in its cycle, out of its next-state
+ * logic): what the op's length decides is split by its compare with the buffered bytes
+ * (the borrow of cnt - length, a carry chain). A SKIP no longer than them, or a buffered
+ * READ, steps inside the buffer: the buffer shifts by the length's low bits and the count
+ * drops by them, without the compare with the bytes left (such a step is never past the
+ * end, as the buffer holds only input bytes). A longer SKIP, or a back one, flushes: the
+ * word holding pos + adv_len is requested (FAST_FLUSH) and the one after it, posw_reg +
+ * adv_len (posw_reg = pos + one word, kept beside pos_reg), is the next to request; both
+ * sums run in parallel with rem - adv_len (the bytes left; its borrow is "past the end")
+ * and adv_len - rem (with that borrow, adv_len == rem: the new position is the input's end,
+ * where on a word boundary nothing is requested), so no compare or add follows a sum. A
+ * word's input bytes are counted when it lands, from registers (the input's last word is
+ * flagged when requested: an equality of its word address with the last word's), not when
+ * it is requested. The cycle behaviour is the one described above, unchanged by this split
+ * (rtl/tb/hw_stream_reader checks it cycle by cycle against a timing model).
+ *
  * Lengths and offsets are 32-bit byte counts; the stream may be at most 2^32-1 bytes and
  * at most 2^ADDR_WIDTH words.
  */
@@ -126,6 +142,7 @@ localparam WIN_AVAIL_WIDTH = $clog2(WIN_BYTES + 1);
 localparam [31:0] WORD_BYTES_32 = WORD_BYTES;
 localparam [31:0] WIN_BYTES_32 = WIN_BYTES;
 localparam [31:0] BUF_BYTES_32 = BUF_BYTES;
+localparam [32:0] WORD_BYTES_33 = {1'b0, WORD_BYTES_32};
 
 // ---------------------------------------------------------------- parameter checks
 initial begin
@@ -147,37 +164,76 @@ end
 reg [BUF_BYTES*8-1:0]  buf_reg = {BUF_BYTES*8{1'b0}}, buf_next;   // byte 0 = byte at pos
 reg [CNT_WIDTH-1:0]    cnt_reg = {CNT_WIDTH{1'b0}}, cnt_next;     // valid bytes in buf
 reg [31:0]             pos_reg = 32'd0, pos_next;                 // stream offset of buf byte 0
+reg [32:0]             posw_reg = WORD_BYTES_33, posw_next;       // pos + WORD_BYTES, kept beside it
 reg [31:0]             rem_reg = 32'd0, rem_next;                 // in_len - pos
 reg [31:0]             len_reg = 32'd0, len_next;                 // sampled in_len
+reg [ADDR_WIDTH-1:0]   lastw_reg = {ADDR_WIDTH{1'b0}}, lastw_next; // word address of the input's last byte
+reg [WORD_SHIFT:0]     lastb_reg = {WORD_SHIFT+1{1'b0}}, lastb_next; // input bytes in that word (1..WORD_BYTES)
+reg [WORD_BYTES-1:0]   lastm_reg = {WORD_BYTES{1'b0}}, lastm_next;   // its bytes that are input bytes (lastb_reg ones)
 reg [32:0]             fetch_pos_reg = 33'd0, fetch_pos_next;     // byte address of next word to request (word aligned)
 reg [WORD_SHIFT-1:0]   fetch_drop_reg = {WORD_SHIFT{1'b0}}, fetch_drop_next; // leading bytes to drop from that word
 reg                    land_valid_reg = 1'b0, land_valid_next;    // a requested word lands this cycle
 reg [WORD_SHIFT-1:0]   land_drop_reg = {WORD_SHIFT{1'b0}}, land_drop_next;   // leading bytes of it to drop
-reg [WORD_SHIFT:0]     land_nbytes_reg = {WORD_SHIFT+1{1'b0}}, land_nbytes_next; // bytes of it to append (0..WORD_BYTES)
+reg                    land_last_reg = 1'b0, land_last_next;      // it is the input's last word (lastb_reg bytes)
 reg                    past_end_reg = 1'b0, past_end_next;
 
 // ---------------------------------------------------------------- request decode
+// The operation's length (adv_len, the SKIP length) arrives late in the consumer's cycle.
+// What it decides is split so that it reaches the registers through as little as possible:
+//   * in the buffer (`step_in`, the common case): a SKIP no longer than the buffered bytes
+//     (the borrow of cnt_reg - adv_len, a carry chain beside the sum) or
+//     a buffered READ. Such an op is never past the end (cnt_reg <= rem_reg), so the buffer,
+//     its count and the position move on it without the compare with rem_reg;
+//   * beyond the buffer (`flush`, a SKIP to a new position, or back): the new position's
+//     word, its refill, and the end tests are the sum pos + adv_len (the one carry chain
+//     behind adv_len; posw + adv_len beside it for the word after, the difference rem -
+//     adv_len for the bytes left and the past-end borrow, and adv_len - rem whose borrow
+//     with it tells adv_len == rem (the new position is the input's end), in parallel), so
+//     no compare follows the sum;
+//   * a word's input bytes (all, or the last word's lastb_reg) are not counted when it is
+//     requested: the request only registers whether it is the input's last word (an
+//     ADDR_WIDTH-bit equality of its word address with lastw_reg; on a flush, of the sum's
+//     word bits, the one compare after the sum, into a register alone).
 wire [3:0]  need = 4'd1 << rd_size;                          // READ size in bytes
 // READ runs past the end: rem < need (need <= 8)
 wire        read_past = (rem_reg[31:4] == 28'd0) && (rem_reg[3:0] < need);
 wire        skip_back = (BACK_SKIP != 0) && rd_skip_len[31];
-wire        skip_past = !skip_back && rd_skip_len > rem_reg;
-wire        op_past = rd_skip ? skip_past : read_past;
 wire        read_buffered = {{CNT_WIDTH{1'b0}}, need} <= {4'd0, cnt_reg};
-// SKIP that stays within the buffered bytes
-wire        skip_near = !skip_back && rd_skip_len <= {{32-CNT_WIDTH{1'b0}}, cnt_reg};
+// SKIP that stays within the buffered bytes (never past the end): the borrow of cnt - len,
+// a carry chain (faster than a zero test of the length's high bits and a small compare)
+/* verilator lint_off UNUSEDSIGNAL */
+wire [32:0] near_diff = {{33-CNT_WIDTH{1'b0}}, cnt_reg} - {1'b0, rd_skip_len};   // (the borrow only)
+/* verilator lint_on UNUSEDSIGNAL */
+wire        skip_near = !skip_back && !near_diff[32];
+assign      adv_len = rd_skip ? rd_skip_len : {28'd0, need};
+// rem - adv_len: the bytes left after the move; its borrow is a forward SKIP past the end
+wire [32:0] rem_diff = {1'b0, rem_reg} - {1'b0, adv_len};
+wire        skip_past = !skip_back && rem_diff[32];
+wire        op_past = rd_skip ? skip_past : read_past;
 
 assign rd_ready    = !start && (rd_skip || read_past || read_buffered);
 assign rd_past_end = op_past;
 assign rd_offset   = pos_reg;
 
 wire        accept = rd_valid && rd_ready;
-wire        advance = accept && !op_past;
-assign      adv_en = advance;
-assign      adv_len = rd_skip ? rd_skip_len : {28'd0, need};
-wire        flush = advance && rd_skip && !skip_near;            // SKIP beyond the buffer
-// bytes removed from the buffer if the op advances without a flush (then <= cnt_reg)
+// the op moves the stream within the buffer (implies !op_past)
+wire        step_in = rd_valid && !start && (rd_skip ? skip_near : read_buffered);
+// a SKIP beyond the buffer (or back): flush and refetch at the new position
+wire        flush = rd_valid && !start && rd_skip && !skip_near && !skip_past;
+wire        advance = step_in || flush;
+// (the same as advance, cnt_reg <= rem_reg, written without the buffer compares: the move
+// the consumer sees is the op taken and not past the end)
+assign      adv_en = accept && !op_past;
+// bytes removed from the buffer by an in-buffer step (<= cnt_reg)
 wire [CNT_WIDTH-1:0] consume = adv_len[CNT_WIDTH-1:0];
+// the new position; back skips (bit 31) wrap modulo 2^32
+wire [31:0] new_pos = pos_reg + adv_len;
+// the new position + WORD_BYTES (33 bits: the word after new_pos's, for the refetch)
+wire [32:0] new_posw = posw_reg + {skip_back & rd_skip, adv_len};
+// the word holding new_pos is the input's last (for a flush; kept apart so that the flush
+// decision only selects it)
+(* keep *) wire new_last;
+assign new_last = new_pos[WORD_SHIFT +: ADDR_WIDTH] == lastw_reg;
 
 // READ result: low bytes of the buffer, zero-extended
 reg [63:0] rd_data_r;
@@ -193,40 +249,50 @@ assign rd_data = rd_skip ? 64'd0 : rd_data_r;
 
 // ---------------------------------------------------------------- fetch decision
 // Room for the buffer, the word in flight and one more word (consumption this cycle is
-// ignored so the memory request does not depend on the consumer).
-wire [CNT_WIDTH+1:0] fill_level = {2'b00, cnt_reg} +
-                                  (land_valid_reg ? {{CNT_WIDTH+1-WORD_SHIFT{1'b0}}, land_nbytes_reg} : {CNT_WIDTH+2{1'b0}});
-wire        room = {{30-CNT_WIDTH{1'b0}}, fill_level} + WORD_BYTES_32 <= BUF_BYTES_32;
+// ignored so the memory request does not depend on the consumer). The word in flight is
+// counted as a whole word: it is less only when it is the input's last word (then no word
+// is left to request) or the first word after a flush (then the buffer is empty and there
+// is room either way), so the request is the one a count of its bytes would give.
+wire        room = land_valid_reg ? ({{32-CNT_WIDTH{1'b0}}, cnt_reg} + 2 * WORD_BYTES_32 <= BUF_BYTES_32)
+                                  : ({{32-CNT_WIDTH{1'b0}}, cnt_reg} + WORD_BYTES_32 <= BUF_BYTES_32);
 wire        more = fetch_pos_reg < {1'b0, len_reg};
 wire        issue = !start && room && more;
-// input bytes left from fetch_pos (only meaningful when more)
-wire [32:0] fetch_left = {1'b0, len_reg} - fetch_pos_reg;
-wire [WORD_SHIFT:0] fetch_word_bytes = (fetch_left > {1'b0, WORD_BYTES_32}) ? WORD_BYTES_32[WORD_SHIFT:0] : fetch_left[WORD_SHIFT:0];
 
-// FAST_FLUSH: the word holding the new position, requested in the flush cycle
-wire [32:0] flush_word = {1'b0, new_pos[31:WORD_SHIFT], {WORD_SHIFT{1'b0}}};
-wire        flush_issue = (FAST_FLUSH != 0) && flush && !start && flush_word < {1'b0, len_reg};
-wire [32:0] flush_left = {1'b0, len_reg} - flush_word;
-wire [WORD_SHIFT:0] flush_word_bytes = (flush_left > {1'b0, WORD_BYTES_32}) ? WORD_BYTES_32[WORD_SHIFT:0] : flush_left[WORD_SHIFT:0];
+// FAST_FLUSH: the word holding the new position, requested in the flush cycle unless the
+// new position is the input's end on a word boundary (forward: adv_len == rem; a back skip
+// always lands before the end)
+wire        len_aligned = len_reg[WORD_SHIFT-1:0] == {WORD_SHIFT{1'b0}};
+// (adv_len == rem as two borrows, adv_len < rem and rem_diff's adv_len > rem: carry chains
+// beside the sum instead of an equality tree, which the mapper chained into the request)
+/* verilator lint_off UNUSEDSIGNAL */
+wire [32:0] rem_under = {1'b0, adv_len} - {1'b0, rem_reg};                        // (the borrow only)
+/* verilator lint_on UNUSEDSIGNAL */
+wire        flush_at_end = !skip_back && !rem_under[32] && !rem_diff[32] && len_aligned;
+wire        flush_issue = (FAST_FLUSH != 0) && flush && !flush_at_end;
 
+// in_len - 1: the last byte's address (used when in_len > 0; the bits of a word address)
+wire [WORD_SHIFT+ADDR_WIDTH-1:0] in_len_m1 = in_len[WORD_SHIFT+ADDR_WIDTH-1:0] - 1'b1;
 // FAST_START: word 0, requested in the start cycle (when the input is not empty)
 wire        start_issue = (FAST_START != 0) && start && in_len != 32'd0;
-wire [WORD_SHIFT:0] start_word_bytes = (in_len > WORD_BYTES_32) ? WORD_BYTES_32[WORD_SHIFT:0] : in_len[WORD_SHIFT:0];
 
 assign mem_rd_en = (FAST_START != 0 && start) ? start_issue : (FAST_FLUSH != 0 && flush) ? flush_issue : issue;
 assign mem_addr  = (FAST_START != 0 && start) ? {ADDR_WIDTH{1'b0}}
-                 : (FAST_FLUSH != 0 && flush) ? flush_word[WORD_SHIFT +: ADDR_WIDTH] : fetch_pos_reg[WORD_SHIFT +: ADDR_WIDTH];
+                 : (FAST_FLUSH != 0 && flush) ? new_pos[WORD_SHIFT +: ADDR_WIDTH] : fetch_pos_reg[WORD_SHIFT +: ADDR_WIDTH];
 
 // ---------------------------------------------------------------- landing word
-// drop leading bytes, keep land_nbytes bytes, zero the rest
-wire [DATA_WIDTH-1:0] land_shifted = mem_rd_data >> {land_drop_reg, 3'b000};
-reg  [DATA_WIDTH-1:0] land_masked;
+// its input bytes: all, or the last word's lastb_reg (lastm_reg: registers only, a LUT a
+// bit); drop the leading land_drop_reg bytes (a flush word's bytes before the position),
+// zero the rest
+wire [WORD_SHIFT:0]   land_end = land_last_reg ? lastb_reg : WORD_BYTES_32[WORD_SHIFT:0];
+wire [WORD_SHIFT:0]   land_nbytes = land_end - {1'b0, land_drop_reg};
+reg  [DATA_WIDTH-1:0] land_kept;
 integer i;
 always @* begin
     for (i = 0; i < WORD_BYTES; i = i + 1) begin
-        land_masked[i*8 +: 8] = (i < land_nbytes_reg) ? land_shifted[i*8 +: 8] : 8'd0;
+        land_kept[i*8 +: 8] = (land_last_reg && !lastm_reg[i]) ? 8'd0 : mem_rd_data[i*8 +: 8];
     end
 end
+wire [DATA_WIDTH-1:0] land_masked = land_kept >> {land_drop_reg, 3'b000};
 
 // ---------------------------------------------------------------- next state
 // The landing word is appended behind the CURRENT contents (offset cnt_reg, registers
@@ -235,72 +301,56 @@ end
 // buffer + word in flight + one word <= BUF_BYTES, and the buffer has not grown since.
 wire [BUF_BYTES*8-1:0] land_wide = {{(BUF_WORDS-1)*DATA_WIDTH{1'b0}}, land_masked};
 wire [BUF_BYTES*8-1:0] merged = land_valid_reg ? (buf_reg | (land_wide << {cnt_reg, 3'b000})) : buf_reg;
-wire [CNT_WIDTH-1:0]   merged_cnt = land_valid_reg ? cnt_reg + {{CNT_WIDTH-WORD_SHIFT-1{1'b0}}, land_nbytes_reg} : cnt_reg;
+wire [CNT_WIDTH-1:0]   merged_cnt = land_valid_reg ? cnt_reg + {{CNT_WIDTH-WORD_SHIFT-1{1'b0}}, land_nbytes} : cnt_reg;
 wire [BUF_BYTES*8-1:0] merged_shifted = merged >> {consume, 3'b000};
-wire [31:0]            new_pos = pos_reg + adv_len;
 
+integer k;
 always @* begin
-    buf_next         = buf_reg;
-    cnt_next         = cnt_reg;
-    pos_next         = pos_reg;
-    rem_next         = rem_reg;
+    buf_next         = step_in ? merged_shifted : merged;
+    cnt_next         = step_in ? merged_cnt - consume : merged_cnt;
+    pos_next         = advance ? new_pos : pos_reg;
+    posw_next        = advance ? new_posw : posw_reg;
+    rem_next         = advance ? rem_diff[31:0] : rem_reg;
     len_next         = len_reg;
-    fetch_pos_next   = fetch_pos_reg;
-    fetch_drop_next  = fetch_drop_reg;
-    land_valid_next  = 1'b0;
-    land_drop_next   = land_drop_reg;
-    land_nbytes_next = land_nbytes_reg;
+    lastw_next       = lastw_reg;
+    lastb_next       = lastb_reg;
+    lastm_next       = lastm_reg;
+    fetch_pos_next   = issue ? fetch_pos_reg + WORD_BYTES : fetch_pos_reg;
+    fetch_drop_next  = issue ? {WORD_SHIFT{1'b0}} : fetch_drop_reg;
+    land_valid_next  = issue;
+    land_drop_next   = fetch_drop_reg;
+    land_last_next   = fetch_pos_reg[WORD_SHIFT +: ADDR_WIDTH] == lastw_reg;
     past_end_next    = past_end_reg || (accept && op_past);
 
     if (start) begin
         buf_next        = {BUF_BYTES*8{1'b0}};
         cnt_next        = {CNT_WIDTH{1'b0}};
         pos_next        = 32'd0;
+        posw_next       = WORD_BYTES_33;
         rem_next        = in_len;
         len_next        = in_len;
-        fetch_pos_next  = 33'd0;
+        lastw_next      = in_len_m1[WORD_SHIFT +: ADDR_WIDTH];
+        lastb_next      = {1'b0, in_len_m1[WORD_SHIFT-1:0]} + 1'b1;
+        for (k = 0; k < WORD_BYTES; k = k + 1)
+            lastm_next[k] = k <= in_len_m1[WORD_SHIFT-1:0];
+        fetch_pos_next  = start_issue ? WORD_BYTES_33 : 33'd0;
         fetch_drop_next = {WORD_SHIFT{1'b0}};
+        land_valid_next = start_issue;
+        land_drop_next  = {WORD_SHIFT{1'b0}};
+        land_last_next  = in_len_m1[WORD_SHIFT +: ADDR_WIDTH] == {ADDR_WIDTH{1'b0}};
         past_end_next   = 1'b0;
-        if (start_issue) begin
-            land_valid_next  = 1'b1;
-            land_drop_next   = {WORD_SHIFT{1'b0}};
-            land_nbytes_next = start_word_bytes;
-            fetch_pos_next   = {1'b0, WORD_BYTES_32};
-        end
     end else if (flush) begin
-        // the word landing now (and any requested now) belong to the old position
+        // the word landing now (and any requested now) belong to the old position; with
+        // FAST_FLUSH the next word to request is the one after new_pos's (when new_pos is
+        // the end on a word boundary nothing is requested, and both are past the end)
         buf_next        = {BUF_BYTES*8{1'b0}};
         cnt_next        = {CNT_WIDTH{1'b0}};
-        pos_next        = new_pos;
-        rem_next        = rem_reg - adv_len;
-        fetch_pos_next  = flush_word;
-        fetch_drop_next = new_pos[WORD_SHIFT-1:0];
-        if (flush_issue) begin
-            land_valid_next  = 1'b1;
-            land_drop_next   = new_pos[WORD_SHIFT-1:0];
-            land_nbytes_next = flush_word_bytes - {1'b0, new_pos[WORD_SHIFT-1:0]};
-            fetch_pos_next   = flush_word + WORD_BYTES;
-            fetch_drop_next  = {WORD_SHIFT{1'b0}};
-        end
-    end else begin
-        if (advance) begin
-            pos_next = new_pos;
-            rem_next = rem_reg - adv_len;
-        end
-        if (advance) begin
-            buf_next = merged_shifted;
-            cnt_next = merged_cnt - consume;
-        end else begin
-            buf_next = merged;
-            cnt_next = merged_cnt;
-        end
-        if (issue) begin
-            land_valid_next  = 1'b1;
-            land_drop_next   = fetch_drop_reg;
-            land_nbytes_next = fetch_word_bytes - {1'b0, fetch_drop_reg};
-            fetch_pos_next   = fetch_pos_reg + WORD_BYTES;
-            fetch_drop_next  = {WORD_SHIFT{1'b0}};
-        end
+        fetch_pos_next  = (FAST_FLUSH != 0) ? {new_posw[32:WORD_SHIFT], {WORD_SHIFT{1'b0}}}
+                                            : {1'b0, new_pos[31:WORD_SHIFT], {WORD_SHIFT{1'b0}}};
+        fetch_drop_next = (FAST_FLUSH != 0) ? {WORD_SHIFT{1'b0}} : new_pos[WORD_SHIFT-1:0];
+        land_valid_next = flush_issue;
+        land_drop_next  = new_pos[WORD_SHIFT-1:0];
+        land_last_next  = new_last;
     end
 end
 
@@ -308,19 +358,24 @@ always @(posedge clk) begin
     buf_reg         <= buf_next;
     cnt_reg         <= cnt_next;
     pos_reg         <= pos_next;
+    posw_reg        <= posw_next;
     rem_reg         <= rem_next;
     len_reg         <= len_next;
+    lastw_reg       <= lastw_next;
+    lastb_reg       <= lastb_next;
+    lastm_reg       <= lastm_next;
     fetch_pos_reg   <= fetch_pos_next;
     fetch_drop_reg  <= fetch_drop_next;
     land_valid_reg  <= land_valid_next;
     land_drop_reg   <= land_drop_next;
-    land_nbytes_reg <= land_nbytes_next;
+    land_last_reg   <= land_last_next;
     past_end_reg    <= past_end_next;
 
     if (rst) begin
         buf_reg        <= {BUF_BYTES*8{1'b0}};
         cnt_reg        <= {CNT_WIDTH{1'b0}};
         pos_reg        <= 32'd0;
+        posw_reg       <= WORD_BYTES_33;
         rem_reg        <= 32'd0;
         len_reg        <= 32'd0;
         fetch_pos_reg  <= 33'd0;
@@ -329,6 +384,15 @@ always @(posedge clk) begin
         past_end_reg   <= 1'b0;
     end
 end
+
+// every simulation checks what the split of the move relies on: the buffered bytes are
+// never more than the bytes left (so a step within the buffer is never past the end), and
+// so the move the consumer sees (adv_en) is the one the registers take (advance)
+`ifndef SYNTHESIS
+always @(posedge clk)
+    if (!rst && ({{32-CNT_WIDTH{1'b0}}, cnt_reg} > rem_reg || adv_en !== advance))
+        $fatal(1, "hw_stream_reader: cnt_reg %0d, rem_reg %0d, adv_en %b, advance %b", cnt_reg, rem_reg, adv_en, advance);
+`endif
 
 // ---------------------------------------------------------------- outputs
 assign win_data  = buf_reg[WIN_BYTES*8-1:0];
