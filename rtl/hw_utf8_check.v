@@ -143,7 +143,7 @@ always @* begin
     n2 = 2'd0;
     n3 = 1'b0;
     for (k = 0; k <= LANES; k = k + 1) begin
-        if ((k < LANES) ? ({27'd0, c_count} == k) : in_lane[k-1]) begin
+        if (k == (({27'd0, c_count} > LANES) ? LANES : {27'd0, c_count})) begin
             n1 = n1 | lead[7*(k+2) +: 7];
             n2 = n2 | lead[7*(k+1) + 4 +: 2];
             n3 = n3 | lead[7*k + 4];
