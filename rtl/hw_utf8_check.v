@@ -87,8 +87,8 @@ function [CW-1:0] classify;
     begin
         classify = {b[7:6] == 2'b10, b[7:6] == 2'b11, b[7:5] == 3'b111, b[7:4] == 4'hF,
                     b == 8'hE0, b == 8'hED, b == 8'hF0, b == 8'hF4,
-                    b[7:1] == 7'h60 || (b[7:4] == 4'hF && (b[3] || (b[2] && (b[1] || b[0])))),
-                    !b[5], b[5:4] == 2'b00};  // never: C0, C1, F5..FF
+                    b[7:1] == 7'h60 || (b[7:4] == 4'hF && (b[3] || (b[2] && (b[1] || b[0])))),  // C0, C1, F5..FF
+                    !b[5], b[5:4] == 2'b00};
     end
 endfunction
 localparam C_CONT = 10, C_GE_C0 = 9, C_F4 = 3, C_NEVER = 2, C_LE_9F = 1, C_LE_8F = 0;
@@ -132,8 +132,8 @@ always @* begin
     end
 end
 
-// the history after this feed: the classes at positions count-1, -2, -3 (a one-hot
-// select by in_count, in_count past LANES taken as LANES)
+// the history after this feed: the classes at positions count-1, count-2, count-3
+// (count = in_count, past LANES taken as LANES)
 reg [6:0] n1;
 reg [1:0] n2;
 reg       n3;
