@@ -12,8 +12,21 @@
  *   mid        the bytes so far end inside a multi-byte sequence
  * The verdict for a string is `!bad && !mid`, valid the cycle after its last bytes
  * (IN_REG=0), or two cycles after (IN_REG=1: clear, in_valid, in_data and in_count are
- * registered first, so no path runs from the feeder's logic through the byte chain).
- * The per-byte step is unrolled LANES times (a chain of small state transitions).
+ * registered first, so no path runs from the feeder's logic into the byte checks).
+ *
+ * Every byte is judged in parallel, not through a chain of per-byte state steps (the
+ * lookback of the Keiser-Lemire validator in simdutf / simdjson): a byte's verdict
+ * depends only on itself and the up to 3 bytes before it. Each byte is classified alone
+ * (continuation, lead of 2+/3+/4 bytes, E0/ED/F0/F4, never valid: C0, C1, F5..FF, and
+ * its range bits); it is an error when it is never valid, when it is a continuation
+ * byte and the bytes before it expect none, or any other byte when they expect one (a
+ * lead of 2+ bytes right before it, of 3+ two before, of 4 three before), or when it is the
+ * first continuation after E0 (A0..BF), ED (80..9F), F0 (90..BF) or F4 (80..8F) and out
+ * of that range. Bytes before lane 0 are the last 3 bytes of the feeds so far, kept
+ * across feeds as their classes (`h1`, `h2`, `h3`; none after clear), picked out of
+ * this feed by in_count; `mid` is those classes saying a sequence is still open. An
+ * error is flagged at the first byte no valid string can continue with, as the
+ * per-byte state machine did, so `bad` and `mid` are cycle for cycle what they were.
  */
 
 `resetall
@@ -67,88 +80,93 @@ wire              c_valid = (IN_REG != 0) ? valid_q : in_valid;
 wire [LANES*8-1:0] c_data = (IN_REG != 0) ? data_q : in_data;
 wire [4:0]        c_count = (IN_REG != 0) ? count_q : in_count;
 
-// state: rem = continuation bytes still expected (0..3);
-// lim = constraint on the NEXT byte: 0 80..BF, 1 A0..BF, 2 80..9F, 3 90..BF, 4 80..8F
-reg [1:0] rem_reg;
-reg [2:0] lim_reg;
-reg       bad_reg;
-
-// one byte step
-function [5:0] step;   // {bad, rem[1:0], lim[2:0]}
-    input [1:0] rem;
-    input [2:0] lim;
+// a byte's classes: {cont, ge_c0, ge_e0, ge_f0, e0, ed, f0, f4, never, le_9f, le_8f}
+localparam CW = 11;
+function [CW-1:0] classify;
     input [7:0] b;
-    reg ok;
     begin
-        if (rem != 2'd0) begin
-            case (lim)
-                3'd1: ok = (b >= 8'hA0) && (b <= 8'hBF);
-                3'd2: ok = (b >= 8'h80) && (b <= 8'h9F);
-                3'd3: ok = (b >= 8'h90) && (b <= 8'hBF);
-                3'd4: ok = (b >= 8'h80) && (b <= 8'h8F);
-                default: ok = (b >= 8'h80) && (b <= 8'hBF);
-            endcase
-            step = {!ok, rem - 2'd1, 3'd0};
-        end else if (b < 8'h80) begin
-            step = {1'b0, 2'd0, 3'd0};
-        end else if (b >= 8'hC2 && b <= 8'hDF) begin
-            step = {1'b0, 2'd1, 3'd0};
-        end else if (b == 8'hE0) begin
-            step = {1'b0, 2'd2, 3'd1};
-        end else if (b == 8'hED) begin
-            step = {1'b0, 2'd2, 3'd2};
-        end else if (b >= 8'hE1 && b <= 8'hEF) begin
-            step = {1'b0, 2'd2, 3'd0};
-        end else if (b == 8'hF0) begin
-            step = {1'b0, 2'd3, 3'd3};
-        end else if (b >= 8'hF1 && b <= 8'hF3) begin
-            step = {1'b0, 2'd3, 3'd0};
-        end else if (b == 8'hF4) begin
-            step = {1'b0, 2'd3, 3'd4};
-        end else begin
-            step = {1'b1, 2'd0, 3'd0};
-        end
+        classify = {b[7:6] == 2'b10, b[7:6] == 2'b11, b[7:5] == 3'b111, b[7:4] == 4'hF,
+                    b == 8'hE0, b == 8'hED, b == 8'hF0, b == 8'hF4,
+                    b[7:1] == 7'h60 || (b[7:4] == 4'hF && (b[3] || (b[2] && (b[1] || b[0])))),  // C0, C1, F5..FF
+                    !b[5], b[5:4] == 2'b00};
     end
 endfunction
+localparam C_CONT = 10, C_GE_C0 = 9, C_F4 = 3, C_NEVER = 2, C_LE_9F = 1, C_LE_8F = 0;
 
-// unrolled chain
-reg [1:0] r [0:LANES];
-reg [2:0] l [0:LANES];
-reg       e [0:LANES];
-reg [5:0] s;
+// the last 3 bytes fed since clear, as classes (h1 the last; all 0 = ASCII after clear):
+// h1 the lead classes, h2 ge_e0/ge_f0, h3 ge_f0 -- what the next bytes' checks read
+reg [6:0] h1_reg = 7'd0;   // {ge_c0, ge_e0, ge_f0, e0, ed, f0, f4}
+reg [1:0] h2_reg = 2'd0;   // {ge_e0, ge_f0}
+reg       h3_reg = 1'b0;   // ge_f0
+reg       bad_reg = 1'b0;
+
+// lead classes at positions -3..LANES-1 of this feed (the history first), 7 bits each
+reg [CW-1:0] cls [0:LANES-1];
+reg [7*(LANES+3)-1:0] lead;
+reg [LANES-1:0] err;
+reg       a1;      // the byte before is a lead (ge_c0)
+reg [3:0] a1r;     // ... and is E0, ED, F0, F4
+reg       a2, a3;  // two before a lead of 3+ bytes, three before of 4
+reg       must;
+// lanes in this feed: bit i = (in_count > i)
+wire [31:0] in_lane = ~(32'hFFFFFFFF << c_count);
 integer i;
 always @* begin
-    r[0] = c_clear ? 2'd0 : rem_reg;
-    l[0] = c_clear ? 3'd0 : lim_reg;
-    e[0] = 1'b0;
+    lead[6:0]   = c_clear ? 7'd0 : {2'b00, h3_reg, 4'd0};
+    lead[13:7]  = c_clear ? 7'd0 : {1'b0, h2_reg, 4'd0};
+    lead[20:14] = c_clear ? 7'd0 : h1_reg;
     for (i = 0; i < LANES; i = i + 1) begin
-        s = step(r[i], l[i], c_data[8*i +: 8]);
-        if ({27'd0, c_count} > i) begin
-            r[i+1] = s[4:3];
-            l[i+1] = s[2:0];
-            e[i+1] = e[i] | s[5];
-        end else begin
-            r[i+1] = r[i];
-            l[i+1] = l[i];
-            e[i+1] = e[i];
+        cls[i] = classify(c_data[8*i +: 8]);
+        lead[7*(i+3) +: 7] = cls[i][C_GE_C0:C_F4];
+    end
+    for (i = 0; i < LANES; i = i + 1) begin
+        a1 = lead[7*(i+2) + 6];
+        a1r = lead[7*(i+2) +: 4];
+        a2 = lead[7*(i+1) + 5];
+        a3 = lead[7*i + 4];
+        must = a1 | a2 | a3;    // a continuation byte is expected here
+        err[i] = in_lane[i] &&
+                 (cls[i][C_NEVER] || (cls[i][C_CONT] != must)
+                  || (a1r[3] && cls[i][C_LE_9F]) || (a1r[2] && !cls[i][C_LE_9F])
+                  || (a1r[1] && cls[i][C_LE_8F]) || (a1r[0] && !cls[i][C_LE_8F]));
+    end
+end
+
+// the history after this feed: the classes at positions count-1, count-2, count-3
+// (count = in_count, past LANES taken as LANES)
+reg [6:0] n1;
+reg [1:0] n2;
+reg       n3;
+integer k;
+always @* begin
+    n1 = 7'd0;
+    n2 = 2'd0;
+    n3 = 1'b0;
+    for (k = 0; k <= LANES; k = k + 1) begin
+        if (k == (({27'd0, c_count} > LANES) ? LANES : {27'd0, c_count})) begin
+            n1 = n1 | lead[7*(k+2) +: 7];
+            n2 = n2 | lead[7*(k+1) + 4 +: 2];
+            n3 = n3 | lead[7*k + 4];
         end
     end
 end
 
 always @(posedge clk) begin
     if (rst || (c_clear && !c_valid)) begin
-        rem_reg <= 2'd0;
-        lim_reg <= 3'd0;
+        h1_reg <= 7'd0;
+        h2_reg <= 2'd0;
+        h3_reg <= 1'b0;
         bad_reg <= 1'b0;
     end else if (c_valid) begin
-        rem_reg <= r[LANES];
-        lim_reg <= l[LANES];
-        bad_reg <= (bad_reg && !c_clear) | e[LANES];
+        h1_reg <= n1;
+        h2_reg <= n2;
+        h3_reg <= n3;
+        bad_reg <= (bad_reg && !c_clear) | (|err);
     end
 end
 
 assign bad = bad_reg;
-assign mid = rem_reg != 2'd0;
+assign mid = h1_reg[6] | h2_reg[1] | h3_reg;
 
 endmodule
 
