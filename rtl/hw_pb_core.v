@@ -512,6 +512,7 @@ reg         hint_cons_reg = 1'b0, hint_str4_reg = 1'b0, hint_ts_reg = 1'b0;
 reg  [4:0]  crem_fl_reg = 5'd0, s_len_fl_reg = 5'd0;     // (set below me_hint)
 // the copy's bytes left saturated at 31 (exact up to 30), a cycle ahead from crem_next: the
 // copy states compare it with their chunk of at most 16 instead of the 32-bit crem_reg
+// (crem_fl_reg could be derived from it, but that would put a multiplexer on the hint's path)
 reg  [4:0]  crem_sat_reg = 5'd0;
 wire        ip_hint_en = hint_cons_reg || hint_str4_reg || me_hint;
 wire [4:0]  ip_hint_fl = hint_cons_reg ? crem_fl_reg : me_hint ? (ip_hdr_len[4] ? 5'b10000 : ip_hdr_len)
