@@ -596,7 +596,11 @@ function is_req_read;
 endfunction
 wire [15:0] mb_idx = is_req_read(state_reg) ? im_msg_r : c_msg_reg;
 // (im_msg_after: the instance table as it will be next cycle, this cycle's write forwarded)
-wire [15:0] mb_idx_next = is_req_read(state_after) ? im_msg_after : c_msg_next;
+// the next state is a required-check read: a flag the next-state logic sets beside the
+// state (req_go), not a decode of state_after (checked against it in every simulation)
+reg         req_go;
+wire        req_after = req_go && !rst && !start;
+wire [15:0] mb_idx_next = req_after ? im_msg_after : c_msg_next;
 wire [31:0] mb_size, mb_size8, mb_hasoff, mb_unkoff;
 wire [7:0]  mb_nc, mb_ns, mb_nms, mb_hwords;
 wire        mb_req, mb_map;
@@ -623,7 +627,9 @@ localparam MW = 32 * 4 + 8 * 4 + 2;
 // and t_num_reg (the other states). The next cycle's message and t_num are late in this
 // cycle: the table takes them as one-hot selects among registers (fm_src, scme_src, tn_src,
 // set where the state machine assigns them) and works on the registers.
-wire        in_scme = state_after == S_SCANME;
+// (in_scme: the next state is S_SCANME, a flag set beside the state as req_go is)
+reg         scme_go;
+wire        in_scme = scme_go && !rst && !start;
 wire [4:0]  ft_msel = {in_scme && scme_src, in_scme && !scme_src, !in_scme && fm_src == 2'd2,
                       !in_scme && fm_src == 2'd1, !in_scme && fm_src == 2'd0};
 wire [79:0] ft_msgs = {f_sub, scme_msg_reg, stk_q[FRW-1 -: 16], c_msg_reg, fr_msg_reg};
@@ -641,6 +647,10 @@ wire [15:0] ft_msg_sel = (ft_msgs[15:0] & {16{ft_msel[0]}}) | (ft_msgs[31:16] & 
                       | (ft_msgs[79:64] & {16{ft_msel[4]}});
 wire [31:0] tn_sel = !tn_src ? t_num_reg : tag_num;
 always @(posedge clk) begin
+    if (in_scme !== (state_after == S_SCANME))
+        $fatal(1, "hw_pb_core: in_scme %b, next state %0d", in_scme, state_after);
+    if (req_after !== is_req_read(state_after))
+        $fatal(1, "hw_pb_core: req_after %b, next state %0d", req_after, state_after);
     if (ft_msg_sel !== f_msg_after)
         $fatal(1, "hw_pb_core: field table message select %h, next message %h", ft_msg_sel, f_msg_after);
     if (tn_sel !== t_num_next)
@@ -1063,6 +1073,17 @@ wire        u8_bad_now = u8pend2_reg && (u8_bad || u8_mid);
 wire        u8f_any = u8f_reg || u8_bad_now;
 wire [31:0] u8f_at = u8f_reg ? u8f_off_reg : s_p_q;
 
+// where an error goes (fail(), S_ERRW's end), from registers beside the decisions, so
+// state_next takes it at once instead of being compared with S_ERR after them: a pre-pass
+// error after a skipped UTF-8 check reruns the pre-pass strict (an earlier string may be
+// invalid); one pass falls back to the two passes (their verdict is the CPU's); the write
+// pass waits a cycle for a string's UTF-8 verdict on its way, so that an invalid string
+// before the error still comes first (the original tail, after the decisions, is kept as a
+// check in every simulation)
+wire [6:0]  err_dest = (!pass_reg && u8skip_reg && !strict_reg) ? S_RESTRICT
+                       : fast_reg ? S_BAIL
+                       : (state_reg != S_ERRW && pass_reg && u8pend_reg) ? S_ERRW : S_ERR;
+
 // a new instance of message mb gets its count and fill slots cleared at S_NI/S_NI_INIT:
 // in the pre-pass, and in one pass when its scan will not (more than 16 slots)
 wire       ni_cnt_init = !pass_reg || (fast_reg && mb_nc > 8'd16);
@@ -1073,6 +1094,12 @@ wire [7:0] uslot_k = ma_nc - 8'd1;           // the unknown-bytes slot within th
 /* verilator lint_on UNUSEDSIGNAL */
 
 // ---------------------------------------------------------------- next-state logic
+reg        err_take;     // an error taken this cycle (fail(), S_ERRW's end)
+`ifndef SYNTHESIS
+reg [6:0]  ref_state_next, chk_state_next;
+reg [7:0]  ref_code_next, chk_code_next;
+reg [31:0] ref_off_next, chk_off_next;
+`endif
 reg [39:0] tmp40;
 reg [31:0] tmp32;
 /* verilator lint_off UNUSEDSIGNAL */
@@ -1377,7 +1404,7 @@ task scan_field;
                         sret_next = S_MSG3;
                     end
                     scme_msg_next = f_sub; scme_src = 1'b1;
-                    state_next = S_SCANME;
+                    state_next = S_SCANME; scme_go = 1'b1;
                 end
             end
         end else if (f_hit && tag_wt == 3'd2 && f_rep && f_packable) begin
@@ -1411,13 +1438,15 @@ task scan_field;
     end
 endtask
 
+// (to err_dest: S_ERR, or S_RESTRICT / S_BAIL / S_ERRW; err_take: the data's overrides)
 task fail;
     input [7:0] code;
     input [31:0] at;
     begin
         err_code_next = code;
         err_off_next = at;
-        state_next = S_ERR;
+        state_next = err_dest;
+        err_take = 1'b1;
     end
 endtask
 
@@ -1563,6 +1592,9 @@ always @* begin
     u8pend_next = 1'b0; u8pend2_next = u8pend_reg; u8f_next = u8f_reg; u8f_off_next = u8f_off_reg;
     cu8_next = cu8_reg; rs8_next = rs8_reg; bz_a_next = bz_a_reg;
     rz_arm = 1'b0; rz_arm_a = 40'd0; rz_arm_n = 40'd0; rz_clear = 1'b0;
+    err_take = 1'b0;
+    // (the next state's flags: set with it where it is assigned; S_SCANME and S_REQ1 stay)
+    scme_go = state_reg == S_SCANME; req_go = state_reg == S_REQ1;
     if (u8_bad_now && !u8f_reg) begin
         u8f_next = 1'b1;
         u8f_off_next = s_p_q;
@@ -2302,13 +2334,13 @@ always @* begin
             state_next = S_DONE;
         end else begin
             req_w_next = 8'd0;
-            state_next = S_REQ1;
+            state_next = S_REQ1; req_go = 1'b1;
         end
     end
     S_REQ1: begin
         if (!mb_req || req_w_reg >= mb_hwords) begin
             req_id_next = req_id_reg + 32'd1;
-            state_next = S_REQ0;
+            state_next = S_REQ0; req_go = 1'b0;
         end else if (r_mask == 32'd0) begin
             req_w_next = req_w_reg + 8'd1;
         end else begin
@@ -2317,8 +2349,8 @@ always @* begin
             state_next = S_REQ_W1;
         end
     end
-    S_REQ_W1: state_next = S_REQ_W1B;
-    S_REQ_W1B: state_next = S_REQ_W2;
+    S_REQ_W1: begin state_next = S_REQ_W1B; req_go = 1'b1; end
+    S_REQ_W1B: begin state_next = S_REQ_W2; req_go = 1'b1; end
     S_REQ_W2: begin
         tmp40 = im_off_r + {8'd0, mb_hasoff} + {30'd0, req_w_reg, 2'b00};
         tmp64 = rd_lane >> (8 * tmp40[2:0]);
@@ -2326,7 +2358,7 @@ always @* begin
             fail(E_MISSING_REQUIRED, im_start_r);
         end else begin
             req_w_next = req_w_reg + 8'd1;
-            state_next = S_REQ1;
+            state_next = S_REQ1; req_go = 1'b1;
         end
     end
     // ------------------------------------------------------------ one pass (ONE_PASS)
@@ -2353,7 +2385,7 @@ always @* begin
         // frame's end): its key and value of their own wire types go on; anything else
         // would drop the entry, or fail, so falls back
         if (scme_rem_reg == 32'd0) begin
-            state_next = S_SCAN;
+            state_next = S_SCAN; scme_go = 1'b0;
         end else if (tag_ok && sc_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd3 && tag_wt != 3'd4) begin
             if (f_hit && tag_wt == f_kwt && !f_closed && !sc_past_v) begin
                 sk_en = 1'b1; sk_len = vd_len32 + sc_vlen;
@@ -2361,7 +2393,7 @@ always @* begin
                 // the field ends the entry: the scan goes on past it now (and, when the
                 // entry ends the frame too, is done: back to the tag it began at)
                 if (sc_last_v) begin
-                    state_next = S_SCAN;
+                    state_next = S_SCAN; scme_go = 1'b0;
                     if (sc_last_fr && scme_1st_reg) begin
                         // the scan began at this entry: it was the instance's only field
                         // left, so the write pass starts its element now (S_NE0, set up
@@ -2374,10 +2406,10 @@ always @* begin
                     end
                 end
             end else begin
-                state_next = S_BAIL;
+                state_next = S_BAIL; scme_go = 1'b0;
             end
         end else if (ip_fresh && (iwav32 >= SCAN_FULL || iwav32 >= brem)) begin
-            state_next = S_BAIL;
+            state_next = S_BAIL; scme_go = 1'b0;
         end
     end
     S_SCRET: begin
@@ -2448,7 +2480,11 @@ always @* begin
         // held low while it is bad)
         if (u8_bad_now) fail(E_INVALID_UTF8, u8f_at);
     end
-    S_ERRW: state_next = S_ERR;     // (a string's UTF-8 verdict arrives: see below)
+    S_ERRW: begin
+        // (a string's UTF-8 verdict arrives: see the end of the block)
+        state_next = err_dest;
+        err_take = 1'b1;
+    end
     S_ERR: ;
     default: state_next = S_IDLE;
     endcase
@@ -2462,27 +2498,39 @@ always @* begin
         o_we = 1'b1; o_wa = bz_a_reg; o_wz = 1'b1; o_wz_n = tmp32[OB_SHIFT:0];
         bz_a_next = bz_a_reg + {8'd0, tmp32};
     end
+`ifndef SYNTHESIS
+    // the original error tail, on the decisions as they were (fail() and S_ERRW gave S_ERR):
+    // the reference for the state and error data below
+    ref_state_next = err_take ? S_ERR : state_next;
+    ref_code_next = err_code_next; ref_off_next = err_off_next;
+    if (ref_state_next == S_ERR && state_reg != S_ERR && pass_reg && u8f_any) begin
+        ref_code_next = E_INVALID_UTF8;
+        ref_off_next = u8f_at;
+    end
+    if (ref_state_next == S_ERR && state_reg != S_ERR && !pass_reg && u8skip_reg && !strict_reg) begin
+        ref_code_next = err_code_reg;
+        ref_off_next = err_off_reg;
+        ref_state_next = S_RESTRICT;
+    end
+    if (ref_state_next == S_ERR && state_reg != S_ERR && fast_reg) ref_state_next = S_BAIL;
+    if (ref_state_next == S_ERR && state_reg != S_ERR && state_reg != S_ERRW && pass_reg && u8pend_reg)
+        ref_state_next = S_ERRW;
+`endif
+    // an error taken this cycle (the state is err_dest already): data only
     // write pass: an invalid string comes before whatever failed later
-    if (state_next == S_ERR && state_reg != S_ERR && pass_reg && u8f_any) begin
+    if (err_take && pass_reg && u8f_any) begin
         err_code_next = E_INVALID_UTF8;
         err_off_next = u8f_at;
     end
-    // a pre-pass error after a skipped UTF-8 check: an earlier string may be invalid
-    if (state_next == S_ERR && state_reg != S_ERR && !pass_reg && u8skip_reg && !strict_reg) begin
+    // a pre-pass error after a skipped UTF-8 check (to S_RESTRICT): an earlier string may
+    // be invalid, no error yet
+    if (err_take && !pass_reg && u8skip_reg && !strict_reg) begin
         err_code_next = err_code_reg;
         err_off_next = err_off_reg;
-        state_next = S_RESTRICT;
     end
-
-    // one pass: any error falls back to the two passes (their verdict is the CPU's)
-    if (state_next == S_ERR && state_reg != S_ERR && fast_reg) begin
-        state_next = S_BAIL;
-    end
-    // write pass: an error while a string's UTF-8 verdict is on its way waits a cycle for
-    // it (S_ERRW), so that an invalid string before the error still comes first
-    if (state_next == S_ERR && state_reg != S_ERR && state_reg != S_ERRW && pass_reg && u8pend_reg) begin
-        state_next = S_ERRW;
-    end
+`ifndef SYNTHESIS
+    chk_state_next = state_next; chk_code_next = err_code_next; chk_off_next = err_off_next;
+`endif
 
     if (start) begin
         // the root's message-table row is read in S_START (start_pass sizes the one pass's
@@ -2515,6 +2563,15 @@ always @* begin
         end
     end
 end
+
+`ifndef SYNTHESIS
+// the error's destination and data from err_dest / err_take are the original tail's
+always @(posedge clk)
+    if (!rst && (chk_state_next !== ref_state_next || chk_code_next !== ref_code_next
+                 || chk_off_next !== ref_off_next))
+        $fatal(1, "hw_pb_core: error tail: state %0d code %0d offset %0d, the original's %0d %0d %0d (state %0d)",
+               chk_state_next, chk_code_next, chk_off_next, ref_state_next, ref_code_next, ref_off_next, state_reg);
+`endif
 
 // ---------------------------------------------------------------- registers and memories
 // the lazy zeroer: one pass, it zeroes a pending word in a cycle the image port is idle
