@@ -945,14 +945,20 @@ endfunction
 
 // the frame's slots
 wire [31:0] cslot = fr_cb_reg + {24'd0, f_slot};
-wire [31:0] uslot = fr_cb_reg + {24'd0, ma_nc} - 32'd1;
+// (the unknown-bytes slot, fr_cb + ma_nc - 1: a register, uslot_reg below)
+reg  [CNT_BITS-1:0] uslot_reg = {CNT_BITS{1'b0}};
+wire [31:0] uslot = {{(32-CNT_BITS){1'b0}}, uslot_reg};
 wire [31:0] sslot = fr_sb_reg + {24'd0, f_slot};
-wire [31:0] oslot = fr_sb_reg + {24'd0, ma_nms} + {16'd0, f_pidx};
+// (the oneof case slots' base, fr_sb + ma_nms: a register, osb_reg below)
+reg  [ST_BITS-1:0] osb_reg = {ST_BITS{1'b0}};
+wire [31:0] oslot = {{(32-ST_BITS){1'b0}}, osb_reg} + {16'd0, f_pidx};
 wire [39:0] soff40 = {8'd0, fr_off_reg};
 wire [39:0] fat = soff40 + {8'd0, f_off};
 wire [39:0] uat = soff40 + {8'd0, ma_unkoff};
 // the byte of the field's presence bit (S_SP0 reads it, S_SP_W2 writes it back)
-wire [39:0] pat = soff40 + {8'd0, ma_hasoff} + {27'd0, f_pidx[15:5], 2'b00} + {37'd0, f_pidx[4:3]};
+// (its presence words' offset, fr_off + ma_hasoff: a register, hb_reg below)
+reg  [32:0] hb_reg = 33'd0;
+wire [39:0] pat = {7'd0, hb_reg} + {27'd0, f_pidx[15:5], 2'b00} + {37'd0, f_pidx[4:3]};
 
 // the count and state memories (hw_pb_counts): asynchronous reads at the slots the field
 // row gives this cycle (cslot, sslot, oslot); registered reads addressed with the next ne_a,
@@ -961,26 +967,74 @@ wire [39:0] pat = soff40 + {8'd0, ma_hasoff} + {27'd0, f_pidx[15:5], 2'b00} + {3
 // frame's count base and message held (fm_src 0), a child entered (1: its base, and its
 // slot count from the message table's second copy, which shows the child's row c_msg_reg
 // where enter is called), or the frame below popped (2: its uslot, kept in its frame
-// stack record, stk_us)
+// stack record, stk_us). The register uslot_reg holds it too, so uslot is no adder after
+// the message table's output. An enter's count base (fr_cb_next) is late, but the base is
+// one of two registers: nextc (new_inst) or the instance table's im_cb_q (S_ENTER), so the
+// enter's slot adds the table's count to a register (less 1, added before the table's
+// output comes). The oneof slots' base (osb_reg, fr_sb + ma_nms, in front of oslot's
+// asynchronous read) and the presence words' offset (hb_reg, fr_off + ma_hasoff, pat's base)
+// are kept the same way: beside the frame-stack record, and on an enter the table's entry
+// added to a register: nexts (new_inst) or im_sb_q (S_ENTER); the struct's offset c_off
+// (S_NI, S_ENTER) or, from S_NE0, the new element's (top_reg for an array's first, else fila_q).
 wire [31:0] cnt_q_c, cnt_q_ne, cnt_q_u, cnt_q_d, filn_q, st_q_s, st_q_o;
 wire [CNT_BITS-1:0] stk_us;
+wire [ST_BITS-1:0]  stk_osb;
 /* verilator lint_off UNUSEDSIGNAL */
-wire [31:0] uslot_enter = fr_cb_next + {24'd0, mb_nc} - 32'd1;    // (the low CNT_BITS read)
+wire [31:0] osb_enter = ((state_reg == S_ENTER) ? im_sb_q : nexts_reg) + {24'd0, mb_nms};
+/* verilator lint_on UNUSEDSIGNAL */
+always @(posedge clk)
+    osb_reg <= (fm_src == 2'd2) ? stk_osb : (fm_src == 2'd1) ? osb_enter[ST_BITS-1:0] : osb_reg;
+wire [32:0] stk_hb;
+wire [31:0] hb_off = (state_reg != S_NE0) ? c_off_reg[31:0] : (filn_q == 32'd0) ? top_reg[31:0] : fila_q[31:0];
+wire [32:0] hb_enter = {1'b0, hb_off} + {1'b0, mb_hasoff};
+always @(posedge clk)
+    hb_reg <= (fm_src == 2'd2) ? stk_hb : (fm_src == 2'd1) ? hb_enter : hb_reg;
+wire [31:0] ue_base_m1 = ((state_reg == S_ENTER) ? im_cb_q : nextc_reg) - 32'd1;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [31:0] uslot_enter = ue_base_m1 + {24'd0, mb_nc};    // (the low CNT_BITS read)
 /* verilator lint_on UNUSEDSIGNAL */
 wire [CNT_BITS-1:0] uslot_next = (fm_src == 2'd2) ? stk_us
-                               : (fm_src == 2'd1) ? uslot_enter[CNT_BITS-1:0] : uslot[CNT_BITS-1:0];
+                               : (fm_src == 2'd1) ? uslot_enter[CNT_BITS-1:0] : uslot_reg;
+always @(posedge clk) uslot_reg <= uslot_next;
 `ifndef SYNTHESIS
-// (the registered read's address is uslot in every cycle from a decode's first enter of the
-// root frame on: checked in every simulation; before it the message table may hold no row
-// for fr_msg_reg yet, and a table load (TABLES=1, after a decode) changes its row)
-reg [CNT_BITS-1:0] uslot_q = {CNT_BITS{1'b0}};
+// (uslot_reg, the registered read's address, is the frame's fr_cb + ma_nc - 1 in every
+// cycle from a decode's first enter of the root frame on, where uslot is read: checked in
+// every simulation; before it the message table may hold no row for fr_msg_reg yet, and a
+// table load (TABLES=1, after a decode) changes its row)
+/* verilator lint_off UNUSEDSIGNAL */
+wire [31:0] uslot_c = fr_cb_reg + {24'd0, ma_nc} - 32'd1;
+wire [31:0] uslot_enter_c = fr_cb_next + {24'd0, mb_nc} - 32'd1;
+wire [31:0] osb_c = fr_sb_reg + {24'd0, ma_nms};
+wire [31:0] osb_enter_c = fr_sb_next + {24'd0, mb_nms};
+wire [32:0] hb_c = {1'b0, fr_off_reg} + {1'b0, ma_hasoff};
+wire [32:0] hb_enter_c = {1'b0, fr_off_next} + {1'b0, mb_hasoff};
+/* verilator lint_on UNUSEDSIGNAL */
 reg                uslot_chk = 1'b0;
 always @(posedge clk) begin
-    uslot_q <= uslot_next;
     if (rst || table_load || state_after == S_IDLE || state_after == S_START) uslot_chk <= 1'b0;
     else if (fm_src == 2'd1) uslot_chk <= 1'b1;
-    if (uslot_chk && uslot_q !== uslot[CNT_BITS-1:0])
-        $fatal(1, "hw_pb_core: unknown-bytes slot read at %h, uslot %h (state %0d)", uslot_q, uslot[CNT_BITS-1:0], state_reg);
+    if (uslot_chk && uslot_reg !== uslot_c[CNT_BITS-1:0])
+        $fatal(1, "hw_pb_core: unknown-bytes slot %h, fr_cb + ma_nc - 1 %h (state %0d)", uslot_reg,
+               uslot_c[CNT_BITS-1:0], state_reg);
+    // (no state before the first enter reads uslot)
+    if (!uslot_chk && !rst && !(state_reg == S_IDLE || state_reg == S_START || state_reg == S_ROOT2
+            || state_reg == S_HDR || state_reg == S_NI || state_reg == S_NI_INIT || state_reg == S_ENTER
+            || state_reg == S_ZERO || state_reg == S_RZF || state_reg == S_ERR || state_reg == S_DONE))
+        $fatal(1, "hw_pb_core: state %0d before the first enter", state_reg);
+    if (uslot_chk && osb_reg !== osb_c[ST_BITS-1:0])
+        $fatal(1, "hw_pb_core: oneof slots' base %h, fr_sb + ma_nms %h (state %0d)", osb_reg, osb_c[ST_BITS-1:0],
+               state_reg);
+    if (fm_src == 2'd1 && osb_enter[ST_BITS-1:0] !== osb_enter_c[ST_BITS-1:0])
+        $fatal(1, "hw_pb_core: entered frame's oneof slots' base %h, fr_sb_next + mb_nms %h (state %0d)",
+               osb_enter[ST_BITS-1:0], osb_enter_c[ST_BITS-1:0], state_reg);
+    if (uslot_chk && hb_reg !== hb_c)
+        $fatal(1, "hw_pb_core: presence words' offset %h, fr_off + ma_hasoff %h (state %0d)", hb_reg, hb_c, state_reg);
+    if (fm_src == 2'd1 && hb_enter !== hb_enter_c)
+        $fatal(1, "hw_pb_core: entered frame's presence words' offset %h, fr_off_next + mb_hasoff %h (state %0d)",
+               hb_enter, hb_enter_c, state_reg);
+    if (fm_src == 2'd1 && uslot_enter[CNT_BITS-1:0] !== uslot_enter_c[CNT_BITS-1:0])
+        $fatal(1, "hw_pb_core: entered frame's unknown-bytes slot %h, fr_cb_next + mb_nc - 1 %h (state %0d)",
+               uslot_enter[CNT_BITS-1:0], uslot_enter_c[CNT_BITS-1:0], state_reg);
 end
 `endif
 wire [39:0] fila_q;
@@ -1028,11 +1082,12 @@ assign ip_fr_end_up = (depth_reg > 32'd1) ? stk_q[FRW-81 -: 32] : fr_end_reg;
 // the innermost open group's number (read in S_GRP only, where gdepth_reg >= 1): as the
 // frame stack's, a registered read addressed with the next group depth
 wire [31:0] gstk_q;
-// (each record with its frame's unknown-bytes slot beside it, for the count memory's read)
-hw_pb_frames #(.W(FRW + CNT_BITS), .DEPTH(STK_DEPTH), .AW(STK_BITS)) fs (
+// (each record with its frame's unknown-bytes slot, oneof slots' base and presence words'
+// offset beside it, for the count memory's read, oslot and pat)
+hw_pb_frames #(.W(FRW + CNT_BITS + ST_BITS + 33), .DEPTH(STK_DEPTH), .AW(STK_BITS)) fs (
     .clk(clk),
-    .push(stk_we), .push_a(stk_wa), .push_d({stk_wd, uslot[CNT_BITS-1:0]}), .ra_next(stk_ra_next),
-    .q({stk_q, stk_us}),
+    .push(stk_we), .push_a(stk_wa), .push_d({stk_wd, uslot_reg, osb_reg, hb_reg}), .ra_next(stk_ra_next),
+    .q({stk_q, stk_us, stk_osb, stk_hb}),
     .gpush(gstk_we), .gpush_a(gstk_wa), .gpush_d(gstk_wd), .g_ra_next(gdepth_next[STK_BITS-1:0] - 1'b1), .g_q(gstk_q)
 );
 // the instance tables and the dropped-map-entry list (hw_pb_insts: registered reads
@@ -1083,6 +1138,64 @@ wire [31:0] u8f_at = u8f_reg ? u8f_off_reg : s_p_q;
 wire [6:0]  err_dest = (!pass_reg && u8skip_reg && !strict_reg) ? S_RESTRICT
                        : fast_reg ? S_BAIL
                        : (state_reg != S_ERRW && pass_reg && u8pend_reg) ? S_ERRW : S_ERR;
+
+// The message table's outputs come out of its block RAM late (no output register): what
+// the decisions compare them with is kept ready in registers, so no adder or wide compare
+// runs after them (each checked against the expression it replaces in every simulation).
+// new_inst's capacity check: the count and state slots left (CNT_N - nextc, ST_N - nexts,
+// saturated to 8 bits, the table's counts' width) and whether the instance table is full,
+// set a cycle ahead from the *_next values: two 8-bit compares (were 32-bit adds, compares).
+function [7:0] room8;
+    input [31:0] n;
+    input [31:0] used;
+    begin
+        room8 = (used >= n) ? 8'd0 : (n - used > 32'd255) ? 8'd255 : n[7:0] - used[7:0];
+    end
+endfunction
+localparam [7:0] CNT_ROOM0 = (CNT_N_32 > 32'd255) ? 8'd255 : CNT_N_32[7:0];
+localparam [7:0] ST_ROOM0 = (ST_N_32 > 32'd255) ? 8'd255 : ST_N_32[7:0];
+reg  [7:0] cnt_room_reg = CNT_ROOM0, st_room_reg = ST_ROOM0;
+reg        inst_full_reg = 1'b0;
+// S_NI_INIT's step against the slot counts: ni_k and ni_k + 1 as 8 bits and a flag for more
+reg  [7:0] nik_reg = 8'd0, nik1_reg = 8'd1;
+reg        nik_big_reg = 1'b0, nik1_big_reg = 1'b0;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [31:0] ni_k1_next = ni_k_next + 32'd1;
+/* verilator lint_on UNUSEDSIGNAL */
+always @(posedge clk) begin
+    cnt_room_reg  <= room8(CNT_N_32, nextc_next);
+    st_room_reg   <= room8(ST_N_32, nexts_next);
+    inst_full_reg <= ninst_next >= INST_N_32;
+    nik_reg <= ni_k_next[7:0]; nik_big_reg <= ni_k_next[31:8] != 24'd0;
+    nik1_reg <= ni_k1_next[7:0]; nik1_big_reg <= ni_k1_next[31:8] != 24'd0;
+end
+wire       ni_full = inst_full_reg || mb_nc > cnt_room_reg || mb_ns > st_room_reg;
+wire       nik_lt_nc = !nik_big_reg && nik_reg < mb_nc;       // ni_k < nc
+wire       nik_lt_ns = !nik_big_reg && nik_reg < mb_ns;
+wire       nik_lt_nms = !nik_big_reg && nik_reg < mb_nms;
+wire       nik1_ge_nc = nik1_big_reg || nik1_reg >= mb_nc;    // ni_k + 1 >= nc
+wire       nik1_ge_ns = nik1_big_reg || nik1_reg >= mb_ns;
+// S_MSG4's struct allocation: the output bytes left, from the register (ready before the
+// table's output; top_reg never passes OUT_BYTES), compared with the struct's size
+wire [39:0] out_left = OUT_BYTES - top_reg;
+`ifndef SYNTHESIS
+always @(posedge clk) begin
+    if (state_reg == S_NI && ni_full !== (ninst_reg >= INST_N_32 || nextc_reg + {24'd0, mb_nc} > CNT_N_32
+                                          || nexts_reg + {24'd0, mb_ns} > ST_N_32))
+        $fatal(1, "hw_pb_core: capacity check %b, ninst %h nextc %h + %h nexts %h + %h", ni_full, ninst_reg,
+               nextc_reg, mb_nc, nexts_reg, mb_ns);
+    if (cnt_room_reg !== room8(CNT_N_32, nextc_reg) || st_room_reg !== room8(ST_N_32, nexts_reg)
+            || inst_full_reg !== (ninst_reg >= INST_N_32))
+        $fatal(1, "hw_pb_core: room registers %h %h %b, nextc %h nexts %h ninst %h", cnt_room_reg, st_room_reg,
+               inst_full_reg, nextc_reg, nexts_reg, ninst_reg);
+    if (state_reg == S_NI_INIT && (nik_lt_nc !== (ni_k_reg < {24'd0, mb_nc}) || nik_lt_ns !== (ni_k_reg < {24'd0, mb_ns})
+            || nik_lt_nms !== (ni_k_reg < {24'd0, mb_nms}) || nik1_ge_nc !== (ni_k_reg + 32'd1 >= {24'd0, mb_nc})
+            || nik1_ge_ns !== (ni_k_reg + 32'd1 >= {24'd0, mb_ns})))
+        $fatal(1, "hw_pb_core: S_NI_INIT compares, ni_k %h nc %h ns %h nms %h", ni_k_reg, mb_nc, mb_ns, mb_nms);
+    if (state_reg == S_MSG4 && pass_reg && ({8'd0, mb_size8} > out_left) !== (top_reg + {8'd0, mb_size8} > OUT_BYTES))
+        $fatal(1, "hw_pb_core: struct capacity, top %h size %h", top_reg, mb_size8);
+end
+`endif
 
 // a new instance of message mb gets its count and fill slots cleared at S_NI/S_NI_INIT:
 // in the pre-pass, and in one pass when its scan will not (more than 16 slots)
@@ -1479,9 +1592,11 @@ endtask
 task new_inst;
     input [39:0] off;
     input [31:0] ss;        // sslot
+    input        full;      // ni_full: no room for it
+    input [7:0]  nc;        // mb_nc
+    input [7:0]  ns;        // mb_ns
     begin
-        if ((!pass_reg || fast_reg) && (ninst_reg >= INST_N_32 || nextc_reg + {24'd0, mb_nc} > CNT_N_32
-                || nexts_reg + {24'd0, mb_ns} > ST_N_32)) begin
+        if ((!pass_reg || fast_reg) && full) begin
             fail(E_CAPACITY, t_pos_reg);
         end else begin
             c_id_next = ninst_reg;
@@ -1494,15 +1609,15 @@ task new_inst;
                 imw_we = 1'b1; imw_wa = ninst_reg; im_off_wd = off; im_start_wd = t_pos_reg;
             end
             ninst_next = ninst_reg + 32'd1;
-            nextc_next = nextc_reg + {24'd0, mb_nc};
-            nexts_next = nexts_reg + {24'd0, mb_ns};
+            nextc_next = nextc_reg + {24'd0, nc};
+            nexts_next = nexts_reg + {24'd0, ns};
             // the parent's state slot remembers a singular child
             if (!c_root_reg && !f_rep) begin
                 st_we = 1'b1; st_wa = ss; st_wd = ninst_reg;
             end
             ni_k_next = 32'd0;
             state_next = S_NI_INIT;
-            if ((!ni_cnt_init || mb_nc == 8'd1) && mb_ns == 8'd0) begin
+            if ((!ni_cnt_init || nc == 8'd1) && ns == 8'd0) begin
                 // (both passes number instances alike, so nextc/nexts are its bases)
                 if (ni_cnt_init) begin
                     cnt_we = 1'b1; cnt_wa = nextc_reg; cnt_wd = 32'd0;
@@ -1644,22 +1759,22 @@ always @* begin
 
     // ------------------------------------------------------------ new instance
     S_NI: begin
-        new_inst(c_off_reg, sslot);
+        new_inst(c_off_reg, sslot, ni_full, mb_nc, mb_ns);
     end
     S_NI_INIT: begin
         // counts and fill counts to 0 (pre-pass), state slots to NONE / 0 (both passes)
-        if (ni_k_reg < {24'd0, mb_nc}) begin
+        if (nik_lt_nc) begin
             if (ni_cnt_init) begin
                 cnt_we = 1'b1; cnt_wa = im_cb_q + ni_k_reg; cnt_wd = 32'd0;
                 fil_we = 1'b1; fil_wa = im_cb_q + ni_k_reg; filn_wd = 32'd0; fila_wd = 40'd0;
             end
         end
-        if (ni_k_reg < {24'd0, mb_ns}) begin
+        if (nik_lt_ns) begin
             st_we = 1'b1; st_wa = im_sb_q + ni_k_reg;
-            st_wd = (ni_k_reg < {24'd0, mb_nms}) ? 32'hFFFFFFFF : 32'd0;
+            st_wd = nik_lt_nms ? 32'hFFFFFFFF : 32'd0;
         end
         ni_k_next = ni_k_reg + 32'd1;
-        if ((!ni_cnt_init || ni_k_reg + 32'd1 >= {24'd0, mb_nc}) && ni_k_reg + 32'd1 >= {24'd0, mb_ns})
+        if ((!ni_cnt_init || nik1_ge_nc) && nik1_ge_ns)
             state_next = S_ENTER;
     end
     S_ENTER: begin
@@ -1885,7 +2000,7 @@ always @* begin
             state_next = S_NI;
         end else begin
             c_new_next = 1'b1;
-            if (top_reg + {8'd0, mb_size8} > OUT_BYTES) begin
+            if ({8'd0, mb_size8} > out_left) begin
                 fail(E_CAPACITY, t_pos_reg);
             end else begin
                 c_off_next = top_reg;
@@ -2162,7 +2277,7 @@ always @* begin
                     if (sret_reg == S_MSG3 && !hdr_on) begin
                         c_off_next = top_reg;
                         zero_lazy(top_reg, tmp40, S_NI, rz_count, rz_any);
-                        if (state_next == S_NI && ni_direct) new_inst(top_reg, sslot);
+                        if (state_next == S_NI && ni_direct) new_inst(top_reg, sslot, ni_full, mb_nc, mb_ns);
                     end else begin
                         zero_lazy(top_reg, tmp40, sret_reg, rz_count, rz_any);
                     end
@@ -2182,7 +2297,7 @@ always @* begin
             if (sret_reg == S_MSG3 && !hdr_on) begin
                 c_off_next = tmp40;
                 state_next = S_NI;
-                if (ni_direct) new_inst(tmp40, sslot);
+                if (ni_direct) new_inst(tmp40, sslot, ni_full, mb_nc, mb_ns);
             end
         end
     end
