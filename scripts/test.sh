@@ -32,16 +32,22 @@ step() {
   fi
 }
 
+# CI's budget is 30 minutes on a 2-core machine; the simulations take most of it.
 # The Icarus expression-tree sweep of the objgraph system test to n = 64 (its default is
 # 127; crates/sim's Verilator device test sweeps 1..=127 and beyond on every run).
 export HEAPWIRE_OG_MAXN="${HEAPWIRE_OG_MAXN:-64}"
+# The same budget for the protobuf core's simulations: 24 random cases per schema set in
+# crates/sim's system test (its default, run alone, is 40) and half the random messages in
+# the core's cocotb testbench (HW_TB_THOROUGH=1 runs five times its default instead).
+export HEAPWIRE_RTL_CASES="${HEAPWIRE_RTL_CASES:-24}" HW_TB_QUICK="${HW_TB_QUICK:-1}"
 
 # The nginx scale-out test (bench/load) runs the social_service binary of another package.
 step "build social_service for the scale-out test" cargo build --release -q -p heapwire-social-service
 step "rust tests" cargo test --release --workspace -q
 
-# The fuzzers and the Icarus testbenches below each keep one core busy, so the bounded
-# fuzz run goes beside the remaining suites (its output is printed when it ends).
+# Each fuzzer keeps one core busy and ends after its bounded time, so the fuzz run goes
+# beside the remaining suites (its output is printed when it ends); the Icarus testbenches
+# run one pytest worker per core (scripts/test_rtl.sh) and take the core back when it ends.
 fuzz_log=$(mktemp)
 fuzz_t0=$SECONDS
 bash scripts/fuzz.sh --seconds "${HEAPWIRE_FUZZ_SECONDS:-20}" >"$fuzz_log" 2>&1 &

@@ -13,7 +13,8 @@
 # a path (one with a `/` or a `.py` file, `path::test` too: so `-k rtl` stays a keyword),
 # pytest runs only what they name, else all of rtl/tb.
 # HW_TB_SEED=<n> changes the seed of the randomized tests (default 12345);
-# HW_TB_THOROUGH=1 runs several times more random vectors in the core testbenches.
+# HW_TB_THOROUGH=1 runs several times more random vectors in the core testbenches;
+# HW_TB_JOBS=<n> pytest workers (default: one per core).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -98,7 +99,9 @@ targets=(rtl/tb)
 for a in "$@"; do
   [[ $a != -* && ($a == */* || $a == *.py*) && -e ${a%%::*} ]] && targets=()
 done
-if ! python3 -m pytest -q "${targets[@]}" "$@"; then
+# The testbenches are single-threaded simulations: one pytest worker per core
+# (HW_TB_JOBS=N sets the number; a `-n` among the arguments wins, being later).
+if ! python3 -m pytest -q -n "${HW_TB_JOBS:-auto}" "${targets[@]}" "$@"; then
   fail=1
 fi
 exit "$fail"

@@ -34,6 +34,12 @@ def thorough() -> bool:
     return os.environ.get("HW_TB_THOROUGH", "") not in ("", "0")
 
 
+def quick() -> bool:
+    """HW_TB_QUICK=1 (scripts/test.sh sets it, for CI's time budget): the core testbenches'
+    random-message tests run half their messages; HW_TB_THOROUGH wins over it."""
+    return os.environ.get("HW_TB_QUICK", "") not in ("", "0") and not thorough()
+
+
 def run_cocotb(tb_dir, toplevel, sources, build_name, parameters=None, testcase=None,
                extra_env=None, includes=(), defines=None):
     """Builds `toplevel` from `sources` (with the `defines` macros) with Icarus Verilog into

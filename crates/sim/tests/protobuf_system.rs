@@ -21,6 +21,7 @@ mod protobuf;
 use common::{env_num, root, Rng};
 use protobuf::{generate_social_workloads, read_delimited, schema};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use heapwire_cpu::{DecodeOptions, Decoder};
 use heapwire_engine::framing::put_varint;
@@ -38,6 +39,20 @@ struct Stats {
     /// the core with run-time-loaded tables (TABLES=1), one build: 64-bit input, 256-bit
     /// output, one pass and two passes in turn
     tables: bool,
+}
+
+impl Stats {
+    fn new(tables: bool) -> Stats {
+        Stats { ok: 0, rejected: 0, failures: Vec::new(), cycles: 0, bytes: 0, tables }
+    }
+
+    fn add(&mut self, o: Stats) {
+        self.ok += o.ok;
+        self.rejected += o.rejected;
+        self.failures.extend(o.failures);
+        self.cycles += o.cycles;
+        self.bytes += o.bytes;
+    }
 }
 
 fn compare(s: &CompiledSchema, mi: usize, input: &[u8], base: u64, label: &str, st: &mut Stats) {
@@ -127,7 +142,7 @@ fn run_schema(s: &CompiledSchema, name: &str, seed: u64, cases: u64, st: &mut St
 fn core_matches_cpu_engine() {
     let seed = env_num("HEAPWIRE_RTL_SEED", 12345);
     let cases = env_num("HEAPWIRE_RTL_CASES", 40);
-    let mut st = Stats { ok: 0, rejected: 0, failures: Vec::new(), cycles: 0, bytes: 0, tables: false };
+    let mut st = Stats::new(false);
     let p32 = LayoutOptions { pointer_width: PointerWidth::P32, header_words: false };
     let hdr = LayoutOptions { pointer_width: PointerWidth::P64, header_words: true };
     let mut sets: Vec<(String, CompiledSchema)> = Vec::new();
@@ -150,8 +165,30 @@ fn core_matches_cpu_engine() {
     // other layouts: 32-bit pointers, header words
     sets.push(("unit.proto (32-bit pointers)".into(), schema("crates/cpu/testdata/unit.proto", &["crates/cpu/testdata"], p32)));
     sets.push(("unit2.proto (header words)".into(), schema("crates/cpu/testdata/unit2.proto", &["crates/cpu/testdata"], hdr)));
-    for (i, (name, s)) in sets.iter().enumerate() {
-        run_schema(s, name, seed.wrapping_add(i as u64 * 7919), cases, &mut st);
+    // Each set is an independent stream of simulator runs (one `vvp` per message, single
+    // threaded), so the sets go round one worker per core; the bench part and the hand
+    // cases below follow on this thread. Each set starts its own round of configurations.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(sets.len());
+    let next = AtomicUsize::new(0);
+    let done: Vec<Stats> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                sc.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((name, s)) = sets.get(i) else { break done };
+                        let mut set_st = Stats::new(false);
+                        run_schema(s, name, seed.wrapping_add(i as u64 * 7919), cases, &mut set_st);
+                        done.push(set_st);
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("a schema set's worker panicked")).collect()
+    });
+    for set_st in done {
+        st.add(set_st);
     }
     // the bench workloads, generated here by bench/gen_workloads.py (the bench's generator
     // and seed), HEAPWIRE_RTL_BENCH messages of each
@@ -257,7 +294,7 @@ fn core_matches_cpu_engine() {
 fn loaded_tables_serve_schemas_in_turn() {
     let seed = env_num("HEAPWIRE_RTL_SEED", 12345);
     let cases = env_num("HEAPWIRE_RTL_TABLES_CASES", 12);
-    let mut st = Stats { ok: 0, rejected: 0, failures: Vec::new(), cycles: 0, bytes: 0, tables: true };
+    let mut st = Stats::new(true);
     let social = schema("bench/schemas/social.proto", &["bench/schemas"], LayoutOptions::default());
     let p32 = LayoutOptions { pointer_width: PointerWidth::P32, header_words: false };
     let scalars3 = schema("tests/differential/schemas/scalars3.proto", &["tests/differential/schemas"], p32);

@@ -28,7 +28,8 @@ bad UTF-8, group mismatches, deep nesting...). The oracle is the CPU engine
 (`heapwire decode`): the same image bytes, or the same error kind (tbutil.error_kinds)
 and err_offset as its `<kind> at byte <offset>`. For generated messages the CPU engine's
 `--json` is also compared with the official library's MessageToJson.
-Knobs: HW_TB_SEED, HW_TB_THOROUGH=1 (about 5x more messages).
+Knobs: HW_TB_SEED, HW_TB_THOROUGH=1 (about 5x more messages), HW_TB_QUICK=1 (half the
+messages: scripts/test.sh, CI).
 """
 
 import os
@@ -44,7 +45,7 @@ import cocotb
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil, hwsc) when run as a script
 import hwsc
 from tbutil import (REPO, CoreHost, Rejected, compile_schema, engine_files, error_kinds, first_difference, generated_core, run_cocotb,
-                    run_heapwire, save_failing, seed_for, thorough)
+                    quick, run_heapwire, save_failing, seed_for, thorough)
 
 TB_DIR = Path(__file__).resolve().parent
 DIFF = REPO / "tests" / "differential"
@@ -61,8 +62,10 @@ LIGHT = bool(os.environ.get("HW_PB_TABLES")) and not thorough()
 
 
 def count(n):
-    """How many of a test's n cases (x SCALE) this build runs."""
-    return max(3, n // 3) if LIGHT else n * SCALE
+    """How many of a test's n cases (x SCALE) this build runs (HW_TB_QUICK: half)."""
+    if LIGHT:
+        return max(3, n // 3)
+    return max(3, n // 2) if quick() else n * SCALE
 
 
 def log2_ceil(v):
