@@ -566,10 +566,12 @@ wire [31:0] hdr2 = {27'd0, ip_hdr_len};            // tag + length bytes
 // shifted win3 those run through the UTF-8 checker and the state machine, and yosys grew
 // past 24 GB. ($shiftx cells from variable part-selects are not considered.)
 reg  [127:0] win3;
-integer      w3b;
-always @* begin
+always @* begin : g_win3
+    reg  [127:0] w_l;    // (stored once: see hw_pb_input)
+    integer      w3b;
     for (w3b = 0; w3b < 16; w3b = w3b + 1)
-        win3[8 * w3b +: 8] = (w3b + v2_len32 < 16) ? win2[8 * (w3b + v2_len32) +: 8] : 8'd0;
+        w_l[8 * w3b +: 8] = (w3b + v2_len32 < 16) ? win2[8 * (w3b + v2_len32) +: 8] : 8'd0;
+    win3 = w_l;
 end
 // (the select a register set a cycle ahead, s_tag_reg == (state_reg == S_TAG), below)
 reg          s_tag_reg = 1'b0;
@@ -859,10 +861,12 @@ wire        spk_last = !spk_big_reg && spk_lsat_reg <= win_avail;
 wire [4:0]  spk_n = spk_last ? spk_lsat_reg : win_avail;
 wire [3:0]  spk_lb = spk_lsat_reg[3:0] - 4'd1;        // the run's last byte, when spk_last
 reg  [15:0] spk_ends;
-integer     spkb;
-always @* begin
+always @* begin : g_spk_ends
+    reg  [15:0] e_l;
+    integer     spkb;
     for (spkb = 0; spkb < 16; spkb = spkb + 1)
-        spk_ends[spkb] = !win[8 * spkb + 7] && spkb < win_avail && spkb < spk_lsat_reg;
+        e_l[spkb] = !win[8 * spkb + 7] && spkb < win_avail && spkb < spk_lsat_reg;
+    spk_ends = e_l;
 end
 function [4:0] popcount16;
     input [15:0] m;

@@ -138,16 +138,21 @@ for (g = 0; g < 16; g = g + 1) begin : g_at
 end
 endgenerate
 
-reg  [25:0]       cont, va;    // byte k's bit 7 (0 past the window), k < win_avail
-reg  [15:0]       fit;
 reg  [SW1*16-1:0] sum;         // S_p
 reg  [TW*16-1:0]  tb;          // R_b's tag: {V_b, length, found, above 32 bits}
 reg  [16*16-1:0]  ohj;         // R_b's one-hot (bit 16b + p: the varint after the tag at p)
-reg               rch, f1b;
-reg  [5:0]        bsum;
-reg               vhi;
-integer           p, i, k;
-always @* begin
+// (the blocks below build their results in local variables and store each once: a store
+// to a module-level variable wakes everything reading it, once per loop iteration in a
+// simulator otherwise)
+always @* begin : g_sets
+    reg  [25:0]       cont, va;    // byte k's bit 7 (0 past the window), k < win_avail
+    reg  [15:0]       fit;
+    reg  [SW1*16-1:0] sum_l;
+    reg  [TW*16-1:0]  tb_l;
+    reg  [16*16-1:0]  ohj_l;
+    reg               rch, f1b, vhi;
+    reg  [5:0]        bsum;
+    integer           p, i, k;
     for (k = 0; k < 26; k = k + 1) begin
         cont[k] = k < 16 ? win[8 * (k % 16) + 7] : 1'b0;
         va[k] = k < win_avail;
@@ -161,14 +166,17 @@ always @* begin
         end
         bsum = {2'd0, pn[4 * p +: 4]} + {1'b0, pv[64 * p +: 5]};
         vhi = pv[64 * p + 32 +: 32] != 32'd0;
-        sum[SW1 * p +: SW1] = {fit[p], pn[4 * p +: 4], vhi || pv[64 * p + 5 +: 27] != 27'd0 || bsum[5:4] != 2'd0, bsum[3:0]};
+        sum_l[SW1 * p +: SW1] = {fit[p], pn[4 * p +: 4], vhi || pv[64 * p + 5 +: 27] != 27'd0 || bsum[5:4] != 2'd0, bsum[3:0]};
         f1b = fit[p];
-        tb[TW * p +: TW] = {pv[64 * p +: 64], f1b ? pn[4 * p +: 4] : 4'd0, f1b,
-                            f1b && (pn[4 * p +: 4] > 4'd5 || vhi)};
+        tb_l[TW * p +: TW] = {pv[64 * p +: 64], f1b ? pn[4 * p +: 4] : 4'd0, f1b,
+                              f1b && (pn[4 * p +: 4] > 4'd5 || vhi)};
         // (a found tag is 1-10 bytes: bits p+1..p+10 only, all 0 past the window)
         for (i = 0; i < 16; i = i + 1)
-            ohj[16 * p + i] = i == p ? !f1b : (i > p && i <= p + 10 && f1b && {28'd0, pn[4 * p +: 4]} == i - p);
+            ohj_l[16 * p + i] = i == p ? !f1b : (i > p && i <= p + 10 && f1b && {28'd0, pn[4 * p +: 4]} == i - p);
     end
+    sum = sum_l;
+    tb = tb_l;
+    ohj = ohj_l;
 end
 
 // the rest of a set's decodes from its tag (wire type, length, found) and the S_p of the
@@ -204,16 +212,18 @@ endfunction
 // R_b: {the tag, set_tail's}, its S_p picked by the one-hot
 localparam RW = TW + 15;
 reg  [RW*16-1:0]  rb;
-reg  [SW1-1:0]    sj;
-integer           pb, ib;
-always @* begin
+always @* begin : g_rb
+    reg  [RW*16-1:0]  rb_l;
+    reg  [SW1-1:0]    sj;
+    integer           pb, ib;
     for (pb = 0; pb < 16; pb = pb + 1) begin
         sj = {SW1{1'b0}};
         for (ib = 1; ib <= 10; ib = ib + 1)
             if (pb + ib < 16)
                 sj = sj | (sum[SW1 * ((pb + ib) % 16) +: SW1] & {SW1{ohj[16 * pb + (pb + ib) % 16]}});
-        rb[RW * pb +: RW] = {tb[TW * pb +: TW], set_tail(pv[64 * pb +: 3], tb[TW * pb + 2 +: 4], tb[TW * pb + 1], sj)};
+        rb_l[RW * pb +: RW] = {tb[TW * pb +: TW], set_tail(pv[64 * pb +: 3], tb[TW * pb + 2 +: 4], tb[TW * pb + 1], sj)};
     end
+    rb = rb_l;
 end
 
 // a set's value after the tag: the V_p its one-hot picks
@@ -239,15 +249,19 @@ wire [3:0]  s_skip = sel_fl[4] ? 4'd0 : sel_fl[3:0];
 wire [4:0]  s_avail = (sel_fl[4] || {1'b0, s_skip} > win_avail) ? 5'd0 : win_avail - {1'b0, s_skip};
 reg  [RW-1:0] s_t;
 reg  [15:0]   s_oh;
-integer       sb;
-always @* begin
+always @* begin : g_spec
+    reg  [RW-1:0] t_l;
+    reg  [15:0]   oh_l;
+    integer       sb;
     // (none: R_0 with nothing found)
-    s_t = sel_fl[4] ? {pv[63:0], {RW-64{1'b0}}} : {RW{1'b0}};
-    s_oh = {15'd0, sel_fl[4]};
+    t_l = sel_fl[4] ? {pv[63:0], {RW-64{1'b0}}} : {RW{1'b0}};
+    oh_l = {15'd0, sel_fl[4]};
     for (sb = 0; sb < 16; sb = sb + 1) begin
-        s_t = s_t | (rb[RW * sb +: RW] & {RW{!sel_fl[4] && sel_fl[3:0] == sb[3:0]}});
-        s_oh = s_oh | (ohj[16 * sb +: 16] & {16{!sel_fl[4] && sel_fl[3:0] == sb[3:0]}});
+        t_l = t_l | (rb[RW * sb +: RW] & {RW{!sel_fl[4] && sel_fl[3:0] == sb[3:0]}});
+        oh_l = oh_l | (ohj[16 * sb +: 16] & {16{!sel_fl[4] && sel_fl[3:0] == sb[3:0]}});
     end
+    s_t = t_l;
+    s_oh = oh_l;
 end
 wire [DW-1:0] s_dec = {s_t[RW-1 -: TW], pick_v(s_oh, pv), s_t[14:0]};
 
@@ -255,25 +269,25 @@ wire [DW-1:0] s_dec = {s_t[RW-1 -: TW], pick_v(s_oh, pv), s_t[14:0]};
 // the same two decodes as the decoders in series give them from the window shifted to the
 // set's position (hw_pb_input_dec: how the sets were decoded before), checked every cycle
 reg  [127:0] s_win;
-integer      wb;
-always @* begin
+always @* begin : g_swin
+    reg  [127:0] w_l;
+    integer      wb;
     for (wb = 0; wb < 16; wb = wb + 1)
-        s_win[8 * wb +: 8] = (wb + {28'd0, s_skip} < 16) ? win[8 * (wb + {28'd0, s_skip}) +: 8] : 8'd0;
+        w_l[8 * wb +: 8] = (wb + {28'd0, s_skip} < 16) ? win[8 * (wb + {28'd0, s_skip}) +: 8] : 8'd0;
+    s_win = w_l;
 end
 wire [DW-1:0] c_ref, s_ref;
 hw_pb_input_dec ref_c (.w(win), .avail(win_avail), .dec(c_ref));
 hw_pb_input_dec ref_s (.w(s_win), .avail(s_avail), .dec(s_ref));
 // (bits the reference leaves unknown, from unknown window bytes past the input, are not
 // compared: the two propagate them differently)
-reg           pick_bad;
-integer       xb;
-always @* begin
-    pick_bad = 1'b0;
-    for (xb = 0; xb < DW; xb = xb + 1) begin
-        if ((c_ref[xb] === 1'b0 || c_ref[xb] === 1'b1) && c_dec[xb] !== c_ref[xb]) pick_bad = 1'b1;
-        if ((s_ref[xb] === 1'b0 || s_ref[xb] === 1'b1) && s_dec[xb] !== s_ref[xb]) pick_bad = 1'b1;
-    end
-end
+`ifdef VERILATOR
+wire          pick_bad = c_dec != c_ref || s_dec != s_ref;    // (two states: no unknown bits)
+`else
+// (==? takes the reference's x bits as wildcards; a result other than 1 is a difference; a
+// loop over the bits instead was a third of the core's simulation time)
+wire          pick_bad = (c_dec ==? c_ref) !== 1'b1 || (s_dec ==? s_ref) !== 1'b1;
+`endif
 always @(posedge clk) begin
     if (!rst && pick_bad)
         $fatal(1, "hw_pb_input: picked decodes %h / %h, decoded in series %h / %h", c_dec, s_dec, c_ref, s_ref);
@@ -378,10 +392,12 @@ hw_varint_decoder #(.AVAIL_WIDTH(5)) dec_tag (
     .ok(f1), .incomplete(inc1), .overlong(over1), .over32(o1));
 // the bytes after the tag (byte selects, not a shifter: see win3 in hw_pb_core)
 reg  [79:0] w_after;
-integer     b;
-always @* begin
+always @* begin : g_after
+    reg  [79:0] a_l;
+    integer     b;
     for (b = 0; b < 10; b = b + 1)
-        w_after[8 * b +: 8] = (b + {28'd0, l1} < 16) ? w[8 * (b + {28'd0, l1}) +: 8] : 8'd0;
+        a_l[8 * b +: 8] = (b + {28'd0, l1} < 16) ? w[8 * (b + {28'd0, l1}) +: 8] : 8'd0;
+    w_after = a_l;
 end
 hw_varint_decoder #(.AVAIL_WIDTH(5)) dec_val (
     .in_bytes(w_after), .avail_bytes(avail - {1'b0, l1}), .value(v2),

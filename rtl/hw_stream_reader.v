@@ -286,11 +286,13 @@ assign mem_addr  = (FAST_START != 0 && start) ? {ADDR_WIDTH{1'b0}}
 wire [WORD_SHIFT:0]   land_end = land_last_reg ? lastb_reg : WORD_BYTES_32[WORD_SHIFT:0];
 wire [WORD_SHIFT:0]   land_nbytes = land_end - {1'b0, land_drop_reg};
 reg  [DATA_WIDTH-1:0] land_kept;
-integer i;
-always @* begin
+always @* begin : g_kept
+    reg  [DATA_WIDTH-1:0] k_l;    // (stored once: a store wakes the readers)
+    integer i;
     for (i = 0; i < WORD_BYTES; i = i + 1) begin
-        land_kept[i*8 +: 8] = (land_last_reg && !lastm_reg[i]) ? 8'd0 : mem_rd_data[i*8 +: 8];
+        k_l[i*8 +: 8] = (land_last_reg && !lastm_reg[i]) ? 8'd0 : mem_rd_data[i*8 +: 8];
     end
+    land_kept = k_l;
 end
 wire [DATA_WIDTH-1:0] land_masked = land_kept >> {land_drop_reg, 3'b000};
 

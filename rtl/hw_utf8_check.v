@@ -100,36 +100,42 @@ reg [1:0] h2_reg = 2'd0;   // {ge_e0, ge_f0}
 reg       h3_reg = 1'b0;   // ge_f0
 reg       bad_reg = 1'b0;
 
-// lead classes at positions -3..LANES-1 of this feed (the history first), 7 bits each
-reg [CW-1:0] cls [0:LANES-1];
+// lead classes at positions -3..LANES-1 of this feed (the history first), 7 bits each; the
+// per-lane errors (built in local variables and stored once: a store to a module-level
+// variable wakes its readers, once per loop iteration in a simulator otherwise)
 reg [7*(LANES+3)-1:0] lead;
 reg [LANES-1:0] err;
-reg       a1;      // the byte before is a lead (ge_c0)
-reg [3:0] a1r;     // ... and is E0, ED, F0, F4
-reg       a2, a3;  // two before a lead of 3+ bytes, three before of 4
-reg       must;
 // lanes in this feed: bit i = (in_count > i)
 wire [31:0] in_lane = ~(32'hFFFFFFFF << c_count);
-integer i;
-always @* begin
-    lead[6:0]   = c_clear ? 7'd0 : {2'b00, h3_reg, 4'd0};
-    lead[13:7]  = c_clear ? 7'd0 : {1'b0, h2_reg, 4'd0};
-    lead[20:14] = c_clear ? 7'd0 : h1_reg;
+always @* begin : g_lanes
+    reg [CW-1:0] cls [0:LANES-1];
+    reg [7*(LANES+3)-1:0] ld;
+    reg [LANES-1:0] e;
+    reg       a1;      // the byte before is a lead (ge_c0)
+    reg [3:0] a1r;     // ... and is E0, ED, F0, F4
+    reg       a2, a3;  // two before a lead of 3+ bytes, three before of 4
+    reg       must;
+    integer i;
+    ld[6:0]   = c_clear ? 7'd0 : {2'b00, h3_reg, 4'd0};
+    ld[13:7]  = c_clear ? 7'd0 : {1'b0, h2_reg, 4'd0};
+    ld[20:14] = c_clear ? 7'd0 : h1_reg;
     for (i = 0; i < LANES; i = i + 1) begin
         cls[i] = classify(c_data[8*i +: 8]);
-        lead[7*(i+3) +: 7] = cls[i][C_GE_C0:C_F4];
+        ld[7*(i+3) +: 7] = cls[i][C_GE_C0:C_F4];
     end
     for (i = 0; i < LANES; i = i + 1) begin
-        a1 = lead[7*(i+2) + 6];
-        a1r = lead[7*(i+2) +: 4];
-        a2 = lead[7*(i+1) + 5];
-        a3 = lead[7*i + 4];
+        a1 = ld[7*(i+2) + 6];
+        a1r = ld[7*(i+2) +: 4];
+        a2 = ld[7*(i+1) + 5];
+        a3 = ld[7*i + 4];
         must = a1 | a2 | a3;    // a continuation byte is expected here
-        err[i] = in_lane[i] &&
-                 (cls[i][C_NEVER] || (cls[i][C_CONT] != must)
-                  || (a1r[3] && cls[i][C_LE_9F]) || (a1r[2] && !cls[i][C_LE_9F])
-                  || (a1r[1] && cls[i][C_LE_8F]) || (a1r[0] && !cls[i][C_LE_8F]));
+        e[i] = in_lane[i] &&
+               (cls[i][C_NEVER] || (cls[i][C_CONT] != must)
+                || (a1r[3] && cls[i][C_LE_9F]) || (a1r[2] && !cls[i][C_LE_9F])
+                || (a1r[1] && cls[i][C_LE_8F]) || (a1r[0] && !cls[i][C_LE_8F]));
     end
+    lead = ld;
+    err = e;
 end
 
 // the history after this feed: the classes at positions count-1, count-2, count-3
@@ -137,18 +143,24 @@ end
 reg [6:0] n1;
 reg [1:0] n2;
 reg       n3;
-integer k;
-always @* begin
-    n1 = 7'd0;
-    n2 = 2'd0;
-    n3 = 1'b0;
+always @* begin : g_hist
+    reg [6:0] h1;
+    reg [1:0] h2;
+    reg       h3;
+    integer k;
+    h1 = 7'd0;
+    h2 = 2'd0;
+    h3 = 1'b0;
     for (k = 0; k <= LANES; k = k + 1) begin
         if (k == (({27'd0, c_count} > LANES) ? LANES : {27'd0, c_count})) begin
-            n1 = n1 | lead[7*(k+2) +: 7];
-            n2 = n2 | lead[7*(k+1) + 4 +: 2];
-            n3 = n3 | lead[7*k + 4];
+            h1 = h1 | lead[7*(k+2) +: 7];
+            h2 = h2 | lead[7*(k+1) + 4 +: 2];
+            h3 = h3 | lead[7*k + 4];
         end
     end
+    n1 = h1;
+    n2 = h2;
+    n3 = h3;
 end
 
 always @(posedge clk) begin

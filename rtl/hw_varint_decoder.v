@@ -58,41 +58,49 @@ end
 // 32-bit copy of avail_bytes for width-clean comparisons
 wire [31:0] avail32 = {{32-AVAIL_WIDTH{1'b0}}, avail_bytes};
 
-// per-byte continuation bits, valid bits, and "all earlier bytes continue" prefix
-reg  [9:0] cont;
+// per-byte valid bits, the first byte with bit 7 clear, the value and the length, built in
+// local variables and each stored once: a store to a module-level variable wakes its
+// readers, in a simulator once per loop iteration otherwise (eighteen of these decoders sit
+// in the protobuf core's input stage; continuous assignments per byte simulate slower still)
 reg  [9:0] valid;
-reg  [9:0] reach;      // reach[i]: bytes 0..i-1 all have bit 7 set, so byte i belongs to the varint
 reg  [9:0] term;       // one-hot: first byte with bit 7 clear (0 if none in ten bytes)
 reg  [63:0] value_r;
 reg  [3:0]  length_r;
-integer i;
 
-always @* begin
-    value_r  = 64'd0;
-    length_r = 4'd0;
+always @* begin : g_decode
+    reg  [9:0]  c, v;    // bytes' bit 7, valid bytes
+    reg  [9:0]  reach;   // reach[i]: bytes 0..i-1 all have bit 7 set, so byte i belongs to the varint
+    reg  [63:0] val;
+    reg  [3:0]  len;
+    integer i;
+    val = 64'd0;
+    len = 4'd0;
     reach[0] = 1'b1;
     for (i = 0; i < 10; i = i + 1) begin
-        cont[i]  = in_bytes[8*i + 7];
-        valid[i] = avail32 > i;
+        c[i] = in_bytes[8*i + 7];
+        v[i] = avail32 > i;
     end
     for (i = 1; i < 10; i = i + 1) begin
-        reach[i] = reach[i-1] && cont[i-1];
+        reach[i] = reach[i-1] && c[i-1];
     end
-    term = reach & ~cont;
     // value: OR of the 7-bit payloads of the reached bytes; bits beyond 63 are dropped
     for (i = 0; i < 9; i = i + 1) begin
         if (reach[i]) begin
-            value_r = value_r | ({57'd0, in_bytes[8*i +: 7]} << (7*i));
+            val = val | ({57'd0, in_bytes[8*i +: 7]} << (7*i));
         end
     end
     if (reach[9]) begin
-        value_r[63] = in_bytes[72];
+        val[63] = in_bytes[72];
     end
     for (i = 0; i < 10; i = i + 1) begin
-        if (term[i] && valid[i]) begin
-            length_r = i[3:0] + 4'd1;
+        if (reach[i] && !c[i] && v[i]) begin
+            len = i[3:0] + 4'd1;
         end
     end
+    valid = v;
+    term = reach & ~c;
+    value_r = val;
+    length_r = len;
 end
 
 wire found = |(term & valid);

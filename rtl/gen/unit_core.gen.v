@@ -110,34 +110,42 @@ begin
     endcase
 end
 endfunction
-integer c, m, p, q, j;
-// the message: each candidate decoded to one bit per message, then selected
+// the message: each candidate decoded to one bit per message, then selected (each block
+// builds its result in local variables and stores it once: a store wakes the readers)
 reg  [NM-1:0] moh;
-always @* begin
-    moh = {NM{1'b0}};
+always @* begin : g_moh
+    reg  [NM-1:0] o;
+    integer c, m;
+    o = {NM{1'b0}};
     for (c = 0; c < MC; c = c + 1)
         for (m = 0; m < NM; m = m + 1)
-            moh[m] = moh[m] | (l_msel[c] && {16'd0, l_msgs[16 * c +: 16]} == m);
+            o[m] = o[m] | (l_msel[c] && {16'd0, l_msgs[16 * c +: 16]} == m);
+    moh = o;
 end
 // the number, per port: one bit per field number; a repeating port selects a registered one
 reg  [NN*PORTS-1:0] noh, noh_q = {NN*PORTS{1'b0}};
-always @* begin
+always @* begin : g_noh
+    reg  [NN*PORTS-1:0] o;
+    integer p, q, j;
     for (p = 0; p < PORTS; p = p + 1) begin
-        noh[NN * p +: NN] = {NN{1'b0}};
+        o[NN * p +: NN] = {NN{1'b0}};
         if (REPEAT[p]) begin
             for (q = 0; q < PORTS; q = q + 1)
-                noh[NN * p +: NN] = noh[NN * p +: NN] | ({NN{l_rep[PORTS * p + q]}} & noh_q[NN * q +: NN]);
+                o[NN * p +: NN] = o[NN * p +: NN] | ({NN{l_rep[PORTS * p + q]}} & noh_q[NN * q +: NN]);
         end else begin
             for (j = 0; j < NN; j = j + 1)
-                noh[NN * p + j] = l_num[32 * p +: 32] == fnum(j);
+                o[NN * p + j] = l_num[32 * p +: 32] == fnum(j);
         end
     end
+    noh = o;
 end
 // the rows: (message, number) entries, at most one of them hit
 reg  [W*PORTS-1:0] r, r_q = {W*PORTS{1'b0}};
-reg  [W-1:0] rp;
-reg  [NN-1:0] np;
-always @* begin
+always @* begin : g_rows
+    reg  [W*PORTS-1:0] o;
+    reg  [W-1:0] rp;
+    reg  [NN-1:0] np;
+    integer p;
     for (p = 0; p < PORTS; p = p + 1) begin
         np = noh[NN * p +: NN];
         rp = {W{1'b0}};
@@ -173,8 +181,9 @@ always @* begin
         rp = rp | ({W{moh[1] & np[26]}} & 220'h84c8000007c00000000008000000110000000000000000000000000); // unit.Node.dbls
         rp = rp | ({W{moh[2] & np[0]}} & 220'ha510000000000000000000000000000000000000000000000000000); // unit.Node.ByNameEntry.key
         rp = rp | ({W{moh[2] & np[1]}} & 220'had00000000860000000000000000000000000000000000000000000); // unit.Node.ByNameEntry.value
-        r[W * p +: W] = rp;
+        o[W * p +: W] = rp;
     end
+    r = o;
 end
 always @(posedge clk) begin
     noh_q <= noh;

@@ -250,6 +250,25 @@ class CoreHost:
         names += [p + n for p in self.out_ports for n in ("wr_en", "wr_addr", "wr_data") + (("wr_be",) if self.byte_enables else ())]
         return {n: getattr(self.dut, n).value for n in names}
 
+    def _enabled_ports(self):
+        """As _ports(), but the address and data of a port only when it is enabled: each
+        signal read costs the simulation time (most cycles use few ports)."""
+        if not hasattr(self, "_groups"):
+            d = self.dut
+            groups = [(p + "rd_en", [p + "addr"]) for p in self.in_ports]
+            groups += [("out_rd_en", ["out_rd_addr"])] if self.read_port else []
+            groups += [(p + "wr_en", [p + n for n in ("wr_addr", "wr_data") + (("wr_be",) if self.byte_enables else ())])
+                       for p in self.out_ports]
+            self._groups = [(en, getattr(d, en), [(n, getattr(d, n)) for n in rest]) for en, rest in groups]
+        now = {}
+        for en, h, rest in self._groups:
+            v = h.value
+            now[en] = v
+            if str(v) == "1":
+                for n, hn in rest:
+                    now[n] = hn.value
+        return now
+
     def _requests(self, ports):
         """The requests in a _ports() view: each port's enable, and its address and data when
         enabled (as strings: x bits compare too)."""
@@ -297,7 +316,7 @@ class CoreHost:
                 for k, v in controls.items():
                     getattr(d, k).value = v
             await ReadOnly()
-            now = self._ports()
+            now = self._ports() if before is not None else self._enabled_ports()
             if before is not None and self.start_view == "check":
                 assert self._requests(before) == self._requests(now), (
                     f"cycle {cyc} of a request: the memory ports depend on start / the controls in the same cycle: "

@@ -221,9 +221,11 @@ pub fn generate(schema: &CompiledSchema, name: &str) -> String {
         let _ = writeln!(v, "    {j}: fnum = 32'd{n};");
     }
     v.push_str("    default: fnum = 32'd0;\n    endcase\nend\nendfunction\n");
-    v.push_str("integer c, m, p, q, j;\n// the message: each candidate decoded to one bit per message, then selected\nreg  [NM-1:0] moh;\nalways @* begin\n    moh = {NM{1'b0}};\n    for (c = 0; c < MC; c = c + 1)\n        for (m = 0; m < NM; m = m + 1)\n            moh[m] = moh[m] | (l_msel[c] && {16'd0, l_msgs[16 * c +: 16]} == m);\nend\n");
-    v.push_str("// the number, per port: one bit per field number; a repeating port selects a registered one\nreg  [NN*PORTS-1:0] noh, noh_q = {NN*PORTS{1'b0}};\nalways @* begin\n    for (p = 0; p < PORTS; p = p + 1) begin\n        noh[NN * p +: NN] = {NN{1'b0}};\n        if (REPEAT[p]) begin\n            for (q = 0; q < PORTS; q = q + 1)\n                noh[NN * p +: NN] = noh[NN * p +: NN] | ({NN{l_rep[PORTS * p + q]}} & noh_q[NN * q +: NN]);\n        end else begin\n            for (j = 0; j < NN; j = j + 1)\n                noh[NN * p + j] = l_num[32 * p +: 32] == fnum(j);\n        end\n    end\nend\n");
-    v.push_str("// the rows: (message, number) entries, at most one of them hit\nreg  [W*PORTS-1:0] r, r_q = {W*PORTS{1'b0}};\nreg  [W-1:0] rp;\nreg  [NN-1:0] np;\nalways @* begin\n    for (p = 0; p < PORTS; p = p + 1) begin\n        np = noh[NN * p +: NN];\n        rp = {W{1'b0}};\n");
+    // (each block builds its result in local variables and stores it once: a store to a
+    // module-level variable wakes its readers, in a simulator once per loop iteration)
+    v.push_str("// the message: each candidate decoded to one bit per message, then selected (each block\n// builds its result in local variables and stores it once: a store wakes the readers)\nreg  [NM-1:0] moh;\nalways @* begin : g_moh\n    reg  [NM-1:0] o;\n    integer c, m;\n    o = {NM{1'b0}};\n    for (c = 0; c < MC; c = c + 1)\n        for (m = 0; m < NM; m = m + 1)\n            o[m] = o[m] | (l_msel[c] && {16'd0, l_msgs[16 * c +: 16]} == m);\n    moh = o;\nend\n");
+    v.push_str("// the number, per port: one bit per field number; a repeating port selects a registered one\nreg  [NN*PORTS-1:0] noh, noh_q = {NN*PORTS{1'b0}};\nalways @* begin : g_noh\n    reg  [NN*PORTS-1:0] o;\n    integer p, q, j;\n    for (p = 0; p < PORTS; p = p + 1) begin\n        o[NN * p +: NN] = {NN{1'b0}};\n        if (REPEAT[p]) begin\n            for (q = 0; q < PORTS; q = q + 1)\n                o[NN * p +: NN] = o[NN * p +: NN] | ({NN{l_rep[PORTS * p + q]}} & noh_q[NN * q +: NN]);\n        end else begin\n            for (j = 0; j < NN; j = j + 1)\n                o[NN * p + j] = l_num[32 * p +: 32] == fnum(j);\n        end\n    end\n    noh = o;\nend\n");
+    v.push_str("// the rows: (message, number) entries, at most one of them hit\nreg  [W*PORTS-1:0] r, r_q = {W*PORTS{1'b0}};\nalways @* begin : g_rows\n    reg  [W*PORTS-1:0] o;\n    reg  [W-1:0] rp;\n    reg  [NN-1:0] np;\n    integer p;\n    for (p = 0; p < PORTS; p = p + 1) begin\n        np = noh[NN * p +: NN];\n        rp = {W{1'b0}};\n");
     for (mi, m) in schema.messages.iter().enumerate() {
         let s = slots(m);
         for (fi, f) in m.fields.iter().enumerate() {
@@ -231,7 +233,7 @@ pub fn generate(schema: &CompiledSchema, name: &str) -> String {
             let _ = writeln!(v, "        rp = rp | ({{W{{moh[{mi}] & np[{j}]}}}} & {FIELD_ROW_BITS}'h{:x}); // {}.{}", field_bits(schema, m, &s, fi), m.full_name, f.name);
         }
     }
-    v.push_str("        r[W * p +: W] = rp;\n    end\nend\nalways @(posedge clk) begin\n    noh_q <= noh;\n    r_q <= r;\nend\nassign row = r_q;\ngenvar g;\ngenerate\nfor (g = 0; g < PORTS; g = g + 1) begin : g_hit\n    assign hit[g] = r_q[W * g + W - 1];\nend\nendgenerate\nendmodule\n\n");
+    v.push_str("        o[W * p +: W] = rp;\n    end\n    r = o;\nend\nalways @(posedge clk) begin\n    noh_q <= noh;\n    r_q <= r;\nend\nassign row = r_q;\ngenvar g;\ngenerate\nfor (g = 0; g < PORTS; g = g + 1) begin : g_hit\n    assign hit[g] = r_q[W * g + W - 1];\nend\nendgenerate\nendmodule\n\n");
 
     // ---- closed enums
     v.push_str("// closed (proto2) enums: is the value declared?\nmodule hw_pb_desc_enum (\n    input  wire [15:0] e_idx,\n    input  wire [31:0] e_val,\n    output wire        e_known\n);\nassign e_known = rom(e_idx, e_val);\nfunction rom;\n    input [15:0] e_idx;\n    input [31:0] e_val;\n    reg e_known;\nbegin\n    e_known = 1'b1;\n    case (e_idx)\n");
