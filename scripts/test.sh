@@ -53,7 +53,8 @@ fuzz_t0=$SECONDS
 bash scripts/fuzz.sh --seconds "${HEAPWIRE_FUZZ_SECONDS:-20}" >"$fuzz_log" 2>&1 &
 fuzz_pid=$!
 
-step "differential suite vs the official protobuf library" bash scripts/test_differential.sh
+# (one pytest worker per core: the official library's side is single-threaded Python)
+step "differential suite vs the official protobuf library" bash scripts/test_differential.sh -n auto
 step "rtl lint and cocotb testbenches" bash scripts/test_rtl.sh
 step "bench workload generator" python3 -m pytest -q bench/tests
 step "synthesis path estimate (scripts/timing_paths.py)" python3 -m pytest -q scripts/tests
