@@ -285,7 +285,7 @@ hw_pb_input_dec ref_s (.w(s_win), .avail(s_avail), .dec(s_ref));
 wire          pick_bad = c_dec != c_ref || s_dec != s_ref;    // (two states: no unknown bits)
 `else
 // (==? takes the reference's x bits as wildcards; a result other than 1 is a difference; a
-// loop over the bits instead was a third of the core's simulation time)
+// loop over the bits instead was a quarter of the core's simulation time)
 wire          pick_bad = (c_dec ==? c_ref) !== 1'b1 || (s_dec ==? s_ref) !== 1'b1;
 `endif
 always @(posedge clk) begin
