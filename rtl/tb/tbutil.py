@@ -215,6 +215,13 @@ class CoreHost:
         self.read_port = hasattr(dut, "out_rd_en")
         self.in_ports = ["in_"] + (["in2_"] if hasattr(dut, "in2_rd_en") else [])
         self.out_ports = ["out_"] + (["out2_"] if hasattr(dut, "out2_wr_en") else [])
+        # the memory ports: each port's enable and the signals that matter when it is set
+        groups = [(p + "rd_en", [p + "addr"]) for p in self.in_ports]
+        groups += [("out_rd_en", ["out_rd_addr"])] if self.read_port else []
+        groups += [(p + "wr_en", [p + n for n in ("wr_addr", "wr_data") + (("wr_be",) if self.byte_enables else ())])
+                   for p in self.out_ports]
+        self._groups = groups
+        self._handles = {n: getattr(dut, n) for en, rest in groups for n in [en, *rest]}
 
     async def setup(self, inputs):
         """Starts the clock, sets the control inputs (names) and memory data to 0, resets."""
@@ -245,38 +252,23 @@ class CoreHost:
 
     def _ports(self):
         """The memory ports' outputs now: {port name: value}."""
-        names = [p + n for p in self.in_ports for n in ("rd_en", "addr")]
-        names += ["out_rd_en", "out_rd_addr"] if self.read_port else []
-        names += [p + n for p in self.out_ports for n in ("wr_en", "wr_addr", "wr_data") + (("wr_be",) if self.byte_enables else ())]
-        return {n: getattr(self.dut, n).value for n in names}
+        return {n: h.value for n, h in self._handles.items()}
 
     def _enabled_ports(self):
         """As _ports(), but the address and data of a port only when it is enabled: each
         signal read costs the simulation time (most cycles use few ports)."""
-        if not hasattr(self, "_groups"):
-            d = self.dut
-            groups = [(p + "rd_en", [p + "addr"]) for p in self.in_ports]
-            groups += [("out_rd_en", ["out_rd_addr"])] if self.read_port else []
-            groups += [(p + "wr_en", [p + n for n in ("wr_addr", "wr_data") + (("wr_be",) if self.byte_enables else ())])
-                       for p in self.out_ports]
-            self._groups = [(en, getattr(d, en), [(n, getattr(d, n)) for n in rest]) for en, rest in groups]
         now = {}
-        for en, h, rest in self._groups:
-            v = h.value
-            now[en] = v
+        for en, rest in self._groups:
+            v = now[en] = self._handles[en].value
             if str(v) == "1":
-                for n, hn in rest:
-                    now[n] = hn.value
+                for n in rest:
+                    now[n] = self._handles[n].value
         return now
 
     def _requests(self, ports):
         """The requests in a _ports() view: each port's enable, and its address and data when
         enabled (as strings: x bits compare too)."""
-        groups = [(p + "rd_en", [p + "addr"]) for p in self.in_ports]
-        groups += [("out_rd_en", ["out_rd_addr"])] if self.read_port else []
-        groups += [(p + "wr_en", [p + n for n in ("wr_addr", "wr_data") + (("wr_be",) if self.byte_enables else ())])
-                   for p in self.out_ports]
-        return {en: [str(ports[n]) for n in rest] if str(ports[en]) == "1" else str(ports[en]) for en, rest in groups}
+        return {en: [str(ports[n]) for n in rest] if str(ports[en]) == "1" else str(ports[en]) for en, rest in self._groups}
 
     async def run_core(self, wire: bytes, controls: dict, max_cycles: int):
         """Pulses start with `controls` (port name -> value) set, serves the memories until
