@@ -491,6 +491,7 @@ assign rdr_start = (state_reg == S_START) || rdr_restart;
 wire        ip_fresh, ip_tag_found, ip_tag_o32, ip_val_found;
 wire [4:0]  ip_wav;
 wire [31:0] ip_brem_fr, ip_brem_v;
+wire [3:0]  ip_bnd_fr, ip_bnd_v;
 wire [63:0] ip_tag_val, ip_val_val;
 wire [3:0]  ip_tag_len, ip_val_len;
 wire [31:0] ip_fr_end_up;          // the end field of stk_q (assigned below)
@@ -526,6 +527,7 @@ hw_pb_input inp (
     .fresh(ip_fresh), .wav(ip_wav), .brem_fr(ip_brem_fr), .brem_v(ip_brem_v),
     .tag_val(ip_tag_val), .tag_len(ip_tag_len), .tag_found(ip_tag_found), .tag_o32(ip_tag_o32),
     .val_val(ip_val_val), .val_len(ip_val_len), .val_found(ip_val_found), .hdr_len(ip_hdr_len),
+    .bnd_fr(ip_bnd_fr), .bnd_v(ip_bnd_v),
     .cur_num_next(ip_cur_num_next), .spec_num_next(ip_spec_num_next), .shown_spec(ip_shown_spec)
 );
 // bytes left in the bound of the current read (valid when ip_fresh): a packed run's end in
@@ -533,13 +535,17 @@ hw_pb_input inp (
 // (the select a register, set a cycle ahead from state_after: brem starts most decisions)
 reg         brem_v_reg = 1'b0;
 wire [31:0] brem = brem_v_reg ? ip_brem_v : ip_brem_fr;
+// the input stage's checks against brem, registered with its set: {tag_len <= brem,
+// hdr_len <= brem, wav >= brem, the varint after the tag <= brem - hdr_len}
+wire [3:0]  bnd = brem_v_reg ? ip_bnd_v : ip_bnd_fr;
+wire        tag_in = bnd[3], hdr_in = bnd[2], wav_ge = bnd[1], val_in = bnd[0];
 // the reader's window now (copies, string bytes) and as the input stage decoded it
 wire [31:0] wav32 = {27'd0, win_avail};
 wire [31:0] iwav32 = {27'd0, ip_wav};
-wire [31:0] av = (brem < iwav32) ? brem : iwav32;
-wire        decisive = ip_fresh && ((iwav32 >= 32'd10) || (iwav32 >= brem));
+wire [31:0] av = wav_ge ? {27'd0, brem[4:0]} : iwav32;     // (brem <= wav <= 16 when wav_ge)
+wire        decisive = ip_fresh && ((iwav32 >= 32'd10) || wav_ge);
 // the tag varint within the bound (what a decoder given av bytes would say)
-wire        vd_ok = ip_fresh && ip_tag_found && {28'd0, ip_tag_len} <= brem;
+wire        vd_ok = ip_fresh && ip_tag_found && tag_in;
 wire [63:0] vd_val = ip_tag_val;
 wire [3:0]  vd_len = vd_ok ? ip_tag_len : 4'd0;
 wire        vd_inc = !vd_ok && (av < 32'd10);
@@ -557,7 +563,7 @@ wire [127:0] win2 = win >> {ip_tag_len, 3'b000};
 /* verilator lint_on UNUSEDSIGNAL */
 wire [63:0] v2_val = ip_val_val;
 wire [3:0]  v2_len = ip_val_len;
-wire        v2_ok = ip_val_found && {27'd0, ip_hdr_len} <= brem;
+wire        v2_ok = ip_val_found && hdr_in;
 wire [31:0] v2_len32 = {28'd0, v2_len};
 wire [31:0] hdr2 = {27'd0, ip_hdr_len};            // tag + length bytes
 // the window from the string after its tag and length (S_TAG) or from the string (S_STR4)
@@ -805,7 +811,16 @@ wire        is_str_kind = f_kind == K_STRING || f_kind == K_BYTES;
 wire        is_scal_kind = !is_str_kind && f_kind != K_MESSAGE && f_kind != K_GROUP;
 // a length prefix of more than 5 bytes is refused (protobuf 7.x; the CPU engine's
 // read_len): the fast paths leave it to the general states, which fail it
-wire        v2_fits = v2_val <= {32'd0, brem - hdr2} && v2_len <= 4'd5;
+wire        v2_fits = val_in && v2_len <= 4'd5;
+`ifndef SYNTHESIS
+// the input stage's registered checks against the compares they replace, every cycle
+wire [3:0]  bnd_c = {{28'd0, ip_tag_len} <= brem, {27'd0, ip_hdr_len} <= brem, iwav32 >= brem,
+                     v2_val <= {32'd0, brem - hdr2}};
+always @(posedge clk) begin
+    if (!rst && bnd !== bnd_c)
+        $fatal(1, "hw_pb_core: the input stage's bound checks %b, compared here %b (brem %h)", bnd, bnd_c, brem);
+end
+`endif
 wire        fp_str = is_str_kind && tag_wt == 3'd2 && v2_ok && v2_fits
                      && (pass_reg || !f_utf8 || !strict_reg);
 wire [31:0] fp_slen = (tag_wt == 3'd0) ? v2_len32 : (tag_wt == 3'd5) ? 32'd4 : 32'd8;
@@ -2495,7 +2510,7 @@ always @* begin
             scan_return;
         end else if (sc_step) begin
             if (!spk_pend_reg) scan_field(1'b0, f_map, uslot_k[3:0], scan_inits(f_slot[3:0], ma_nc, sc_seen_reg, 1'b0));
-        end else if (ip_fresh && (iwav32 >= SCAN_FULL || iwav32 >= brem)) begin
+        end else if (ip_fresh && (iwav32 >= SCAN_FULL || wav_ge)) begin
             state_next = S_BAIL;
         end
     end
@@ -2527,7 +2542,7 @@ always @* begin
             end else begin
                 state_next = S_BAIL; scme_go = 1'b0;
             end
-        end else if (ip_fresh && (iwav32 >= SCAN_FULL || iwav32 >= brem)) begin
+        end else if (ip_fresh && (iwav32 >= SCAN_FULL || wav_ge)) begin
             state_next = S_BAIL; scme_go = 1'b0;
         end
     end

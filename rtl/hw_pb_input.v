@@ -6,7 +6,9 @@
  * length, whole, > 32 bits), the varint right after it (the value or length prefix), both
  * lengths together, how many bytes from p it looked at (`wav`), and the bytes left from p
  * to both bounds (brem_fr = fr_end - p, brem_v = vend - p). The decodes do not know the
- * bound: the consumer limits them (a varint of length L is whole when L <= brem).
+ * bound: the consumer limits them (a varint of length L is whole when L <= brem), with
+ * the compares it needs made before the set's register (bnd_fr, bnd_v: the lengths and
+ * the value against each bound's bytes left).
  *
  * Two sets are registered every cycle from the window at the reader's position `pos`:
  *   cur   the set at pos;
@@ -89,6 +91,10 @@ module hw_pb_input (
     output wire [3:0]   val_len,
     output wire         val_found,    // whole within wav - tag_len bytes
     output wire [4:0]   hdr_len,      // tag_len + val_len
+    // the bound checks against brem_fr and brem_v, registered with the set (bnd_flags below):
+    // {tag_len <= b, hdr_len <= b, wav >= b, val_val <= b - hdr_len (modulo 2^32)}
+    output wire [3:0]   bnd_fr,
+    output wire [3:0]   bnd_v,
     // for a table lookup a cycle ahead (hw_pb_core, TABLES=1): the field numbers of the
     // tags the two sets will hold next cycle (their registers' inputs), and whether the
     // outputs now show spec
@@ -295,14 +301,40 @@ end
 `endif
 
 // ---------------------------------------------------------------- the two registered sets
+// A set's bound checks for b bytes left (one of its four), decided before the register so
+// that the consumer's checks are one-bit selects after the shown multiplexer instead of
+// 32-bit compares (they were the core's critical path): {tag_len <= b, hdr_len <= b,
+// wav >= b, the varint after the tag <= b - hdr_len (64 bits against the 32-bit
+// difference, as the consumer compared them)}.
+function [3:0] bnd_flags;
+    input [31:0] b;
+    input [4:0]  w;
+    input [3:0]  tl;     // the set's tag_len, hdr_len and val_val
+    input [4:0]  hl;
+    input [63:0] v;
+    begin
+        bnd_flags = {{28'd0, tl} <= b, {27'd0, hl} <= b, {27'd0, w} >= b, v <= {32'd0, b - {27'd0, hl}}};
+    end
+endfunction
 // {wav, brem_fr, brem_v, the decodes (hw_pb_input_dec), brem_up and brem_dn (to the end
-//  of the frame below and of the child)}
-localparam SW = 5 + 32 + 32 + DW + 32 + 32;
+//  of the frame below and of the child), the bound flags against those four}
+localparam SW = 5 + 32 + 32 + DW + 32 + 32 + 16;
 reg  [SW-1:0] cur_q = {SW{1'b0}}, spec_q = {SW{1'b0}};
 wire [31:0]   s_pos = pos + {28'd0, s_skip};
+wire [31:0]   c_bfr = fr_end - pos, c_bv = vend - pos, c_bup = fr_end_up - pos, c_bdn = fr_end_dn - pos;
+wire [31:0]   s_bfr = fr_end - s_pos, s_bv = vend - s_pos, s_bup = fr_end_up - s_pos, s_bdn = fr_end_dn - s_pos;
+// (dec's tag_len is bits 84:81, the varint after the tag 78:15, hdr_len 9:5)
+wire [15:0]   c_bnd = {bnd_flags(c_bfr, win_avail, c_dec[84:81], c_dec[9:5], c_dec[78:15]),
+                       bnd_flags(c_bv, win_avail, c_dec[84:81], c_dec[9:5], c_dec[78:15]),
+                       bnd_flags(c_bup, win_avail, c_dec[84:81], c_dec[9:5], c_dec[78:15]),
+                       bnd_flags(c_bdn, win_avail, c_dec[84:81], c_dec[9:5], c_dec[78:15])};
+wire [15:0]   s_bnd = {bnd_flags(s_bfr, s_avail, s_dec[84:81], s_dec[9:5], s_dec[78:15]),
+                       bnd_flags(s_bv, s_avail, s_dec[84:81], s_dec[9:5], s_dec[78:15]),
+                       bnd_flags(s_bup, s_avail, s_dec[84:81], s_dec[9:5], s_dec[78:15]),
+                       bnd_flags(s_bdn, s_avail, s_dec[84:81], s_dec[9:5], s_dec[78:15])};
 always @(posedge clk) begin
-    cur_q  <= {win_avail, fr_end - pos, vend - pos, c_dec, fr_end_up - pos, fr_end_dn - pos};
-    spec_q <= {s_avail, fr_end - s_pos, vend - s_pos, s_dec, fr_end_up - s_pos, fr_end_dn - s_pos};
+    cur_q  <= {win_avail, c_bfr, c_bv, c_dec, c_bup, c_bdn, c_bnd};
+    spec_q <= {s_avail, s_bfr, s_bv, s_dec, s_bup, s_bdn, s_bnd};
 end
 
 // ---------------------------------------------------------------- next cycle's selects
@@ -336,11 +368,13 @@ wire [SW-1:0] shown = shown_spec ? spec_q : cur_q;
 assign cur_num_next = c_dec[DW-1-29 -: 32];
 assign spec_num_next = s_dec[DW-1-29 -: 32];
 wire [31:0]   shown_brem_fr, shown_brem_up, shown_brem_dn;
+wire [3:0]    shown_bnd_fr, shown_bnd_up, shown_bnd_dn;
 assign {wav, shown_brem_fr, brem_v, tag_val, tag_len, tag_found, tag_o32, val_val, val_len, val_found,
-        hdr_len, shown_fl, shown_brem_up, shown_brem_dn} = shown;
+        hdr_len, shown_fl, shown_brem_up, shown_brem_dn, shown_bnd_fr, bnd_v, shown_bnd_up, shown_bnd_dn} = shown;
 // the frame's end as registered, or the one below it after a pop, or the child's after
 // entering it
 assign brem_fr = same_end_q ? shown_brem_fr : up_end_q ? shown_brem_up : shown_brem_dn;
+assign bnd_fr = same_end_q ? shown_bnd_fr : up_end_q ? shown_bnd_up : shown_bnd_dn;
 assign fresh = fresh_q;
 
 endmodule

@@ -11,7 +11,8 @@ the two registered decode sets (cur at the position, spec at the end of the show
 or the hinted skip) that compares positions: which set is shown (shown_spec), the tag
 varint and the varint after it (found, length, value; every whole varint's value also
 against the official protobuf library's decoder), the 32-bit limit, the header length,
-the valid bytes, the bytes left to both bounds (the frame's end after a pop or entering a
+the valid bytes, the bytes left to both bounds and the checks against them (lengths and
+the value within the bytes left; the frame's end after a pop or entering a
 child too), and `fresh` (the shown set is at the position, bounds held or popped or
 entered, no restart)."""
 
@@ -69,8 +70,17 @@ def decode_set(window, avail, pos, fr_end, vend, up=0, dn=0):
     found, tlen, tval = decode(window, avail)
     rest = window[tlen:] + bytes(tlen)
     vfound, vlen, vval = decode(rest, avail - tlen)
+
+    def bnd(end):
+        """The bound checks against end - pos bytes left: {tag_len <= b, hdr_len <= b,
+        wav >= b, the varint after the tag <= b - hdr_len modulo 2^32 (0 here without the
+        varint: its value is unspecified then)}."""
+        b = (end - pos) & M32
+        return ((tlen <= b) << 3 | (tlen + vlen <= b) << 2 | (avail >= b) << 1
+                | int(vfound and vval <= (b - tlen - vlen) & M32))
     return dict(pos=pos, wav=avail, brem_fr=(fr_end - pos) & M32, brem_v=(vend - pos) & M32,
                 brem_up=(up - pos) & M32, brem_dn=(dn - pos) & M32,
+                bnd_fr=bnd(fr_end), bnd_v=bnd(vend), bnd_up=bnd(up), bnd_dn=bnd(dn),
                 tag_found=int(found), tag_len=tlen, tag_val=tval,
                 tag_o32=int(found and (tlen > 5 or tval >> 32 != 0)),
                 val_found=int(vfound), val_len=vlen, val_val=vval, hdr_len=tlen + vlen,
@@ -133,7 +143,7 @@ async def test_decodes_and_freshness(dut):
     regs = None   # (cur, spec, restart, fr_end, vend, up, dn, hint, move) registered last cycle
     counts = {"found": 0, "val": 0, "o32": 0, "not_found": 0, "fresh": 0, "stale": 0,
               "restart": 0, "spec": 0, "hint": 0, "pop": 0, "enter": 0,
-              "back": 0, "not_taken": 0, "far_alias": 0}
+              "back": 0, "not_taken": 0, "far_alias": 0, "bnd_in": 0, "bnd_out": 0}
     for t in range(n):
         if regs is not None:
             # what the registers show now: the model compares positions (the stage itself
@@ -142,7 +152,8 @@ async def test_decodes_and_freshness(dut):
             shown = dict(spec if spec["pos"] == pos and cur["pos"] != pos else cur)
             # the frame's end: as registered, the one below (a pop), the child's (entered)
             if pfr != fr_end:
-                shown["brem_fr"] = shown["brem_up"] if pup == fr_end else shown["brem_dn"]
+                side = "up" if pup == fr_end else "dn"
+                shown["brem_fr"], shown["bnd_fr"] = shown["brem_" + side], shown["bnd_" + side]
             fresh = int(not prestart and shown["pos"] == pos and vend == pvend and fr_end in (pfr, pup, pdn))
         # this cycle's inputs: a skip hint, the window at pos (any number of valid bytes)
         hint = False
@@ -183,10 +194,11 @@ async def test_decodes_and_freshness(dut):
         # bounds next cycle: held, popped to the frame below, entered into the child, or anything
         r = rng.random()
         fr_end_next, vend_next = fr_end, vend
+        # (near the position half the time: a bound inside the window, the checks failing)
         if r < 0.03:
-            fr_end_next = rng.getrandbits(32)
+            fr_end_next = rng.choice([rng.getrandbits(32), pos + rng.randrange(24)])
         elif r < 0.06:
-            vend_next = rng.getrandbits(32)
+            vend_next = rng.choice([rng.getrandbits(32), pos + rng.randrange(24)])
         elif r < 0.1:
             fr_end_next = up
         elif r < 0.14:
@@ -217,9 +229,13 @@ async def test_decodes_and_freshness(dut):
             counts["not_taken"] += pmove == "hold" and pstep_len not in (0, None)
             counts["far_alias"] += pmove == "far_alias"
             for k, v in shown.items():
-                if v is None or k in ("pos", "fl", "brem_up", "brem_dn"):
+                if v is None or k in ("pos", "fl", "brem_up", "brem_dn", "bnd_up", "bnd_dn"):
                     continue   # a value without its varint's end: unspecified
                 got = int(getattr(dut, k).value)
+                if k.startswith("bnd_") and not shown["val_found"]:
+                    got &= ~1   # (the check of the varint's value: unspecified without it)
+                counts["bnd_in"] += k.startswith("bnd_") and got & 9 == 9
+                counts["bnd_out"] += k.startswith("bnd_") and got & 8 == 0 and shown["tag_found"]
                 assert got == v, f"cycle {t}: {k} = {got:#x}, want {v:#x} (after {pmove})"
             counts["found" if shown["tag_found"] else "not_found"] += 1
             counts["val"] += shown["val_found"]
@@ -237,7 +253,8 @@ async def test_decodes_and_freshness(dut):
     for k, at_least in (("found", n // 3), ("val", n // 4), ("o32", n // 100), ("not_found", n // 20),
                         ("fresh", n // 3), ("stale", n // 10), ("restart", n // 60), ("spec", n // 6),
                         ("hint", n // 100), ("pop", n // 100), ("enter", n // 100), ("back", n // 50),
-                        ("not_taken", n // 10), ("far_alias", n // 60)):
+                        ("not_taken", n // 10), ("far_alias", n // 60), ("bnd_in", n // 10),
+                        ("bnd_out", n // 100)):
         assert counts[k] >= at_least, f"only {counts[k]} {k} checks ({counts})"
 
 
@@ -309,9 +326,11 @@ async def test_every_skip_and_length(dut):
             assert int(dut.fresh.value) == 1
             assert int(dut.shown_spec.value) == want[0], f"case {t - 1}: shown_spec"
             for k, v in want[1].items():
-                if v is None or k in ("pos", "fl", "brem_up", "brem_dn"):
+                if v is None or k in ("pos", "fl", "brem_up", "brem_dn", "bnd_up", "bnd_dn"):
                     continue
                 got = int(getattr(dut, k).value)
+                if k.startswith("bnd_") and not want[1]["val_found"]:
+                    got &= ~1
                 assert got == v, f"case {t - 1} {cases[t - 1]}: {k} = {got:#x}, want {v:#x}"
         want = (step, spec if step else cur)
         if skip is not None:
