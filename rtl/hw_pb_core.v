@@ -1239,6 +1239,32 @@ reg [63:0] tmp64;
 /* verilator lint_on UNUSEDSIGNAL */
 reg [3:0]  chunk;
 reg [4:0]  c_len;        // S_CONS, C_COPYS: this cycle's bytes (8 or 16, fewer at the end)
+// C_COPYS's chunk: 16 bytes when they fit the output word from the destination on, else 8;
+// fewer at the end of the copy (crem_sat_reg); 8 when the window has 8 but not the 16; it
+// goes when the window has the chunk. Both widths are decided side by side and picked by
+// the fit, instead of the three compares in series of the chunk's definition (checked
+// against it in every simulation).
+wire        cp_16 = OB >= 16 && {1'b0, cdst_reg[OB_SHIFT-1:0]} <= OB_M16;
+wire [4:0]  cp_m16 = (crem_sat_reg < 5'd16) ? crem_sat_reg : 5'd16;
+wire [4:0]  cp_m8 = (crem_sat_reg < 5'd8) ? crem_sat_reg : 5'd8;
+wire        cp_w16 = win_avail >= cp_m16;
+wire        cp_w8 = win_avail >= 5'd8;
+wire [4:0]  cp_len = !cp_16 ? cp_m8 : (cp_w16 || !cp_w8) ? cp_m16 : 5'd8;
+wire        cp_go = cp_16 ? (cp_w16 || cp_w8) : win_avail >= cp_m8;
+`ifndef SYNTHESIS
+reg  [4:0]  cp_len_c;
+always @* begin
+    cp_len_c = (OB >= 16 && {1'b0, cdst_reg[OB_SHIFT-1:0]} <= OB_M16) ? 5'd16 : 5'd8;
+    if (crem_sat_reg < cp_len_c) cp_len_c = crem_sat_reg;
+    if (win_avail < cp_len_c && cp_len_c > 5'd8 && win_avail >= 5'd8) cp_len_c = 5'd8;
+end
+always @(posedge clk) begin
+    if (!rst && state_reg == S_CONS && cmode_reg == C_COPYS && crem_sat_reg != 5'd0
+        && (cp_go !== (win_avail >= cp_len_c) || (cp_go && cp_len !== cp_len_c)))
+        $fatal(1, "hw_pb_core: copy chunk %0d (go %b), by its definition %0d (window %0d, left %0d)",
+               cp_len, cp_go, cp_len_c, win_avail, crem_sat_reg);
+end
+`endif
 
 task img_wr;
     input [39:0] addr;
@@ -2424,10 +2450,9 @@ always @* begin
                 // string bytes to an 8-aligned destination: 16 bytes a cycle when the window
                 // has them and they fit one output word, else 8
                 // (5-bit compares: the registered saturated bytes left, the window's bytes)
-                c_len = (OB >= 16 && {1'b0, cdst_reg[OB_SHIFT-1:0]} <= OB_M16) ? 5'd16 : 5'd8;
-                if (crem_sat_reg < c_len) c_len = crem_sat_reg;
-                if (win_avail < c_len && c_len > 5'd8 && win_avail >= 5'd8) c_len = 5'd8;
-                if (win_avail >= c_len) begin
+                // (cp_len, cp_go below: the chunk from registers, both widths side by side)
+                c_len = cp_len;
+                if (cp_go) begin
                     sk_en = 1'b1; sk_len = {27'd0, c_len};
                     o_we = 1'b1; o_wa = cdst_reg; o_w2 = 1'b1;
                     o_w2d = first_bytes(win, c_len);

@@ -313,7 +313,9 @@ function [3:0] bnd_flags;
     input [4:0]  hl;
     input [63:0] v;
     begin
-        bnd_flags = {{28'd0, tl} <= b, {27'd0, hl} <= b, {27'd0, w} >= b, v <= {32'd0, b - {27'd0, hl}}};
+        // (the value's high half apart: a 32-bit carry chain, not 64)
+        bnd_flags = {{28'd0, tl} <= b, {27'd0, hl} <= b, {27'd0, w} >= b,
+                     v[63:32] == 32'd0 && v[31:0] <= b - {27'd0, hl}};
     end
 endfunction
 // {wav, brem_fr, brem_v, the decodes (hw_pb_input_dec), brem_up and brem_dn (to the end
