@@ -491,7 +491,8 @@ assign rdr_start = (state_reg == S_START) || rdr_restart;
 wire        ip_fresh, ip_tag_found, ip_tag_o32, ip_val_found;
 wire [4:0]  ip_wav;
 wire [31:0] ip_brem_fr, ip_brem_v;
-wire [3:0]  ip_bnd_fr, ip_bnd_v;
+wire [5:0]  ip_bnd_fr, ip_bnd_v;
+wire [31:0] ip_fld_len;
 wire [63:0] ip_tag_val, ip_val_val;
 wire [3:0]  ip_tag_len, ip_val_len;
 wire [31:0] ip_fr_end_up;          // the end field of stk_q (assigned below)
@@ -527,7 +528,7 @@ hw_pb_input inp (
     .fresh(ip_fresh), .wav(ip_wav), .brem_fr(ip_brem_fr), .brem_v(ip_brem_v),
     .tag_val(ip_tag_val), .tag_len(ip_tag_len), .tag_found(ip_tag_found), .tag_o32(ip_tag_o32),
     .val_val(ip_val_val), .val_len(ip_val_len), .val_found(ip_val_found), .hdr_len(ip_hdr_len),
-    .bnd_fr(ip_bnd_fr), .bnd_v(ip_bnd_v),
+    .fld_len(ip_fld_len), .bnd_fr(ip_bnd_fr), .bnd_v(ip_bnd_v),
     .cur_num_next(ip_cur_num_next), .spec_num_next(ip_spec_num_next), .shown_spec(ip_shown_spec)
 );
 // bytes left in the bound of the current read (valid when ip_fresh): a packed run's end in
@@ -536,9 +537,12 @@ hw_pb_input inp (
 reg         brem_v_reg = 1'b0;
 wire [31:0] brem = brem_v_reg ? ip_brem_v : ip_brem_fr;
 // the input stage's checks against brem, registered with its set: {tag_len <= brem,
-// hdr_len <= brem, wav >= brem, the varint after the tag <= brem - hdr_len}
-wire [3:0]  bnd = brem_v_reg ? ip_bnd_v : ip_bnd_fr;
-wire        tag_in = bnd[3], hdr_in = bnd[2], wav_ge = bnd[1], val_in = bnd[0];
+// hdr_len <= brem, wav >= brem, the varint after the tag <= brem - hdr_len} (and, against
+// the frame's end only, where the field ends: ip_bnd_fr[1:0])
+wire [5:0]  bnd = brem_v_reg ? ip_bnd_v : ip_bnd_fr;
+wire        tag_in = bnd[5], hdr_in = bnd[4], wav_ge = bnd[3], val_in = bnd[2];
+// the field ends the frame or past it (ip_fld_len >= ip_brem_fr), or exactly there
+wire        fld_ends_fr = ip_bnd_fr[1], fld_at_fr = ip_bnd_fr[0];
 // the reader's window now (copies, string bytes) and as the input stage decoded it
 wire [31:0] wav32 = {27'd0, win_avail};
 wire [31:0] iwav32 = {27'd0, ip_wav};
@@ -814,11 +818,15 @@ wire        is_scal_kind = !is_str_kind && f_kind != K_MESSAGE && f_kind != K_GR
 wire        v2_fits = val_in && v2_len <= 4'd5;
 `ifndef SYNTHESIS
 // the input stage's registered checks against the compares they replace, every cycle
-wire [3:0]  bnd_c = {{28'd0, ip_tag_len} <= brem, {27'd0, ip_hdr_len} <= brem, iwav32 >= brem,
-                     v2_val <= {32'd0, brem - hdr2}};
+wire [5:0]  bnd_c = {{28'd0, ip_tag_len} <= brem, {27'd0, ip_hdr_len} <= brem, iwav32 >= brem,
+                     v2_val <= {32'd0, brem - hdr2}, ip_fld_len >= brem, ip_fld_len == brem};
+// (the field's length where it is read: tag_ok)
+wire [31:0] fld_len_c = vd_len32 + ((tag_wt == 3'd2) ? v2_len32 + v2_val[31:0] : fp_slen);
 always @(posedge clk) begin
-    if (!rst && bnd !== bnd_c)
+    if (!rst && (bnd[5:2] !== bnd_c[5:2] || (!brem_v_reg && bnd[1:0] !== bnd_c[1:0])))
         $fatal(1, "hw_pb_core: the input stage's bound checks %b, compared here %b (brem %h)", bnd, bnd_c, brem);
+    if (!rst && tag_ok && ip_fld_len !== fld_len_c)
+        $fatal(1, "hw_pb_core: the input stage's field length %h, added here %h", ip_fld_len, fld_len_c);
 end
 `endif
 wire        fp_str = is_str_kind && tag_wt == 3'd2 && v2_ok && v2_fits
@@ -830,11 +838,11 @@ wire        fp_scal = is_scal_kind && tag_wt != 3'd2 && !f_closed
 wire        fp_msg = f_kind == K_MESSAGE && tag_wt == 3'd2 && v2_ok && v2_fits;
 // the scan: bytes of the value after the tag, when in the window
 wire        sc_ok = (tag_wt == 3'd0) ? v2_ok : (tag_wt == 3'd2) ? (v2_ok && v2_fits) : (av >= vd_len32 + fp_slen);
-wire [31:0] sc_vlen = (tag_wt == 3'd2) ? v2_len32 + v2_val[31:0] : fp_slen;
 // the scanned field ends exactly at the frame's end (the input stage's registered bytes
 // left, against the field's length) / at the map entry's end (scme_rem_reg), or past it
-wire [31:0] sc_flen = vd_len32 + sc_vlen;
-wire        sc_last_fr = ip_brem_fr == sc_flen;
+// (the field's length as the input stage added it: read when tag_ok)
+wire [31:0] sc_flen = ip_fld_len;
+wire        sc_last_fr = fld_at_fr;
 wire        sc_last_v = scme_rem_reg == sc_flen;
 wire        sc_past_v = sc_flen > scme_rem_reg;
 // the input stage's hint registers (above), a cycle ahead
@@ -1363,13 +1371,12 @@ task str_start;
     end
 endtask
 
-// the field handled in this S_TAG cycle (len bytes from pos) ends the frame: leave it now
+// the field handled in this S_TAG cycle ends the frame: leave it now
 // (a nested frame that is not a group, and in the pre-pass not a map entry to drop)
 task pop_after;
-    input [31:0] len;
-    input [31:0] left;      // ip_brem_fr: bytes from pos to the frame's end
+    input ends;             // fld_ends_fr: the field reaches the frame's end
     begin
-        if (len >= left && fr_grp_reg == 32'd0 && depth_reg > 32'd1
+        if (ends && fr_grp_reg == 32'd0 && depth_reg > 32'd1
                 && !(!pass_reg && ma_map && cnt_q_u != 32'd0)) begin
             {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next,
              fr_start_next, fr_pslot_next, fr_scan_next} = stk_q; fm_src = 2'd2;
@@ -1536,7 +1543,7 @@ task scan_field;
                          && depth_reg <= MAX_DEPTH_32;
             sr_at_next = pos + hdr2; sr_len_next = v2_val[31:0]; sr_end_next = pos + hdr2 + v2_val[31:0];
         end
-        sk_en = 1'b1; sk_len = vd_len32 + sc_vlen;
+        sk_en = 1'b1; sk_len = sc_flen;
         if (f_hit && tag_wt == f_kwt) begin
             if (f_closed || f_kind == K_GROUP) begin
                 state_next = S_BAIL;
@@ -1583,7 +1590,7 @@ task scan_field;
                 scan_add(f_slot[3:0], cslot, cnt_q_c, (f_kwt == 3'd5) ? v2_val[33:2] : v2_val[34:3], ma_nc);
             end
         end else begin
-            scan_add(uk, uslot, cnt_q_u, vd_len32 + sc_vlen, ma_nc);
+            scan_add(uk, uslot, cnt_q_u, sc_flen, ma_nc);
         end
         // the field ends the frame (and is counted here): the scan is done, back to the
         // tag it began at now instead of from the frame's end a cycle later
@@ -1894,7 +1901,7 @@ always @* begin
                 sk_en = 1'b1; sk_len = vd_len32;
                 if (fp_str && !pass_reg) begin
                     // pre-pass string: skip it whole
-                    sk_len = hdr2 + v2_val[31:0];
+                    sk_len = sc_flen;
                     if (f_utf8 && v2_val != 64'd0) u8skip_next = 1'b1;
                     if (f_rep) begin
                         cnt_we = 1'b1; cnt_wa = cslot; cnt_wd = cnt_q_c + 32'd1;
@@ -1903,7 +1910,7 @@ always @* begin
                         sret_next = S_TAG;
                         state_next = S_SP0;
                     end else begin
-                        pop_after(hdr2 + v2_val[31:0], ip_brem_fr);
+                        pop_after(fld_ends_fr);
                     end
                 end else if (fp_str) begin
                     // write pass string: to the copy
@@ -1917,19 +1924,19 @@ always @* begin
                         state_next = S_NE0;
                     end else if (f_pres == 2'd0) begin
                         str_start(fat, v2_val[31:0], pos, s_win, s_hdr);
-                        pop_after(hdr2 + v2_val[31:0], ip_brem_fr);
+                        pop_after(fld_ends_fr);
                     end else begin
                         sret_next = S_STR4;
                         state_next = S_SP0;
                     end
                 end else if (fp_scal) begin
-                    sk_len = vd_len32 + fp_slen;
+                    sk_len = sc_flen;
                     if (pass_reg) begin
                         img_wr(fat, conv(f_kind, fp_raw), f_size);
                     end else if (f_rep) begin
                         cnt_we = 1'b1; cnt_wa = cslot; cnt_wd = cnt_q_c + 32'd1;
                     end
-                    pop_after(vd_len32 + fp_slen, ip_brem_fr);
+                    pop_after(fld_ends_fr);
                 end else if (fp_msg) begin
                     // sub-message with its length in the window (S_MSG and S_MSG2 at once)
                     sk_len = hdr2;
@@ -2547,7 +2554,7 @@ always @* begin
             state_next = S_SCAN; scme_go = 1'b0;
         end else if (tag_ok && sc_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd3 && tag_wt != 3'd4) begin
             if (f_hit && tag_wt == f_kwt && !f_closed && !sc_past_v) begin
-                sk_en = 1'b1; sk_len = vd_len32 + sc_vlen;
+                sk_en = 1'b1; sk_len = sc_flen;
                 scme_rem_next = scme_rem_reg - sc_flen;
                 // the field ends the entry: the scan goes on past it now (and, when the
                 // entry ends the frame too, is done: back to the tag it began at)

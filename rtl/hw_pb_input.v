@@ -91,10 +91,14 @@ module hw_pb_input (
     output wire [3:0]   val_len,
     output wire         val_found,    // whole within wav - tag_len bytes
     output wire [4:0]   hdr_len,      // tag_len + val_len
+    // the field's length from its tag on (modulo 2^32): tag_len + 8, + 4 for wire types 1
+    // and 5, hdr_len (+ val_val's low half for 2), tag_len + 8 for the others
+    output wire [31:0]  fld_len,
     // the bound checks against brem_fr and brem_v, registered with the set (bnd_flags below):
-    // {tag_len <= b, hdr_len <= b, wav >= b, val_val <= b - hdr_len (modulo 2^32)}
-    output wire [3:0]   bnd_fr,
-    output wire [3:0]   bnd_v,
+    // {tag_len <= b, hdr_len <= b, wav >= b, val_val <= b - hdr_len (modulo 2^32),
+    //  fld_len >= b, fld_len == b}
+    output wire [5:0]   bnd_fr,
+    output wire [5:0]   bnd_v,
     // for a table lookup a cycle ahead (hw_pb_core, TABLES=1): the field numbers of the
     // tags the two sets will hold next cycle (their registers' inputs), and whether the
     // outputs now show spec
@@ -305,38 +309,59 @@ end
 // that the consumer's checks are one-bit selects after the shown multiplexer instead of
 // 32-bit compares (they were the core's critical path): {tag_len <= b, hdr_len <= b,
 // wav >= b, the varint after the tag <= b - hdr_len (64 bits against the 32-bit
-// difference, as the consumer compared them)}.
-function [3:0] bnd_flags;
+// difference, as the consumer compared them), the field's length >= b and == b (where the
+// field ends the frame)}.
+function [5:0] bnd_flags;
     input [31:0] b;
     input [4:0]  w;
-    input [3:0]  tl;     // the set's tag_len, hdr_len and val_val
+    input [3:0]  tl;     // the set's tag_len, hdr_len, val_val and field length
     input [4:0]  hl;
     input [63:0] v;
+    input [31:0] fl;
     begin
         // (the value's high half apart: a 32-bit carry chain, not 64)
         bnd_flags = {{28'd0, tl} <= b, {27'd0, hl} <= b, {27'd0, w} >= b,
-                     v[63:32] == 32'd0 && v[31:0] <= b - {27'd0, hl}};
+                     v[63:32] == 32'd0 && v[31:0] <= b - {27'd0, hl}, fl >= b, fl == b};
+    end
+endfunction
+// the field's length (fld_len) from a set's decodes
+function [31:0] fld_length;
+    input [2:0]  wt;     // the set's wire type, tag_len, hdr_len and val_val's low half
+    input [3:0]  tl;
+    input [4:0]  hl;
+    input [31:0] v;
+    begin
+        case (wt)
+        3'd0: fld_length = {27'd0, hl};
+        3'd2: fld_length = {27'd0, hl} + v;
+        3'd5: fld_length = {28'd0, tl} + 32'd4;
+        default: fld_length = {28'd0, tl} + 32'd8;
+        endcase
     end
 endfunction
 // {wav, brem_fr, brem_v, the decodes (hw_pb_input_dec), brem_up and brem_dn (to the end
-//  of the frame below and of the child), the bound flags against those four}
-localparam SW = 5 + 32 + 32 + DW + 32 + 32 + 16;
+//  of the frame below and of the child), the field's length, the bound flags against
+//  those four}
+localparam SW = 5 + 32 + 32 + DW + 32 + 32 + 32 + 24;
 reg  [SW-1:0] cur_q = {SW{1'b0}}, spec_q = {SW{1'b0}};
 wire [31:0]   s_pos = pos + {28'd0, s_skip};
 wire [31:0]   c_bfr = fr_end - pos, c_bv = vend - pos, c_bup = fr_end_up - pos, c_bdn = fr_end_dn - pos;
 wire [31:0]   s_bfr = fr_end - s_pos, s_bv = vend - s_pos, s_bup = fr_end_up - s_pos, s_bdn = fr_end_dn - s_pos;
 // (dec's tag_len is bits 84:81, the varint after the tag 78:15, hdr_len 9:5)
-wire [15:0]   c_bnd = {bnd_flags(c_bfr, win_avail, c_dec[84:81], c_dec[9:5], c_dec[78:15]),
-                       bnd_flags(c_bv, win_avail, c_dec[84:81], c_dec[9:5], c_dec[78:15]),
-                       bnd_flags(c_bup, win_avail, c_dec[84:81], c_dec[9:5], c_dec[78:15]),
-                       bnd_flags(c_bdn, win_avail, c_dec[84:81], c_dec[9:5], c_dec[78:15])};
-wire [15:0]   s_bnd = {bnd_flags(s_bfr, s_avail, s_dec[84:81], s_dec[9:5], s_dec[78:15]),
-                       bnd_flags(s_bv, s_avail, s_dec[84:81], s_dec[9:5], s_dec[78:15]),
-                       bnd_flags(s_bup, s_avail, s_dec[84:81], s_dec[9:5], s_dec[78:15]),
-                       bnd_flags(s_bdn, s_avail, s_dec[84:81], s_dec[9:5], s_dec[78:15])};
+// (the tag's wire type bits 87:85, val_val's low half 46:15)
+wire [31:0]   c_fl = fld_length(c_dec[87:85], c_dec[84:81], c_dec[9:5], c_dec[46:15]);
+wire [31:0]   s_fl = fld_length(s_dec[87:85], s_dec[84:81], s_dec[9:5], s_dec[46:15]);
+wire [23:0]   c_bnd = {bnd_flags(c_bfr, win_avail, c_dec[84:81], c_dec[9:5], c_dec[78:15], c_fl),
+                       bnd_flags(c_bv, win_avail, c_dec[84:81], c_dec[9:5], c_dec[78:15], c_fl),
+                       bnd_flags(c_bup, win_avail, c_dec[84:81], c_dec[9:5], c_dec[78:15], c_fl),
+                       bnd_flags(c_bdn, win_avail, c_dec[84:81], c_dec[9:5], c_dec[78:15], c_fl)};
+wire [23:0]   s_bnd = {bnd_flags(s_bfr, s_avail, s_dec[84:81], s_dec[9:5], s_dec[78:15], s_fl),
+                       bnd_flags(s_bv, s_avail, s_dec[84:81], s_dec[9:5], s_dec[78:15], s_fl),
+                       bnd_flags(s_bup, s_avail, s_dec[84:81], s_dec[9:5], s_dec[78:15], s_fl),
+                       bnd_flags(s_bdn, s_avail, s_dec[84:81], s_dec[9:5], s_dec[78:15], s_fl)};
 always @(posedge clk) begin
-    cur_q  <= {win_avail, c_bfr, c_bv, c_dec, c_bup, c_bdn, c_bnd};
-    spec_q <= {s_avail, s_bfr, s_bv, s_dec, s_bup, s_bdn, s_bnd};
+    cur_q  <= {win_avail, c_bfr, c_bv, c_dec, c_bup, c_bdn, c_fl, c_bnd};
+    spec_q <= {s_avail, s_bfr, s_bv, s_dec, s_bup, s_bdn, s_fl, s_bnd};
 end
 
 // ---------------------------------------------------------------- next cycle's selects
@@ -370,9 +395,10 @@ wire [SW-1:0] shown = shown_spec ? spec_q : cur_q;
 assign cur_num_next = c_dec[DW-1-29 -: 32];
 assign spec_num_next = s_dec[DW-1-29 -: 32];
 wire [31:0]   shown_brem_fr, shown_brem_up, shown_brem_dn;
-wire [3:0]    shown_bnd_fr, shown_bnd_up, shown_bnd_dn;
+wire [5:0]    shown_bnd_fr, shown_bnd_up, shown_bnd_dn;
 assign {wav, shown_brem_fr, brem_v, tag_val, tag_len, tag_found, tag_o32, val_val, val_len, val_found,
-        hdr_len, shown_fl, shown_brem_up, shown_brem_dn, shown_bnd_fr, bnd_v, shown_bnd_up, shown_bnd_dn} = shown;
+        hdr_len, shown_fl, shown_brem_up, shown_brem_dn, fld_len, shown_bnd_fr, bnd_v, shown_bnd_up,
+        shown_bnd_dn} = shown;
 // the frame's end as registered, or the one below it after a pop, or the child's after
 // entering it
 assign brem_fr = same_end_q ? shown_brem_fr : up_end_q ? shown_brem_up : shown_brem_dn;

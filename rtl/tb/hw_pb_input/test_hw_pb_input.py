@@ -12,7 +12,8 @@ or the hinted skip) that compares positions: which set is shown (shown_spec), th
 varint and the varint after it (found, length, value; every whole varint's value also
 against the official protobuf library's decoder), the 32-bit limit, the header length,
 the valid bytes, the bytes left to both bounds and the checks against them (lengths and
-the value within the bytes left; the frame's end after a pop or entering a
+the value within the bytes left, the field's length and where it ends against them; the
+frame's end after a pop or entering a
 child too), and `fresh` (the shown set is at the position, bounds held or popped or
 entered, no restart)."""
 
@@ -71,16 +72,26 @@ def decode_set(window, avail, pos, fr_end, vend, up=0, dn=0):
     rest = window[tlen:] + bytes(tlen)
     vfound, vlen, vval = decode(rest, avail - tlen)
 
+    # the field's length from the tag on (unspecified without the tag, or without the
+    # length prefix for wire type 2)
+    wt = tval & 7 if found else None
+    fld = (None if not found else tlen + vlen if wt == 0 else (tlen + vlen + vval) & M32 if wt == 2 and vfound
+           else None if wt == 2 else tlen + 4 if wt == 5 else tlen + 8)
+
     def bnd(end):
-        """The bound checks against end - pos bytes left: {tag_len <= b, hdr_len <= b,
-        wav >= b, the varint after the tag <= b - hdr_len modulo 2^32 (0 here without the
-        varint: its value is unspecified then)}."""
+        """The bound checks against end - pos bytes left, as (value, mask of the bits
+        specified): {tag_len <= b, hdr_len <= b, wav >= b, the varint after the tag <=
+        b - hdr_len modulo 2^32 (without the varint its value is unspecified), the field's
+        length >= b, == b (unspecified without it)}."""
         b = (end - pos) & M32
-        return ((tlen <= b) << 3 | (tlen + vlen <= b) << 2 | (avail >= b) << 1
-                | int(vfound and vval <= (b - tlen - vlen) & M32))
+        v = ((tlen <= b) << 5 | (tlen + vlen <= b) << 4 | (avail >= b) << 3
+             | int(bool(vfound) and vval <= (b - tlen - vlen) & M32) << 2)
+        if fld is not None:
+            v |= (fld >= b) << 1 | int(fld == b)
+        return v, 0b111000 | (0b100 if vfound else 0) | (0b11 if fld is not None else 0)
     return dict(pos=pos, wav=avail, brem_fr=(fr_end - pos) & M32, brem_v=(vend - pos) & M32,
                 brem_up=(up - pos) & M32, brem_dn=(dn - pos) & M32,
-                bnd_fr=bnd(fr_end), bnd_v=bnd(vend), bnd_up=bnd(up), bnd_dn=bnd(dn),
+                bnd_fr=bnd(fr_end), bnd_v=bnd(vend), bnd_up=bnd(up), bnd_dn=bnd(dn), fld_len=fld,
                 tag_found=int(found), tag_len=tlen, tag_val=tval,
                 tag_o32=int(found and (tlen > 5 or tval >> 32 != 0)),
                 val_found=int(vfound), val_len=vlen, val_val=vval, hdr_len=tlen + vlen,
@@ -143,7 +154,7 @@ async def test_decodes_and_freshness(dut):
     regs = None   # (cur, spec, restart, fr_end, vend, up, dn, hint, move) registered last cycle
     counts = {"found": 0, "val": 0, "o32": 0, "not_found": 0, "fresh": 0, "stale": 0,
               "restart": 0, "spec": 0, "hint": 0, "pop": 0, "enter": 0,
-              "back": 0, "not_taken": 0, "far_alias": 0, "bnd_in": 0, "bnd_out": 0}
+              "back": 0, "not_taken": 0, "far_alias": 0, "bnd_in": 0, "bnd_out": 0, "fld_end": 0}
     for t in range(n):
         if regs is not None:
             # what the registers show now: the model compares positions (the stage itself
@@ -194,9 +205,10 @@ async def test_decodes_and_freshness(dut):
         # bounds next cycle: held, popped to the frame below, entered into the child, or anything
         r = rng.random()
         fr_end_next, vend_next = fr_end, vend
-        # (near the position half the time: a bound inside the window, the checks failing)
+        # (near the position half the time: a bound inside the window, the checks failing;
+        # the frame's end also where the field shown now ends)
         if r < 0.03:
-            fr_end_next = rng.choice([rng.getrandbits(32), pos + rng.randrange(24)])
+            fr_end_next = rng.choice([rng.getrandbits(32), pos + rng.randrange(24), pos + (shown["fld_len"] or 0)])
         elif r < 0.06:
             vend_next = rng.choice([rng.getrandbits(32), pos + rng.randrange(24)])
         elif r < 0.1:
@@ -232,10 +244,12 @@ async def test_decodes_and_freshness(dut):
                 if v is None or k in ("pos", "fl", "brem_up", "brem_dn", "bnd_up", "bnd_dn"):
                     continue   # a value without its varint's end: unspecified
                 got = int(getattr(dut, k).value)
-                if k.startswith("bnd_") and not shown["val_found"]:
-                    got &= ~1   # (the check of the varint's value: unspecified without it)
-                counts["bnd_in"] += k.startswith("bnd_") and got & 9 == 9
-                counts["bnd_out"] += k.startswith("bnd_") and got & 8 == 0 and shown["tag_found"]
+                if k.startswith("bnd_"):
+                    v, mask = v
+                    got &= mask
+                    counts["bnd_in"] += got & 0b100100 == 0b100100
+                    counts["bnd_out"] += got & 0b100000 == 0 and shown["tag_found"]
+                    counts["fld_end"] += got & 0b11 == 0b11
                 assert got == v, f"cycle {t}: {k} = {got:#x}, want {v:#x} (after {pmove})"
             counts["found" if shown["tag_found"] else "not_found"] += 1
             counts["val"] += shown["val_found"]
@@ -254,7 +268,7 @@ async def test_decodes_and_freshness(dut):
                         ("fresh", n // 3), ("stale", n // 10), ("restart", n // 60), ("spec", n // 6),
                         ("hint", n // 100), ("pop", n // 100), ("enter", n // 100), ("back", n // 50),
                         ("not_taken", n // 10), ("far_alias", n // 60), ("bnd_in", n // 10),
-                        ("bnd_out", n // 100)):
+                        ("bnd_out", n // 100), ("fld_end", n // 200)):
         assert counts[k] >= at_least, f"only {counts[k]} {k} checks ({counts})"
 
 
@@ -329,8 +343,9 @@ async def test_every_skip_and_length(dut):
                 if v is None or k in ("pos", "fl", "brem_up", "brem_dn", "bnd_up", "bnd_dn"):
                     continue
                 got = int(getattr(dut, k).value)
-                if k.startswith("bnd_") and not want[1]["val_found"]:
-                    got &= ~1
+                if k.startswith("bnd_"):
+                    v, mask = v
+                    got &= mask
                 assert got == v, f"case {t - 1} {cases[t - 1]}: {k} = {got:#x}, want {v:#x}"
         want = (step, spec if step else cur)
         if skip is not None:
