@@ -541,7 +541,8 @@ wire [31:0] brem = brem_v_reg ? ip_brem_v : ip_brem_fr;
 // the frame's end only, where the field ends: ip_bnd_fr[1:0])
 wire [5:0]  bnd = brem_v_reg ? ip_bnd_v : ip_bnd_fr;
 wire        tag_in = bnd[5], hdr_in = bnd[4], wav_ge = bnd[3], val_in = bnd[2];
-// the field ends the frame or past it (ip_fld_len >= ip_brem_fr), or exactly there
+// the field ends the frame or past it (ip_fld_len >= ip_brem_fr), or exactly there (for
+// wire type 2 where its length prefix is within the bound: hdr_in, val_in)
 wire        fld_ends_fr = ip_bnd_fr[1], fld_at_fr = ip_bnd_fr[0];
 // the reader's window now (copies, string bytes) and as the input stage decoded it
 wire [31:0] wav32 = {27'd0, win_avail};
@@ -823,7 +824,8 @@ wire [5:0]  bnd_c = {{28'd0, ip_tag_len} <= brem, {27'd0, ip_hdr_len} <= brem, i
 // (the field's length where it is read: tag_ok)
 wire [31:0] fld_len_c = vd_len32 + ((tag_wt == 3'd2) ? v2_len32 + v2_val[31:0] : fp_slen);
 always @(posedge clk) begin
-    if (!rst && (bnd[5:2] !== bnd_c[5:2] || (!brem_v_reg && bnd[1:0] !== bnd_c[1:0])))
+    if (!rst && (bnd[5:2] !== bnd_c[5:2]
+                 || (!brem_v_reg && (tag_wt != 3'd2 || (hdr_in && val_in)) && bnd[1:0] !== bnd_c[1:0])))
         $fatal(1, "hw_pb_core: the input stage's bound checks %b, compared here %b (brem %h)", bnd, bnd_c, brem);
     if (!rst && tag_ok && ip_fld_len !== fld_len_c)
         $fatal(1, "hw_pb_core: the input stage's field length %h, added here %h", ip_fld_len, fld_len_c);

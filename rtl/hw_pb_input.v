@@ -309,19 +309,30 @@ end
 // that the consumer's checks are one-bit selects after the shown multiplexer instead of
 // 32-bit compares (they were the core's critical path): {tag_len <= b, hdr_len <= b,
 // wav >= b, the varint after the tag <= b - hdr_len (64 bits against the 32-bit
-// difference, as the consumer compared them), the field's length >= b and == b (where the
-// field ends the frame)}.
+// difference, as the consumer compared them), the field's length (fld_len) >= b and == b
+// (where the field ends the frame)}. For wire type 2 the last two hold where the consumer
+// reads them, with the header and the length within the bound (hdr_len <= b, val_val <=
+// b - hdr_len): the field reaches b exactly when it ends there, when val_val == b -
+// hdr_len, a compare beside the one before it instead of an add and a compare after the
+// value (the cur set's latest path); the other wire types' lengths are at most 18.
 function [5:0] bnd_flags;
     input [31:0] b;
     input [4:0]  w;
-    input [3:0]  tl;     // the set's tag_len, hdr_len, val_val and field length
+    input [2:0]  wt;     // the set's wire type, tag_len, hdr_len and val_val
+    input [3:0]  tl;
     input [4:0]  hl;
     input [63:0] v;
-    input [31:0] fl;
+    reg   [31:0] d;
+    reg   [4:0]  sl;
+    reg          v_hi, v_eq;
     begin
-        // (the value's high half apart: a 32-bit carry chain, not 64)
-        bnd_flags = {{28'd0, tl} <= b, {27'd0, hl} <= b, {27'd0, w} >= b,
-                     v[63:32] == 32'd0 && v[31:0] <= b - {27'd0, hl}, fl >= b, fl == b};
+        d = b - {27'd0, hl};
+        sl = (wt == 3'd0) ? hl : {1'b0, tl} + ((wt == 3'd5) ? 5'd4 : 5'd8);
+        // (the value's high half apart: 32-bit carry chains, not 64)
+        v_hi = v[63:32] != 32'd0;
+        v_eq = !v_hi && v[31:0] == d;
+        bnd_flags = {{28'd0, tl} <= b, {27'd0, hl} <= b, {27'd0, w} >= b, !v_hi && v[31:0] <= d,
+                     (wt == 3'd2) ? v_eq : {27'd0, sl} >= b, (wt == 3'd2) ? v_eq : {27'd0, sl} == b};
     end
 endfunction
 // the field's length (fld_len) from a set's decodes
@@ -347,18 +358,16 @@ reg  [SW-1:0] cur_q = {SW{1'b0}}, spec_q = {SW{1'b0}};
 wire [31:0]   s_pos = pos + {28'd0, s_skip};
 wire [31:0]   c_bfr = fr_end - pos, c_bv = vend - pos, c_bup = fr_end_up - pos, c_bdn = fr_end_dn - pos;
 wire [31:0]   s_bfr = fr_end - s_pos, s_bv = vend - s_pos, s_bup = fr_end_up - s_pos, s_bdn = fr_end_dn - s_pos;
-// (dec's tag_len is bits 84:81, the varint after the tag 78:15, hdr_len 9:5)
-// (the tag's wire type bits 87:85, val_val's low half 46:15)
+// (dec's wire type is bits 87:85, tag_len 84:81, the varint after the tag 78:15 (its low
+// half 46:15), hdr_len 9:5)
 wire [31:0]   c_fl = fld_length(c_dec[87:85], c_dec[84:81], c_dec[9:5], c_dec[46:15]);
 wire [31:0]   s_fl = fld_length(s_dec[87:85], s_dec[84:81], s_dec[9:5], s_dec[46:15]);
-wire [23:0]   c_bnd = {bnd_flags(c_bfr, win_avail, c_dec[84:81], c_dec[9:5], c_dec[78:15], c_fl),
-                       bnd_flags(c_bv, win_avail, c_dec[84:81], c_dec[9:5], c_dec[78:15], c_fl),
-                       bnd_flags(c_bup, win_avail, c_dec[84:81], c_dec[9:5], c_dec[78:15], c_fl),
-                       bnd_flags(c_bdn, win_avail, c_dec[84:81], c_dec[9:5], c_dec[78:15], c_fl)};
-wire [23:0]   s_bnd = {bnd_flags(s_bfr, s_avail, s_dec[84:81], s_dec[9:5], s_dec[78:15], s_fl),
-                       bnd_flags(s_bv, s_avail, s_dec[84:81], s_dec[9:5], s_dec[78:15], s_fl),
-                       bnd_flags(s_bup, s_avail, s_dec[84:81], s_dec[9:5], s_dec[78:15], s_fl),
-                       bnd_flags(s_bdn, s_avail, s_dec[84:81], s_dec[9:5], s_dec[78:15], s_fl)};
+`define HW_PB_INPUT_BND(b, w, d) bnd_flags(b, w, d[87:85], d[84:81], d[9:5], d[78:15])
+wire [23:0]   c_bnd = {`HW_PB_INPUT_BND(c_bfr, win_avail, c_dec), `HW_PB_INPUT_BND(c_bv, win_avail, c_dec),
+                       `HW_PB_INPUT_BND(c_bup, win_avail, c_dec), `HW_PB_INPUT_BND(c_bdn, win_avail, c_dec)};
+wire [23:0]   s_bnd = {`HW_PB_INPUT_BND(s_bfr, s_avail, s_dec), `HW_PB_INPUT_BND(s_bv, s_avail, s_dec),
+                       `HW_PB_INPUT_BND(s_bup, s_avail, s_dec), `HW_PB_INPUT_BND(s_bdn, s_avail, s_dec)};
+`undef HW_PB_INPUT_BND
 always @(posedge clk) begin
     cur_q  <= {win_avail, c_bfr, c_bv, c_dec, c_bup, c_bdn, c_fl, c_bnd};
     spec_q <= {s_avail, s_bfr, s_bv, s_dec, s_bup, s_bdn, s_fl, s_bnd};

@@ -82,13 +82,16 @@ def decode_set(window, avail, pos, fr_end, vend, up=0, dn=0):
         """The bound checks against end - pos bytes left, as (value, mask of the bits
         specified): {tag_len <= b, hdr_len <= b, wav >= b, the varint after the tag <=
         b - hdr_len modulo 2^32 (without the varint its value is unspecified), the field's
-        length >= b, == b (unspecified without it)}."""
+        length >= b, == b (unspecified without it, and for wire type 2 unless the header
+        and the length are within b)}."""
         b = (end - pos) & M32
         v = ((tlen <= b) << 5 | (tlen + vlen <= b) << 4 | (avail >= b) << 3
              | int(bool(vfound) and vval <= (b - tlen - vlen) & M32) << 2)
-        if fld is not None:
+        # (wire type 2: where the header and the length are within the bound only)
+        fld_known = fld is not None and (wt != 2 or v & 0b10100 == 0b10100)
+        if fld_known:
             v |= (fld >= b) << 1 | int(fld == b)
-        return v, 0b111000 | (0b100 if vfound else 0) | (0b11 if fld is not None else 0)
+        return v, 0b111000 | (0b100 if vfound else 0) | (0b11 if fld_known else 0)
     return dict(pos=pos, wav=avail, brem_fr=(fr_end - pos) & M32, brem_v=(vend - pos) & M32,
                 brem_up=(up - pos) & M32, brem_dn=(dn - pos) & M32,
                 bnd_fr=bnd(fr_end), bnd_v=bnd(vend), bnd_up=bnd(up), bnd_dn=bnd(dn), fld_len=fld,
