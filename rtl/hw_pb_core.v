@@ -834,12 +834,22 @@ end
 wire        fp_str = is_str_kind && tag_wt == 3'd2 && v2_ok && v2_fits
                      && (pass_reg || !f_utf8 || !strict_reg);
 wire [31:0] fp_slen = (tag_wt == 3'd0) ? v2_len32 : (tag_wt == 3'd5) ? 32'd4 : 32'd8;
+// a fixed-width value (wire types 1 and 5; read when tag_ok) within the bound and the
+// window: the field's length, at most 18, not past brem (the input stage's flags: it does
+// not reach brem, or ends exactly there) and within the window's bytes
+wire        fix_in = (!bnd[1] || bnd[0]) && ip_wav >= ip_fld_len[4:0];
+`ifndef SYNTHESIS
+always @(posedge clk) begin
+    if (!rst && tag_ok && tag_wt != 3'd0 && tag_wt != 3'd2 && fix_in !== (av >= vd_len32 + fp_slen))
+        $fatal(1, "hw_pb_core: the fixed-width value within the bound %b, by compare %b", fix_in, !fix_in);
+end
+`endif
 wire        fp_scal = is_scal_kind && tag_wt != 3'd2 && !f_closed
-                      && ((tag_wt == 3'd0) ? v2_ok : (av >= vd_len32 + fp_slen))
+                      && ((tag_wt == 3'd0) ? v2_ok : fix_in)
                       && (pass_reg ? (!f_rep && f_pres == 2'd0) : (f_rep || f_pres != 2'd2));
 wire        fp_msg = f_kind == K_MESSAGE && tag_wt == 3'd2 && v2_ok && v2_fits;
 // the scan: bytes of the value after the tag, when in the window
-wire        sc_ok = (tag_wt == 3'd0) ? v2_ok : (tag_wt == 3'd2) ? (v2_ok && v2_fits) : (av >= vd_len32 + fp_slen);
+wire        sc_ok = (tag_wt == 3'd0) ? v2_ok : (tag_wt == 3'd2) ? (v2_ok && v2_fits) : fix_in;
 // the scanned field ends exactly at the frame's end (the input stage's registered bytes
 // left, against the field's length) / at the map entry's end (scme_rem_reg), or past it
 // (the field's length as the input stage added it: read when tag_ok)
