@@ -841,7 +841,8 @@ wire        fix_in = (!bnd[1] || bnd[0]) && ip_wav >= ip_fld_len[4:0];
 `ifndef SYNTHESIS
 always @(posedge clk) begin
     if (!rst && tag_ok && tag_wt != 3'd0 && tag_wt != 3'd2 && fix_in !== (av >= vd_len32 + fp_slen))
-        $fatal(1, "hw_pb_core: the fixed-width value within the bound %b, by compare %b", fix_in, !fix_in);
+        $fatal(1, "hw_pb_core: the fixed-width value within the bound %b, by compare %b", fix_in,
+               av >= vd_len32 + fp_slen);
 end
 `endif
 wire        fp_scal = is_scal_kind && tag_wt != 3'd2 && !f_closed
@@ -2469,7 +2470,7 @@ always @* begin
                 // string bytes to an 8-aligned destination: 16 bytes a cycle when the window
                 // has them and they fit one output word, else 8
                 // (5-bit compares: the registered saturated bytes left, the window's bytes)
-                // (cp_len, cp_go below: the chunk from registers, both widths side by side)
+                // (cp_len, cp_go: the chunk from registers, both widths side by side)
                 c_len = cp_len;
                 if (cp_go) begin
                     sk_en = 1'b1; sk_len = {27'd0, c_len};
