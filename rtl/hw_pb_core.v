@@ -817,32 +817,28 @@ wire        is_scal_kind = !is_str_kind && f_kind != K_MESSAGE && f_kind != K_GR
 // a length prefix of more than 5 bytes is refused (protobuf 7.x; the CPU engine's
 // read_len): the fast paths leave it to the general states, which fail it
 wire        v2_fits = val_in && v2_len <= 4'd5;
+wire        fp_str = is_str_kind && tag_wt == 3'd2 && v2_ok && v2_fits
+                     && (pass_reg || !f_utf8 || !strict_reg);
+// a fixed-width value (wire types 1 and 5; read when tag_ok) within the bound and the
+// window: the field's length, at most 18, not past brem (the input stage's flags: it does
+// not reach brem, or ends exactly there) and within the window's bytes
+wire        fix_in = (!bnd[1] || bnd[0]) && ip_wav >= ip_fld_len[4:0];
 `ifndef SYNTHESIS
-// the input stage's registered checks against the compares they replace, every cycle
+// the input stage's registered checks and field length, and fix_in, against the compares
+// and adds they replace, every cycle (the length and fix_in where the tag is read: tag_ok)
 wire [5:0]  bnd_c = {{28'd0, ip_tag_len} <= brem, {27'd0, ip_hdr_len} <= brem, iwav32 >= brem,
                      v2_val <= {32'd0, brem - hdr2}, ip_fld_len >= brem, ip_fld_len == brem};
-// (the field's length where it is read: tag_ok)
-wire [31:0] fld_len_c = vd_len32 + ((tag_wt == 3'd2) ? v2_len32 + v2_val[31:0] : fp_slen);
+wire [31:0] slen_c = (tag_wt == 3'd0) ? v2_len32 : (tag_wt == 3'd5) ? 32'd4 : 32'd8;   // (value bytes)
+wire [31:0] fld_len_c = vd_len32 + ((tag_wt == 3'd2) ? v2_len32 + v2_val[31:0] : slen_c);
+wire        fix_in_c = av >= vd_len32 + slen_c;
 always @(posedge clk) begin
     if (!rst && (bnd[5:2] !== bnd_c[5:2]
                  || (!brem_v_reg && (tag_wt != 3'd2 || (hdr_in && val_in)) && bnd[1:0] !== bnd_c[1:0])))
         $fatal(1, "hw_pb_core: the input stage's bound checks %b, compared here %b (brem %h)", bnd, bnd_c, brem);
     if (!rst && tag_ok && ip_fld_len !== fld_len_c)
         $fatal(1, "hw_pb_core: the input stage's field length %h, added here %h", ip_fld_len, fld_len_c);
-end
-`endif
-wire        fp_str = is_str_kind && tag_wt == 3'd2 && v2_ok && v2_fits
-                     && (pass_reg || !f_utf8 || !strict_reg);
-wire [31:0] fp_slen = (tag_wt == 3'd0) ? v2_len32 : (tag_wt == 3'd5) ? 32'd4 : 32'd8;
-// a fixed-width value (wire types 1 and 5; read when tag_ok) within the bound and the
-// window: the field's length, at most 18, not past brem (the input stage's flags: it does
-// not reach brem, or ends exactly there) and within the window's bytes
-wire        fix_in = (!bnd[1] || bnd[0]) && ip_wav >= ip_fld_len[4:0];
-`ifndef SYNTHESIS
-always @(posedge clk) begin
-    if (!rst && tag_ok && tag_wt != 3'd0 && tag_wt != 3'd2 && fix_in !== (av >= vd_len32 + fp_slen))
-        $fatal(1, "hw_pb_core: the fixed-width value within the bound %b, by compare %b", fix_in,
-               av >= vd_len32 + fp_slen);
+    if (!rst && tag_ok && tag_wt != 3'd0 && tag_wt != 3'd2 && fix_in !== fix_in_c)
+        $fatal(1, "hw_pb_core: the fixed-width value within the bound %b, by compare %b", fix_in, fix_in_c);
 end
 `endif
 wire        fp_scal = is_scal_kind && tag_wt != 3'd2 && !f_closed

@@ -91,8 +91,8 @@ module hw_pb_input (
     output wire [3:0]   val_len,
     output wire         val_found,    // whole within wav - tag_len bytes
     output wire [4:0]   hdr_len,      // tag_len + val_len
-    // the field's length from its tag on (modulo 2^32): tag_len + 8, + 4 for wire types 1
-    // and 5, hdr_len (+ val_val's low half for 2), tag_len + 8 for the others
+    // the field's length from its tag on (modulo 2^32): hdr_len for wire type 0, hdr_len +
+    // val_val's low half for 2, tag_len + 4 for 5, tag_len + 8 for 1 and the others
     output wire [31:0]  fld_len,
     // the bound checks against brem_fr and brem_v, registered with the set (bnd_flags below):
     // {tag_len <= b, hdr_len <= b, wav >= b, val_val <= b - hdr_len (modulo 2^32),
