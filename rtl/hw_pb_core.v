@@ -979,17 +979,59 @@ function [63:0] lowbytes;
 endfunction
 /* verilator lint_on UNUSEDSIGNAL */
 
-// the frame's slots
-wire [31:0] cslot = fr_cb_reg + {24'd0, f_slot};
+// The field's address (fat) and its count and state slots (cslot, sslot) are sums of a
+// frame register and a field-row value; each is added on every lookup port's row (the rows
+// are registers) and selected as the row is (fh, f_tagst, ip_shown_spec), so no add
+// follows the select: the shown select → f_off → fat → s_whole's compare → the reader's
+// skip was the critical path. So are fat's two tests (its output word is top_reg's;
+// pair_fits). A miss reads as the row F_MISS (offset and slot 0). Every simulation checks
+// them against the sums after the select.
+localparam F_OFF_AT = FW - 14, F_SLOT_AT = FW - 80;   // f_off's and f_slot's top bits in a row
+wire [39:0] soff40 = {8'd0, fr_off_reg};
+wire [39:0] fat_c = soff40 + {8'd0, rc[F_OFF_AT -: 32]}, fat_s = soff40 + {8'd0, rs[F_OFF_AT -: 32]},
+            fat_t = soff40 + {8'd0, rt[F_OFF_AT -: 32]};
+wire [31:0] cslot_c = fr_cb_reg + {24'd0, rc[F_SLOT_AT -: 8]}, cslot_s = fr_cb_reg + {24'd0, rs[F_SLOT_AT -: 8]},
+            cslot_t = fr_cb_reg + {24'd0, rt[F_SLOT_AT -: 8]};
+wire [31:0] sslot_c = fr_sb_reg + {24'd0, rc[F_SLOT_AT -: 8]}, sslot_s = fr_sb_reg + {24'd0, rs[F_SLOT_AT -: 8]},
+            sslot_t = fr_sb_reg + {24'd0, rt[F_SLOT_AT -: 8]};
+// an address's tests: {pair_fits, its output word is top_reg's} (top and pw as arguments:
+// a continuous assignment is not sensitive to what a function reads; PW is a wire with
+// TABLES=1)
+/* verilator lint_off UNUSEDSIGNAL */
+// (top's byte-in-word bits)
+function [1:0] at_tests;
+    input [39:0] at;
+    input [39:0] top;       // top_reg
+    input [31:0] pw;        // PW
+    begin
+        at_tests = {{{(32-OB_SHIFT){1'b0}}, at[OB_SHIFT-1:0]} + 2 * pw <= OB_32,
+                    top[39:OB_SHIFT] == at[39:OB_SHIFT]};
+    end
+endfunction
+/* verilator lint_on UNUSEDSIGNAL */
+wire [1:0]  fpt_c = at_tests(fat_c, top_reg, PW), fpt_s = at_tests(fat_s, top_reg, PW),
+            fpt_t = at_tests(fat_t, top_reg, PW), fpt_m = at_tests(soff40, top_reg, PW);
+// the port the row comes from: cur, spec, t_num, or none (a miss)
+wire        fp_c = fh && f_tagst && !ip_shown_spec, fp_s = fh && f_tagst && ip_shown_spec, fp_t = fh && !f_tagst;
+wire [39:0] fat = fp_c ? fat_c : fp_s ? fat_s : fp_t ? fat_t : soff40;
+wire [31:0] cslot = fp_c ? cslot_c : fp_s ? cslot_s : fp_t ? cslot_t : fr_cb_reg;
+wire [31:0] sslot = fp_c ? sslot_c : fp_s ? sslot_s : fp_t ? sslot_t : fr_sb_reg;
+// at_tests(fat)
+wire [1:0]  fat_pt = fp_c ? fpt_c : fp_s ? fpt_s : fp_t ? fpt_t : fpt_m;
+`ifndef SYNTHESIS
+always @(posedge clk)
+    if (fat !== soff40 + {8'd0, f_off} || cslot !== fr_cb_reg + {24'd0, f_slot} || sslot !== fr_sb_reg + {24'd0, f_slot}
+            || fat_pt !== {pair_fits(fat), top_reg[39:OB_SHIFT] == fat[39:OB_SHIFT]})
+        $fatal(1, "hw_pb_core: per-port sums fat %h cslot %h sslot %h tests %b, after the select %h %h %h %b", fat,
+               cslot, sslot, fat_pt, soff40 + {8'd0, f_off}, fr_cb_reg + {24'd0, f_slot},
+               fr_sb_reg + {24'd0, f_slot}, {pair_fits(fat), top_reg[39:OB_SHIFT] == fat[39:OB_SHIFT]});
+`endif
 // (the unknown-bytes slot, fr_cb + ma_nc - 1: a register, uslot_reg below)
 reg  [CNT_BITS-1:0] uslot_reg = {CNT_BITS{1'b0}};
 wire [31:0] uslot = {{(32-CNT_BITS){1'b0}}, uslot_reg};
-wire [31:0] sslot = fr_sb_reg + {24'd0, f_slot};
 // (the oneof case slots' base, fr_sb + ma_nms: a register, osb_reg below)
 reg  [ST_BITS-1:0] osb_reg = {ST_BITS{1'b0}};
 wire [31:0] oslot = {{(32-ST_BITS){1'b0}}, osb_reg} + {16'd0, f_pidx};
-wire [39:0] soff40 = {8'd0, fr_off_reg};
-wire [39:0] fat = soff40 + {8'd0, f_off};
 wire [39:0] uat = soff40 + {8'd0, ma_unkoff};
 // the byte of the field's presence bit (S_SP0 reads it, S_SP_W2 writes it back)
 // (its presence words' offset, fr_off + ma_hasoff: a register, hb_reg below)
@@ -1323,13 +1365,13 @@ endtask
 // and fit the output word at top_reg, which is not the word of its slot at at
 /* verilator lint_off UNUSEDSIGNAL */
 function s_whole;
-    input [39:0] at;
+    input        at_top;    // the {ptr,len} slot's output word is top_reg's (at_tests)
     input [31:0] len;
     input [31:0] hdr;
     begin
         s_whole = OUT2_WR != 0 && pass_reg && len != 32'd0 && len <= 32'd16 && hdr + len <= wav32
                   && (len <= 32'd8 || (OB >= 16 && {{(32-OB_SHIFT){1'b0}}, top_reg[OB_SHIFT-1:0]} + 32'd16 <= OB_32))
-                  && top_reg[39:OB_SHIFT] != at[39:OB_SHIFT];
+                  && !at_top;
     end
 endfunction
 /* verilator lint_on UNUSEDSIGNAL */
@@ -1341,25 +1383,27 @@ endfunction
 // capacity error.
 task str_start;
     input [39:0] at;
+    input [1:0]  at_pt;     // at_tests(at): {pair_fits, output word top_reg's}
     input [31:0] len;
     input [31:0] at_tag;
     input [127:0] sw;   // s_win
     input [31:0] sh;    // s_hdr
-    reg split, whole;
+    reg split, whole, fits;
     begin
-        whole = s_whole(at, len, sh);
-        split = OUT2_WR != 0 && !pair_fits(at) && !whole;
+        fits = at_pt[1];
+        whole = s_whole(at_pt[0], len, sh);
+        split = OUT2_WR != 0 && !fits && !whole;
         s_dst_next = top_reg;
         u8_clear = 1'b1;
         cu8_next = f_utf8;
-        if (pair_fits(at)) img_wr2(at, (len == 32'd0) ? 64'd0 : base_reg + {24'd0, top_reg}, {32'd0, len});
+        if (fits) img_wr2(at, (len == 32'd0) ? 64'd0 : base_reg + {24'd0, top_reg}, {32'd0, len});
         else img_wr(at, (len == 32'd0) ? 64'd0 : base_reg + {24'd0, top_reg}, PW4);
         if (split) begin
             o2_we = 1'b1; o2_a = at + {8'd0, PW};
             o2_d = {96'd0, len}; o2_m = PW[3] ? 16'h00FF : 16'h000F;
         end
         if (len == 32'd0) begin
-            state_next = (pair_fits(at) || split) ? S_TAG : S_STR5;
+            state_next = (fits || split) ? S_TAG : S_STR5;
         end else if (top_reg + align8({8'd0, len}) > OUT_BYTES) begin
             fail(E_CAPACITY, at_tag);
         end else begin
@@ -1372,9 +1416,9 @@ task str_start;
                 sk_en = 1'b1; sk_len = sh + len;
                 u8_whole = 1'b1; u8_valid = f_utf8; u8_count = len[4:0];
                 u8pend_next = f_utf8;
-                state_next = pair_fits(at) ? S_TAG : S_STR5;
+                state_next = fits ? S_TAG : S_STR5;
             end else begin
-                cons(C_COPYS, len, (pair_fits(at) || split) ? S_TAG : S_STR5);
+                cons(C_COPYS, len, (fits || split) ? S_TAG : S_STR5);
             end
         end
     end
@@ -1932,7 +1976,7 @@ always @* begin
                         sret_next = S_STR4;
                         state_next = S_NE0;
                     end else if (f_pres == 2'd0) begin
-                        str_start(fat, v2_val[31:0], pos, s_win, s_hdr);
+                        str_start(fat, fat_pt, v2_val[31:0], pos, s_win, s_hdr);
                         pop_after(fld_ends_fr);
                     end else begin
                         sret_next = S_STR4;
@@ -2127,7 +2171,7 @@ always @* begin
     end
     S_STR4: begin
         // write pass: string slot at elem_reg
-        str_start(elem_reg, s_len_reg, t_pos_reg, s_win, s_hdr);
+        str_start(elem_reg, at_tests(elem_reg, top_reg, PW), s_len_reg, t_pos_reg, s_win, s_hdr);
     end
     S_STR5: begin
         // the length, when the pair did not fit one output word
