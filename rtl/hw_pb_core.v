@@ -1361,15 +1361,16 @@ task img_wr2;
     end
 endtask
 
-// write pass, OUT2_WR: the string's len bytes are whole in the window (after s_hdr bytes)
-// and fit the output word at top_reg, which is not the word of its slot at at
+// write pass, OUT2_WR: the string's len bytes are whole in the window (its end tot bytes
+// on) and fit the output word at top_reg, which is not the word of its slot at at
 /* verilator lint_off UNUSEDSIGNAL */
 function s_whole;
     input        at_top;    // the {ptr,len} slot's output word is top_reg's (at_tests)
     input [31:0] len;
-    input [31:0] hdr;
+    input [31:0] tot;
     begin
-        s_whole = OUT2_WR != 0 && pass_reg && len != 32'd0 && len <= 32'd16 && hdr + len <= wav32
+        s_whole = OUT2_WR != 0 && pass_reg && len != 32'd0 && len <= 32'd16
+                  && tot[31:5] == 27'd0 && tot[4:0] <= wav32[4:0]
                   && (len <= 32'd8 || (OB >= 16 && {{(32-OB_SHIFT){1'b0}}, top_reg[OB_SHIFT-1:0]} + 32'd16 <= OB_32))
                   && !at_top;
     end
@@ -1380,7 +1381,10 @@ endfunction
 // (one pair write; a pair across two output words: the length on the second port, else
 // in S_STR5), then the copy (UTF-8 checked on the way, verdict pending a cycle later),
 // or, when s_whole, the bytes on the second port in the same cycle. at_tag: offset for a
-// capacity error.
+// capacity error. tot = sh + len, where the string ends from the reader's position: a
+// register's value (the input stage's field length in S_TAG, s_len_reg in S_STR4), not an
+// add after the shown select (the 56654d5 build's critical path: the shown header length →
+// that add → the compare with the window → the skip)
 task str_start;
     input [39:0] at;
     input [1:0]  at_pt;     // at_tests(at): {pair_fits, output word top_reg's}
@@ -1388,10 +1392,14 @@ task str_start;
     input [31:0] at_tag;
     input [127:0] sw;   // s_win
     input [31:0] sh;    // s_hdr
+    input [31:0] tot;
     reg split, whole, fits;
     begin
+`ifndef SYNTHESIS
+        str_tot_bad = tot !== sh + len;
+`endif
         fits = at_pt[1];
-        whole = s_whole(at_pt[0], len, sh);
+        whole = s_whole(at_pt[0], len, tot);
         split = OUT2_WR != 0 && !fits && !whole;
         s_dst_next = top_reg;
         u8_clear = 1'b1;
@@ -1413,7 +1421,7 @@ task str_start;
                 o2_we = 1'b1; o2_a = top_reg;
                 o2_d = first_bytes(sw, len[4:0]);
                 o2_m = (len > 32'd8) ? 16'hFFFF : 16'h00FF;
-                sk_en = 1'b1; sk_len = sh + len;
+                sk_en = 1'b1; sk_len = tot;
                 u8_whole = 1'b1; u8_valid = f_utf8; u8_count = len[4:0];
                 u8pend_next = f_utf8;
                 state_next = fits ? S_TAG : S_STR5;
@@ -1789,6 +1797,13 @@ endtask
 // An always @* block is not sensitive to reads inside a task or function body, so a module
 // signal a task above reads is either read by this block itself too or passed to the task
 // as an argument (rtl/tb/test_sensitivity.py checks it).
+`ifndef SYNTHESIS
+// str_start's tot is its header + length (set where it is called, checked at the edge)
+reg str_tot_bad;
+always @(posedge clk)
+    if (!rst && str_tot_bad)
+        $fatal(1, "hw_pb_core: str_start's end of the string is not its header + length (state %0d)", state_reg);
+`endif
 always @* begin
     state_next = state_reg;
     pass_next = pass_reg;
@@ -1843,6 +1858,9 @@ always @* begin
     o_re = 1'b0; o_ra = 40'd0;
     o2_we = 1'b0; o2_a = 40'd0; o2_d = 128'd0; o2_m = 16'd0;
     sk_en = 1'b0; sk_len = 32'd0; rdr_restart = 1'b0;
+`ifndef SYNTHESIS
+    str_tot_bad = 1'b0;
+`endif
     u8_clear = 1'b0; u8_valid = 1'b0; u8_whole = 1'b0; u8_count = 5'd0;
     tmp40 = 40'd0; tmp32 = 32'd0; tmp64 = 64'd0; chunk = 4'd0; c_len = 5'd0;
 
@@ -1976,7 +1994,7 @@ always @* begin
                         sret_next = S_STR4;
                         state_next = S_NE0;
                     end else if (f_pres == 2'd0) begin
-                        str_start(fat, fat_pt, v2_val[31:0], pos, s_win, s_hdr);
+                        str_start(fat, fat_pt, v2_val[31:0], pos, s_win, s_hdr, ip_fld_len);
                         pop_after(fld_ends_fr);
                     end else begin
                         sret_next = S_STR4;
@@ -2171,7 +2189,7 @@ always @* begin
     end
     S_STR4: begin
         // write pass: string slot at elem_reg
-        str_start(elem_reg, at_tests(elem_reg, top_reg, PW), s_len_reg, t_pos_reg, s_win, s_hdr);
+        str_start(elem_reg, at_tests(elem_reg, top_reg, PW), s_len_reg, t_pos_reg, s_win, s_hdr, s_len_reg);
     end
     S_STR5: begin
         // the length, when the pair did not fit one output word
