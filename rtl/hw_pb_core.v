@@ -537,10 +537,12 @@ hw_pb_input inp (
 reg         brem_v_reg = 1'b0;
 wire [31:0] brem = brem_v_reg ? ip_brem_v : ip_brem_fr;
 // the input stage's checks against brem, registered with its set: {tag_len <= brem,
-// hdr_len <= brem, wav >= brem, the varint after the tag <= brem - hdr_len} (and, against
+// hdr_len <= brem, wav >= brem, hdr_len + the varint after the tag <= brem} (and, against
 // the frame's end only, where the field ends: ip_bnd_fr[1:0])
 wire [5:0]  bnd = brem_v_reg ? ip_bnd_v : ip_bnd_fr;
-wire        tag_in = bnd[5], hdr_in = bnd[4], wav_ge = bnd[3], val_in = bnd[2];
+// (val_in from the frame's flags alone: S_ELEM, the one state on the packed run's, reads no
+// varint after the element)
+wire        tag_in = bnd[5], hdr_in = bnd[4], wav_ge = bnd[3], val_in = ip_bnd_fr[2];
 // the field ends the frame or past it (ip_fld_len >= ip_brem_fr), or exactly there (for
 // wire type 2 where its length prefix is within the bound: hdr_in, val_in)
 wire        fld_ends_fr = ip_bnd_fr[1], fld_at_fr = ip_bnd_fr[0];
@@ -821,23 +823,25 @@ wire        fp_str = is_str_kind && tag_wt == 3'd2 && v2_ok && v2_fits
                      && (pass_reg || !f_utf8 || !strict_reg);
 // a fixed-width value (wire types 1 and 5; read when tag_ok) within the bound and the
 // window: the field's length, at most 18, not past brem (the input stage's flags: it does
-// not reach brem, or ends exactly there) and within the window's bytes
-wire        fix_in = (!bnd[1] || bnd[0]) && ip_wav >= ip_fld_len[4:0];
+// not reach brem, or ends exactly there) and within the window's bytes (the frame's flags:
+// read in S_TAG and S_SCAN, never on the packed run's, whose flags 2:0 so go unused)
+wire        fix_in = (!ip_bnd_fr[1] || ip_bnd_fr[0]) && ip_wav >= ip_fld_len[4:0];
 `ifndef SYNTHESIS
 // the input stage's registered checks and field length, and fix_in, against the compares
-// and adds they replace, every cycle (the length and fix_in where the tag is read: tag_ok)
+// and adds they replace, every cycle (the length and fix_in where the tag is read: tag_ok;
+// fix_in outside S_ELEM)
 wire [5:0]  bnd_c = {{28'd0, ip_tag_len} <= brem, {27'd0, ip_hdr_len} <= brem, iwav32 >= brem,
-                     v2_val <= {32'd0, brem - hdr2}, ip_fld_len >= brem, ip_fld_len == brem};
+                     {1'b0, v2_val} + {33'd0, hdr2} <= {33'd0, brem}, ip_fld_len >= brem, ip_fld_len == brem};
 wire [31:0] slen_c = (tag_wt == 3'd0) ? v2_len32 : (tag_wt == 3'd5) ? 32'd4 : 32'd8;   // (value bytes)
 wire [31:0] fld_len_c = vd_len32 + ((tag_wt == 3'd2) ? v2_len32 + v2_val[31:0] : slen_c);
 wire        fix_in_c = av >= vd_len32 + slen_c;
 always @(posedge clk) begin
-    if (!rst && (bnd[5:2] !== bnd_c[5:2]
+    if (!rst && (bnd[5:3] !== bnd_c[5:3] || ((brem_v_reg || (ip_val_found && hdr_in)) && bnd[2] !== bnd_c[2])
                  || (!brem_v_reg && (tag_wt != 3'd2 || (hdr_in && val_in)) && bnd[1:0] !== bnd_c[1:0])))
         $fatal(1, "hw_pb_core: the input stage's bound checks %b, compared here %b (brem %h)", bnd, bnd_c, brem);
     if (!rst && tag_ok && ip_fld_len !== fld_len_c)
         $fatal(1, "hw_pb_core: the input stage's field length %h, added here %h", ip_fld_len, fld_len_c);
-    if (!rst && tag_ok && tag_wt != 3'd0 && tag_wt != 3'd2 && fix_in !== fix_in_c)
+    if (!rst && !brem_v_reg && tag_ok && tag_wt != 3'd0 && tag_wt != 3'd2 && fix_in !== fix_in_c)
         $fatal(1, "hw_pb_core: the fixed-width value within the bound %b, by compare %b", fix_in, fix_in_c);
 end
 `endif

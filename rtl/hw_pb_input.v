@@ -95,8 +95,8 @@ module hw_pb_input (
     // val_val's low half for 2, tag_len + 4 for 5, tag_len + 8 for 1 and the others
     output wire [31:0]  fld_len,
     // the bound checks against brem_fr and brem_v, registered with the set (bnd_flags below):
-    // {tag_len <= b, hdr_len <= b, wav >= b, val_val <= b - hdr_len (modulo 2^32),
-    //  fld_len >= b, fld_len == b}
+    // {tag_len <= b, hdr_len <= b, wav >= b, hdr_len + val_val <= b (specified with both
+    //  varints found), fld_len >= b, fld_len == b}
     output wire [5:0]   bnd_fr,
     output wire [5:0]   bnd_v,
     // for a table lookup a cycle ahead (hw_pb_core, TABLES=1): the field numbers of the
@@ -308,31 +308,40 @@ end
 // A set's bound checks for b bytes left (one of its four), decided before the register so
 // that the consumer's checks are one-bit selects after the shown multiplexer instead of
 // 32-bit compares (they were the core's critical path): {tag_len <= b, hdr_len <= b,
-// wav >= b, the varint after the tag <= b - hdr_len (64 bits against the 32-bit
-// difference, as the consumer compared them), the field's length (fld_len) >= b and == b
-// (where the field ends the frame)}. For wire type 2 the last two hold where the consumer
-// reads them, with the header and the length within the bound (hdr_len <= b, val_val <=
-// b - hdr_len): the field reaches b exactly when it ends there, when val_val == b -
-// hdr_len, a compare beside the one before it instead of an add and a compare after the
-// value (the cur set's latest path); the other wire types' lengths are at most 18.
+// wav >= b, the header and the varint after it within b (hdr_len + val_val <= b, val_val
+// below 2^32: `le`, made per byte position below), the field's length (fld_len) >= b and
+// == b (where the field ends the frame)}. For wire type 2 the last two hold where the
+// consumer reads them, with the header and the length within the bound: the field reaches
+// b exactly when it ends there, hdr_len + val_val == b (`eq`, beside `le`); the other wire
+// types' lengths are at most 18.
 function [5:0] bnd_flags;
     input [31:0] b;
     input [4:0]  w;
-    input [2:0]  wt;     // the set's wire type, tag_len, hdr_len and val_val
+    input [2:0]  wt;     // the set's wire type, tag_len and hdr_len
     input [3:0]  tl;
     input [4:0]  hl;
-    input [63:0] v;
-    reg   [31:0] d;
+    input        le, eq; // hdr_len + val_val <= b, == b (val_val below 2^32)
     reg   [4:0]  sl;
-    reg          v_hi, v_eq;
+    reg          bhi;
     begin
-        d = b - {27'd0, hl};
         sl = (wt == 3'd0) ? hl : {1'b0, tl} + ((wt == 3'd5) ? 5'd4 : 5'd8);
-        // (the value's high half apart: 32-bit carry chains, not 64)
-        v_hi = v[63:32] != 32'd0;
-        v_eq = !v_hi && v[31:0] == d;
-        bnd_flags = {{28'd0, tl} <= b, {27'd0, hl} <= b, {27'd0, w} >= b, !v_hi && v[31:0] <= d,
-                     (wt == 3'd2) ? v_eq : {27'd0, sl} >= b, (wt == 3'd2) ? v_eq : {27'd0, sl} == b};
+        // (the lengths are below 32: b's high bits tested apart, early, and 5-bit compares
+        // after the late lengths instead of 32-bit ones)
+        bhi = b[31:5] != 27'd0;
+        bnd_flags = {bhi || {1'b0, tl} <= b[4:0], bhi || hl <= b[4:0], !bhi && w >= b[4:0], le,
+                     (wt == 3'd2) ? eq : !bhi && sl >= b[4:0], (wt == 3'd2) ? eq : !bhi && sl == b[4:0]};
+    end
+endfunction
+// a set's hdr_len + val_val against b as one add and compares (the packed run's end: the
+// core reads none of them there)
+function [1:0] val_flags;
+    input [31:0] b;
+    input [4:0]  hl;
+    input [63:0] v;
+    reg   [32:0] e;
+    begin
+        e = {1'b0, v[31:0]} + {28'd0, hl};
+        val_flags = {v[63:32] == 32'd0 && e <= {1'b0, b}, v[63:32] == 32'd0 && e == {1'b0, b}};
     end
 endfunction
 // the field's length (fld_len) from a set's decodes
@@ -362,11 +371,40 @@ wire [31:0]   s_bfr = fr_end - s_pos, s_bv = vend - s_pos, s_bup = fr_end_up - s
 // half 46:15), hdr_len 9:5)
 wire [31:0]   c_fl = fld_length(c_dec[87:85], c_dec[84:81], c_dec[9:5], c_dec[46:15]);
 wire [31:0]   s_fl = fld_length(s_dec[87:85], s_dec[84:81], s_dec[9:5], s_dec[46:15]);
-`define HW_PB_INPUT_BND(b, w, d) bnd_flags(b, w, d[87:85], d[84:81], d[9:5], d[78:15])
-wire [23:0]   c_bnd = {`HW_PB_INPUT_BND(c_bfr, win_avail, c_dec), `HW_PB_INPUT_BND(c_bv, win_avail, c_dec),
-                       `HW_PB_INPUT_BND(c_bup, win_avail, c_dec), `HW_PB_INPUT_BND(c_bdn, win_avail, c_dec)};
-wire [23:0]   s_bnd = {`HW_PB_INPUT_BND(s_bfr, s_avail, s_dec), `HW_PB_INPUT_BND(s_bv, s_avail, s_dec),
-                       `HW_PB_INPUT_BND(s_bup, s_avail, s_dec), `HW_PB_INPUT_BND(s_bdn, s_avail, s_dec)};
+// The varint after the tag against the frame's bounds (hdr_len + val_val <= b, == b) for
+// every byte q it can start at, before the set is picked: X_q = V_q + q + N_q, where the
+// value ends counted from pos (the set's skip + its tag_len + the varint's length, when
+// both are found), against the bytes left from pos (c_b); a set takes the bit its one-hot
+// picks (0 without both varints). So the compare no longer follows the spec set's select
+// and value pick (its latest path). Exact unless the spec set's position is past the bound
+// (c_b < its skip; its b then wraps modulo 2^32): the consumer never shows such a set. The
+// packed run's end (the core reads no value there) keeps one add and compare a set.
+reg  [15:0] le_fr, eq_fr, le_up, eq_up, le_dn, eq_dn;
+always @* begin : g_vcmp
+    reg  [32:0] x;
+    reg         lo;
+    integer     q;
+    for (q = 0; q < 16; q = q + 1) begin
+        x = {1'b0, pv[64 * q +: 32]} + q + {29'd0, pn[4 * q +: 4]};
+        // (and whole within the valid bytes: S_q's fit bit, so a set without the varint
+        // after its tag, or without the tag, whose one-hot then picks the tag's byte, has 0)
+        lo = sum[SW1 * q + SW1 - 1] && pv[64 * q + 32 +: 32] == 32'd0;
+        le_fr[q] = lo && x <= {1'b0, c_bfr}; eq_fr[q] = lo && x == {1'b0, c_bfr};
+        le_up[q] = lo && x <= {1'b0, c_bup}; eq_up[q] = lo && x == {1'b0, c_bup};
+        le_dn[q] = lo && x <= {1'b0, c_bdn}; eq_dn[q] = lo && x == {1'b0, c_bdn};
+    end
+end
+wire [15:0] c_oh = ohj[0 +: 16];
+wire [1:0]  c_vv = val_flags(c_bv, c_dec[9:5], c_dec[78:15]), s_vv = val_flags(s_bv, s_dec[9:5], s_dec[78:15]);
+`define HW_PB_INPUT_BND(b, w, d, le, eq) bnd_flags(b, w, d[87:85], d[84:81], d[9:5], le, eq)
+wire [23:0]   c_bnd = {`HW_PB_INPUT_BND(c_bfr, win_avail, c_dec, |(le_fr & c_oh), |(eq_fr & c_oh)),
+                       `HW_PB_INPUT_BND(c_bv, win_avail, c_dec, c_vv[1], c_vv[0]),
+                       `HW_PB_INPUT_BND(c_bup, win_avail, c_dec, |(le_up & c_oh), |(eq_up & c_oh)),
+                       `HW_PB_INPUT_BND(c_bdn, win_avail, c_dec, |(le_dn & c_oh), |(eq_dn & c_oh))};
+wire [23:0]   s_bnd = {`HW_PB_INPUT_BND(s_bfr, s_avail, s_dec, |(le_fr & s_oh), |(eq_fr & s_oh)),
+                       `HW_PB_INPUT_BND(s_bv, s_avail, s_dec, s_vv[1], s_vv[0]),
+                       `HW_PB_INPUT_BND(s_bup, s_avail, s_dec, |(le_up & s_oh), |(eq_up & s_oh)),
+                       `HW_PB_INPUT_BND(s_bdn, s_avail, s_dec, |(le_dn & s_oh), |(eq_dn & s_oh))};
 `undef HW_PB_INPUT_BND
 always @(posedge clk) begin
     cur_q  <= {win_avail, c_bfr, c_bv, c_dec, c_bup, c_bdn, c_fl, c_bnd};

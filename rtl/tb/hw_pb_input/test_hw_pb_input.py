@@ -65,9 +65,10 @@ def field_len(wt, tfound, tlen, vfound, hdr, vval):
     return fl if fl <= 15 else None
 
 
-def decode_set(window, avail, pos, fr_end, vend, up=0, dn=0):
+def decode_set(window, avail, pos, fr_end, vend, up=0, dn=0, base=None):
     """One decode set: the tag and the varint after it at byte 0 of window (avail bytes
-    valid), the bytes left to both bounds, the field's length."""
+    valid), the bytes left to both bounds, the field's length. base: the reader's position
+    (the set's own when None), from which the frame bounds' value checks count."""
     found, tlen, tval = decode(window, avail)
     rest = window[tlen:] + bytes(tlen)
     vfound, vlen, vval = decode(rest, avail - tlen)
@@ -78,23 +79,27 @@ def decode_set(window, avail, pos, fr_end, vend, up=0, dn=0):
     fld = (None if not found else tlen + vlen if wt == 0 else (tlen + vlen + vval) & M32 if wt == 2 and vfound
            else None if wt == 2 else tlen + 4 if wt == 5 else tlen + 8)
 
-    def bnd(end):
+    def bnd(end, frame=True):
         """The bound checks against end - pos bytes left, as (value, mask of the bits
-        specified): {tag_len <= b, hdr_len <= b, wav >= b, the varint after the tag <=
-        b - hdr_len modulo 2^32 (without the varint its value is unspecified), the field's
+        specified): {tag_len <= b, hdr_len <= b, wav >= b, the header and the varint after
+        it within b (0 without the varint for a frame bound, else unspecified), the field's
         length >= b, == b (unspecified without it, and for wire type 2 unless the header
-        and the length are within b)}."""
+        and the length are within b)}. A frame bound's value checks count from the
+        reader's position, so they are unspecified for a set past the bound as seen from
+        there (its b wraps)."""
         b = (end - pos) & M32
+        past = frame and base is not None and (end - base) & M32 < (pos - base) & M32
         v = ((tlen <= b) << 5 | (tlen + vlen <= b) << 4 | (avail >= b) << 3
-             | int(bool(vfound) and vval <= (b - tlen - vlen) & M32) << 2)
+             | int(bool(vfound) and tlen + vlen + vval <= b) << 2)
         # (wire type 2: where the header and the length are within the bound only)
-        fld_known = fld is not None and (wt != 2 or v & 0b10100 == 0b10100)
+        fld_known = fld is not None and (wt != 2 or (v & 0b10100 == 0b10100 and not past))
         if fld_known:
             v |= (fld >= b) << 1 | int(fld == b)
-        return v, 0b111000 | (0b100 if vfound else 0) | (0b11 if fld_known else 0)
+        mask = 0b111000 | (0b100 if (vfound or frame) and not past else 0) | (0b11 if fld_known else 0)
+        return v & mask, mask
     return dict(pos=pos, wav=avail, brem_fr=(fr_end - pos) & M32, brem_v=(vend - pos) & M32,
                 brem_up=(up - pos) & M32, brem_dn=(dn - pos) & M32,
-                bnd_fr=bnd(fr_end), bnd_v=bnd(vend), bnd_up=bnd(up), bnd_dn=bnd(dn), fld_len=fld,
+                bnd_fr=bnd(fr_end), bnd_v=bnd(vend, False), bnd_up=bnd(up), bnd_dn=bnd(dn), fld_len=fld,
                 tag_found=int(found), tag_len=tlen, tag_val=tval,
                 tag_o32=int(found and (tlen > 5 or tval >> 32 != 0)),
                 val_found=int(vfound), val_len=vlen, val_val=vval, hdr_len=tlen + vlen,
@@ -109,7 +114,7 @@ def sets(window, avail, pos, fr_end, vend, up, dn, shown, hint):
     fl = shown["fl"] if hint is False else hint
     skip = 0 if fl is None else fl
     s_avail = 0 if fl is None or skip > avail else avail - skip
-    spec = decode_set(window[skip:] + bytes(skip), s_avail, (pos + skip) & M32, fr_end, vend, up, dn)
+    spec = decode_set(window[skip:] + bytes(skip), s_avail, (pos + skip) & M32, fr_end, vend, up, dn, pos)
     return cur, spec
 
 
@@ -341,7 +346,7 @@ async def test_every_skip_and_length(dut):
             s = 0 if skip is None else skip
         cur = decode_set(window, avail, pos, fr_end, vend)
         s_avail = 0 if skip is None or s > avail else avail - s
-        spec = decode_set(window[s:] + bytes(s), s_avail, pos + s, fr_end, vend)
+        spec = decode_set(window[s:] + bytes(s), s_avail, pos + s, fr_end, vend, base=pos)
         dut.win.value = int.from_bytes(window, "little")
         dut.win_avail.value = avail
         dut.pos.value = pos
