@@ -377,8 +377,9 @@ wire [31:0]   s_fl = fld_length(s_dec[87:85], s_dec[84:81], s_dec[9:5], s_dec[46
 // both are found), against the bytes left from pos (c_b); a set takes the bit its one-hot
 // picks (0 without both varints). So the compare no longer follows the spec set's select
 // and value pick (its latest path). Exact unless the spec set's position is past the bound
-// (c_b < its skip; its b then wraps modulo 2^32): the consumer never shows such a set. The
-// packed run's end (the core reads no value there) keeps one add and compare a set.
+// (c_b < its skip; its b then wraps modulo 2^32), where the core does not read it (its
+// simulation checks the flag against its own compare wherever it reads it). The packed
+// run's end (the core reads no value there) keeps one add and compare a set.
 reg  [15:0] le_fr, eq_fr, le_up, eq_up, le_dn, eq_dn;
 always @* begin : g_vcmp
     reg  [32:0] x;
