@@ -288,7 +288,15 @@ wire [39:0] z_word = OB_40 - {{(40-OB_SHIFT){1'b0}}, za[OB_SHIFT-1:0]};
 wire [39:0] z_now = (z_rest < z_word) ? z_rest : z_word;
 assign z_left = za < ze;
 assign z_n = z_now[OB_SHIFT:0];
-assign z_last = za + z_now >= ze;
+// the last write: the rest fits za's word (za + z_now >= ze, without the add after the
+// minimum: a third carry chain in series, on the core's path into its next state); with
+// nothing left (za >= ze) that sum reaches ze too
+assign z_last = !z_left || z_rest <= z_word;
+`ifndef SYNTHESIS
+always @(posedge clk)
+    if (!rst && z_last !== (za + z_now >= ze))
+        $fatal(1, "hw_pb_zeroer: z_last %b for [%0d, %0d)", z_last, za, ze);
+`endif
 
 always @(posedge clk) begin
     if (rst || clear) begin
