@@ -1008,8 +1008,7 @@ function [1:0] at_tests;
     input [39:0] top;       // top_reg
     input [31:0] pw;        // PW
     begin
-        at_tests = {{{(32-OB_SHIFT){1'b0}}, at[OB_SHIFT-1:0]} + 2 * pw <= OB_32,
-                    top[39:OB_SHIFT] == at[39:OB_SHIFT]};
+        at_tests = {pair_fits(at, pw), top[39:OB_SHIFT] == at[39:OB_SHIFT]};
     end
 endfunction
 /* verilator lint_on UNUSEDSIGNAL */
@@ -1025,10 +1024,10 @@ wire [1:0]  fat_pt = fp_c ? fpt_c : fp_s ? fpt_s : fp_t ? fpt_t : fpt_m;
 `ifndef SYNTHESIS
 always @(posedge clk)
     if (fat !== soff40 + {8'd0, f_off} || cslot !== fr_cb_reg + {24'd0, f_slot} || sslot !== fr_sb_reg + {24'd0, f_slot}
-            || fat_pt !== {pair_fits(fat), top_reg[39:OB_SHIFT] == fat[39:OB_SHIFT]})
+            || fat_pt !== {pair_fits(fat, PW), top_reg[39:OB_SHIFT] == fat[39:OB_SHIFT]})
         $fatal(1, "hw_pb_core: per-port sums fat %h cslot %h sslot %h tests %b, after the select %h %h %h %b", fat,
                cslot, sslot, fat_pt, soff40 + {8'd0, f_off}, fr_cb_reg + {24'd0, f_slot},
-               fr_sb_reg + {24'd0, f_slot}, {pair_fits(fat), top_reg[39:OB_SHIFT] == fat[39:OB_SHIFT]});
+               fr_sb_reg + {24'd0, f_slot}, {pair_fits(fat, PW), top_reg[39:OB_SHIFT] == fat[39:OB_SHIFT]});
 `endif
 // (the unknown-bytes slot, fr_cb + ma_nc - 1: a register, uslot_reg below)
 reg  [CNT_BITS-1:0] uslot_reg = {CNT_BITS{1'b0}};
@@ -1345,8 +1344,9 @@ endtask
 /* verilator lint_off UNUSEDSIGNAL */
 function pair_fits;
     input [39:0] addr;
+    input [31:0] pw;        // PW (an argument: at_tests calls it from continuous assignments)
     begin
-        pair_fits = {{(32-OB_SHIFT){1'b0}}, addr[OB_SHIFT-1:0]} + 2 * PW <= OB_32;
+        pair_fits = {{(32-OB_SHIFT){1'b0}}, addr[OB_SHIFT-1:0]} + 2 * pw <= OB_32;
     end
 endfunction
 /* verilator lint_on UNUSEDSIGNAL */
@@ -2395,7 +2395,7 @@ always @* begin
             end else begin
                 ne_arr_next = top_reg;
                 top_next = top_reg + tmp40;
-                if (pair_fits(ne_at_reg)) begin
+                if (pair_fits(ne_at_reg, PW)) begin
                     // {ptr, count 1} at once; element 0 after the zeroing
                     img_wr2(ne_at_reg, base_reg + {24'd0, top_reg}, 64'd1);
                     fil_we = 1'b1; fil_wa = ne_a_reg; filn_wd = 32'd1;
