@@ -194,7 +194,9 @@ localparam [39:0] OUT_BYTES = (40'd1 << (OUT_ADDR_WIDTH + OB_SHIFT));
 // frame stack entries (frames below the current one)
 localparam STK_DEPTH = MAX_DEPTH + 1;
 localparam STK_BITS = $clog2(STK_DEPTH + 1);
-localparam [31:0] MAX_DEPTH_32 = MAX_DEPTH;
+// frame and group depths: at most MAX_DEPTH + 1, so a few bits (their compares stay short)
+localparam DEPTH_W = STK_BITS + 1;
+localparam [DEPTH_W-1:0] ZERO_D = 0, ONE_D = 1, MAX_DEPTH_D = MAX_DEPTH[DEPTH_W-1:0];
 localparam INST_N = 1 << INST_BITS;
 localparam CNT_N = 1 << CNT_BITS;
 localparam ST_N = 1 << ST_BITS;
@@ -335,7 +337,7 @@ reg [31:0] dr_pslot_reg = 32'd0, dr_pslot_next;
 reg [31:0] dr_inst_reg = 32'd0, dr_inst_next;
 reg [31:0] dr_cb_reg = 32'd0, dr_cb_next;
 reg [31:0] dr_sb_reg = 32'd0, dr_sb_next;
-reg [31:0] depth_reg = 32'd0, depth_next;          // frames (the current one included)
+reg [DEPTH_W-1:0] depth_reg = {DEPTH_W{1'b0}}, depth_next;    // frames (the current one included)
 reg [39:0] top_reg = 40'd0, top_next;              // bump allocator (write pass)
 reg [31:0] ninst_reg = 32'd0, ninst_next;
 reg [31:0] nextc_reg = 32'd0, nextc_next;
@@ -378,7 +380,7 @@ reg [31:0] c_id_reg = 32'd0, c_id_next;
 reg        c_new_reg = 1'b0, c_new_next;
 reg        c_root_reg = 1'b0, c_root_next;
 reg        sw_reg = 1'b0, sw_next;
-reg [31:0] gdepth_reg = 32'd0, gdepth_next;
+reg [DEPTH_W-1:0] gdepth_reg = {DEPTH_W{1'b0}}, gdepth_next;
 reg [2:0]  sk_wt_reg = 3'd0, sk_wt_next;
 reg [79:0] ebuf_reg = 80'd0, ebuf_next;
 reg [31:0] ni_k_reg = 32'd0, ni_k_next;
@@ -1159,7 +1161,7 @@ always @(posedge clk)
 wire [STK_BITS-1:0] stk_ra_next = depth_next[STK_BITS-1:0] - 2;
 // (after msg and inst: see enter; at the root there is no frame below, and no memory read to
 // look at: the simulators' X)
-assign ip_fr_end_up = (depth_reg > 32'd1) ? stk_q[FRW-81 -: 32] : fr_end_reg;
+assign ip_fr_end_up = (depth_reg > ONE_D) ? stk_q[FRW-81 -: 32] : fr_end_reg;
 // the innermost open group's number (read in S_GRP only, where gdepth_reg >= 1): as the
 // frame stack's, a registered read addressed with the next group depth
 wire [31:0] gstk_q;
@@ -1278,6 +1280,9 @@ always @(posedge clk) begin
     // the string's capacity test compares its unaligned length with out_left
     if (top_reg[2:0] !== 3'd0)
         $fatal(1, "hw_pb_core: top_reg %h not 8-aligned", top_reg);
+    // (the narrow depths never wrap: they stop at MAX_DEPTH + 1)
+    if (depth_reg > MAX_DEPTH_D + ONE_D || gdepth_reg > MAX_DEPTH_D + ONE_D)
+        $fatal(1, "hw_pb_core: depth %0d / group depth %0d past MAX_DEPTH + 1", depth_reg, gdepth_reg);
 end
 `endif
 
@@ -1445,11 +1450,11 @@ endtask
 task pop_after;
     input ends;             // fld_ends_fr: the field reaches the frame's end
     begin
-        if (ends && fr_grp_reg == 32'd0 && depth_reg > 32'd1
+        if (ends && fr_grp_reg == 32'd0 && depth_reg > ONE_D
                 && !(!pass_reg && ma_map && cnt_q_u != 32'd0)) begin
             {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next,
              fr_start_next, fr_pslot_next, fr_scan_next} = stk_q; fm_src = 2'd2;
-            depth_next = depth_reg - 32'd1;
+            depth_next = depth_reg - 1'b1;
         end
     end
 endtask
@@ -1461,7 +1466,7 @@ task start_pass;
     input [15:0] root;      // root_reg
     input [31:0] len;       // in_len_reg
     begin
-        depth_next = 32'd0;
+        depth_next = {DEPTH_W{1'b0}};
         ninst_next = 32'd0; nextc_next = 32'd0; nexts_next = 32'd0; ndrop_next = 32'd0;
         c_msg_next = root; c_end_next = len; c_grp_next = 32'd0;
         c_off_next = 40'd0; c_root_next = 1'b1; c_new_next = 1'b1;
@@ -1609,7 +1614,7 @@ task scan_field;
         if (first) begin
             t_num_next = tag_num; tn_src = 1'b1;
             sr_ok_next = f_hit && tag_wt == f_kwt && f_rep && !f_closed && !map && (fp_str || fp_msg)
-                         && depth_reg <= MAX_DEPTH_32;
+                         && depth_reg <= MAX_DEPTH_D;
             sr_at_next = pos + hdr2; sr_len_next = v2_val[31:0]; sr_end_next = pos + hdr2 + v2_val[31:0];
         end
         sk_en = 1'b1; sk_len = sc_flen;
@@ -1626,7 +1631,7 @@ task scan_field;
                     sk_len = hdr2;
                     scme_rem_next = v2_val[31:0];
                     scme_at_next = pos + hdr2;
-                    scme_1st_next = first && depth_reg <= MAX_DEPTH_32;
+                    scme_1st_next = first && depth_reg <= MAX_DEPTH_D;
                     if (first) begin
                         // the scan begins at this entry: should it end the instance, the
                         // write pass goes on from S_SCANME to the entry's element (S_NE0),
@@ -1792,7 +1797,7 @@ task enter;
             stk_wd = {fr_msg_reg, fr_inst_reg, fr_off_reg, fr_end_reg, fr_grp_reg, fr_cb_reg, fr_sb_reg,
                       fr_start_reg, fr_pslot_reg, fr_scan_reg};
         end
-        depth_next = depth_reg + 32'd1;
+        depth_next = depth_reg + 1'b1;
         fr_msg_next = c_msg_reg; fr_inst_next = id; fr_off_next = off[31:0]; fm_src = 2'd1;
         fr_end_next = c_end_reg; fr_grp_next = c_grp_reg; fr_cb_next = cb; fr_sb_next = sb;
         fr_start_next = t_pos_reg; fr_pslot_next = cslot; fr_scan_next = 1'b0;
@@ -1918,7 +1923,7 @@ always @* begin
         if (pos >= fr_end_reg) begin
             if (fr_grp_reg != 32'd0) begin
                 fail(E_TRUNCATED, pos);
-            end else if (depth_reg <= 32'd1) begin
+            end else if (depth_reg <= ONE_D) begin
                 pass_end(root_reg, in_len_reg, rz_any);
             end else begin
                 // upb's rule: a map entry holding unknown fields is not a map entry; the
@@ -1933,7 +1938,7 @@ always @* begin
                 end
                 {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next,
                  fr_start_next, fr_pslot_next, fr_scan_next} = stk_q; fm_src = 2'd2;
-                depth_next = depth_reg - 32'd1;
+                depth_next = depth_reg - 1'b1;
             end
         end else if (decisive || (tag_ok && tag_num != 32'd0 && tag_wt <= 3'd5 && tag_wt != 3'd4 && f_hit
                                   && tag_wt == f_kwt && !is_dropped && (fp_str || fp_scal || fp_msg))) begin
@@ -1950,12 +1955,12 @@ always @* begin
             end else if (tag_wt == 3'd4) begin
                 if (fr_grp_reg == tag_num) begin
                     sk_en = 1'b1; sk_len = vd_len32;
-                    if (depth_reg <= 32'd1) begin
+                    if (depth_reg <= ONE_D) begin
                         state_next = S_PASS_END;   // (cannot happen: the root has no group)
                     end else begin
                         {fr_msg_next, fr_inst_next, fr_off_next, fr_end_next, fr_grp_next, fr_cb_next, fr_sb_next,
                  fr_start_next, fr_pslot_next, fr_scan_next} = stk_q; fm_src = 2'd2;
-                        depth_next = depth_reg - 32'd1;
+                        depth_next = depth_reg - 1'b1;
                     end
                 end else begin
                     fail(E_GROUP_MISMATCH, pos);
@@ -2022,7 +2027,7 @@ always @* begin
                     c_end_next = pos + hdr2 + v2_val[31:0];
                     c_grp_next = 32'd0;
                     c_msg_next = f_sub;
-                    if (depth_reg > MAX_DEPTH_32) begin
+                    if (depth_reg > MAX_DEPTH_D) begin
                         fail(E_DEPTH_EXCEEDED, pos);
                     end else if (f_rep) begin
                         c_new_next = 1'b1;
@@ -2091,7 +2096,7 @@ always @* begin
     end
     S_MSG2: begin
         c_msg_next = f_sub;
-        if (depth_reg > MAX_DEPTH_32) begin
+        if (depth_reg > MAX_DEPTH_D) begin
             fail(E_DEPTH_EXCEEDED, t_pos_reg);
         end else if (f_rep) begin
             c_new_next = 1'b1;
@@ -2304,7 +2309,7 @@ always @* begin
         // the tag is still in the window
         u_start_next = pos;
         sk_wt_next = t_wt_reg;
-        gdepth_next = 32'd0;
+        gdepth_next = {DEPTH_W{1'b0}};
         if (!pass_reg) begin
             cons(C_SKIP, {28'd0, t_len_reg}, S_SKV);
         end else begin
@@ -2322,25 +2327,25 @@ always @* begin
         3'd0: if (decisive) begin
                 if (vd_inc) fail(E_TRUNCATED, pos);
                 else if (vd_over) fail(E_VARINT_TOO_LONG, pos);
-                else cons(pass_reg ? C_COPYU : C_SKIP, vd_len32, (gdepth_reg != 32'd0) ? S_GRP : S_UNK_END);
+                else cons(pass_reg ? C_COPYU : C_SKIP, vd_len32, (gdepth_reg != ZERO_D) ? S_GRP : S_UNK_END);
             end
         3'd1: if (!ip_fresh) ;
               else if (brem < 32'd8) fail(E_TRUNCATED, pos);
-              else cons(pass_reg ? C_COPYU : C_SKIP, 32'd8, (gdepth_reg != 32'd0) ? S_GRP : S_UNK_END);
+              else cons(pass_reg ? C_COPYU : C_SKIP, 32'd8, (gdepth_reg != ZERO_D) ? S_GRP : S_UNK_END);
         3'd5: if (!ip_fresh) ;
               else if (brem < 32'd4) fail(E_TRUNCATED, pos);
-              else cons(pass_reg ? C_COPYU : C_SKIP, 32'd4, (gdepth_reg != 32'd0) ? S_GRP : S_UNK_END);
+              else cons(pass_reg ? C_COPYU : C_SKIP, 32'd4, (gdepth_reg != ZERO_D) ? S_GRP : S_UNK_END);
         3'd2: if (decisive) begin
                 if (vd_inc) fail(E_TRUNCATED, pos);
                 else if (vd_over || vd_len > 4'd5) fail(E_VARINT_TOO_LONG, pos);
                 else if (vd_val > after_len) fail(E_LENGTH_PAST_END, pos);
-                else cons(pass_reg ? C_COPYU : C_SKIP, vd_len32 + vd_val[31:0], (gdepth_reg != 32'd0) ? S_GRP : S_UNK_END);
+                else cons(pass_reg ? C_COPYU : C_SKIP, vd_len32 + vd_val[31:0], (gdepth_reg != ZERO_D) ? S_GRP : S_UNK_END);
             end
         3'd3: begin
-                if (depth_reg > MAX_DEPTH_32) fail(E_DEPTH_EXCEEDED, pos);
+                if (depth_reg > MAX_DEPTH_D) fail(E_DEPTH_EXCEEDED, pos);
                 else begin
                     gstk_we = 1'b1; gstk_wa = 0; gstk_wd = t_num_reg;
-                    gdepth_next = 32'd1;
+                    gdepth_next = {{(DEPTH_W-1){1'b0}}, 1'b1};
                     state_next = S_GRP;
                 end
             end
@@ -2357,14 +2362,14 @@ always @* begin
             else if (tag_wt == 3'd4) begin
                 if (gstk_q != tag_num) fail(E_GROUP_MISMATCH, pos);
                 else begin
-                    gdepth_next = gdepth_reg - 32'd1;
-                    cons(pass_reg ? C_COPYU : C_SKIP, vd_len32, (gdepth_reg == 32'd1) ? S_UNK_END : S_GRP);
+                    gdepth_next = gdepth_reg - 1'b1;
+                    cons(pass_reg ? C_COPYU : C_SKIP, vd_len32, (gdepth_reg == ONE_D) ? S_UNK_END : S_GRP);
                 end
             end else if (tag_wt == 3'd3) begin
-                if (depth_reg + gdepth_reg + 32'd1 > MAX_DEPTH_32 + 32'd1) fail(E_DEPTH_EXCEEDED, pos);
+                if ({1'b0, depth_reg} + {1'b0, gdepth_reg} > {1'b0, MAX_DEPTH_D}) fail(E_DEPTH_EXCEEDED, pos);
                 else begin
                     gstk_we = 1'b1; gstk_wa = gdepth_reg[STK_BITS-1:0]; gstk_wd = tag_num;
-                    gdepth_next = gdepth_reg + 32'd1;
+                    gdepth_next = gdepth_reg + 1'b1;
                     cons(pass_reg ? C_COPYU : C_SKIP, vd_len32, S_GRP);
                 end
             end else if (tag_wt > 3'd5) fail(E_INVALID_WIRE_TYPE, pos);

@@ -371,11 +371,23 @@ async def test_corner_cases(dut):
                          ("closed-enum map entry, known value", b"\xa2\x03\x05\x0a\x01k\x10\x01"),
                          ("closed-enum map entry, value of the wrong wire type", b"\xa2\x03\x08\x0a\x01k\x15\x01\x00\x00\x00")]:
             await h.check(label, d, "hw.p2.Basic", 0x1000)
-    # nesting around MAX_DEPTH: unknown groups nested n deep
+    # nesting around MAX_DEPTH: unknown groups nested n deep; a recursive message field n deep
+    # (with 200 bytes innermost, a string or an unknown field, every length prefix takes two
+    # bytes; with 5-byte (padded) tags and prefixes many are not whole in the window: the
+    # sub-message steps with and without the length in the window)
     for n in (MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 2):
         await h.check(f"groups {n} deep", hwmut.nested_groups(15, n), t, 0)
+    nested = 0
+    for rec, num, pad in [("hw.p3.Tree", 4, b"\x12\xc8\x01" + b"x" * 200), ("hw.p2.Node", 2, b"\x7a\xc8\x01" + b"y" * 200)]:
+        if rec in types:
+            for n in (MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1):
+                for inner, lw in ((b"", 0), (pad, 0), (pad, 5)):
+                    await h.check(f"{rec} {n} deep, {len(inner)} bytes innermost, tag and length width {lw}",
+                                  hwmut.nested_messages(num, n, inner, lw), rec, 0)
+                    nested += 1
+    assert nested > 0, "no recursive message type to nest"
     dut._log.info("corner cases: %s", dict(h.stats))
-    assert sum(h.stats.values()) >= len(cases) + 4, f"only {sum(h.stats.values())} corner cases checked"
+    assert sum(h.stats.values()) >= len(cases) + 4 + nested, f"only {sum(h.stats.values())} corner cases checked"
 
 
 def packed_bytes(rng, n, cut=False):

@@ -117,6 +117,18 @@ def nested_groups(num: int, depth: int) -> bytes:
     return tag(num, 3) * depth + tag(num, 4) * depth
 
 
+def nested_messages(num: int, depth: int, inner: bytes = b"", width: int = 0) -> bytes:
+    """`inner` wrapped in `depth` length-delimited fields `num` (a recursive message field),
+    their tags and lengths in `width` bytes each (padded, non-minimal) when it is not 0."""
+    out = inner
+    for _ in range(depth):
+        if width:
+            out = padded_varint((num << 3) | 2, width) + padded_varint(len(out), width) + out
+        else:
+            out = tag(num, 2) + varint(len(out)) + out
+    return out
+
+
 BAD_UTF8 = [b"\xff", b"\xc0\x80", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xf4\x90\x80\x80",
             b"\xf8\x88\x80\x80\x80", b"\x80", b"a\xfeb", b"\xe0\x80\xaf", b"\xf0\x8f\xbf\xbf", b"\xc1\xbf"]
 ODD_UTF8 = [b"\xef\xbb\xbf", b"\xf4\x8f\xbf\xbf", b"\xed\x9f\xbf", b"\xee\x80\x80", b"\x00", b"\xc2\x80"]
