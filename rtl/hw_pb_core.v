@@ -183,6 +183,10 @@ localparam [OB_SHIFT:0] OB_M16 = OB_M16_32[OB_SHIFT:0];
 // output words of one allocation zeroed lazily (the rest at once), and log2
 localparam RZW = 16;
 localparam RZB = 4;
+// the zeroer's address bits: image offsets stay at or below OUT_BYTES, so one bit more than
+// OUT_BYTES - 1 needs (within the zeroer's least and 40)
+localparam ZR_AW_OUT = OUT_ADDR_WIDTH + OB_SHIFT + 1;
+localparam ZR_AW = (ZR_AW_OUT < OB_SHIFT + RZB + 2) ? OB_SHIFT + RZB + 2 : (ZR_AW_OUT > 40) ? 40 : ZR_AW_OUT;
 // the scan gives up on a field it cannot read from a window this full (the least the
 // reader's buffer always reaches: 16 bytes, but 13 with a 32-bit input word)
 localparam [31:0] SCAN_FULL = (IN_WIDTH == 32) ? 32'd13 : 32'd16;
@@ -2836,7 +2840,7 @@ wire [RZB-1:0] rz_idx, rz2_idx;
 wire [39:0]    rz_zw_a;
 wire           wr_q_we, wr_q_we2;
 wire [39:0]    wr_q_wa, wr_q_wa2;
-hw_pb_zeroer #(.OUT_WIDTH(OUT_WIDTH), .RZB(RZB)) zr (
+hw_pb_zeroer #(.OUT_WIDTH(OUT_WIDTH), .RZB(RZB), .AW(ZR_AW)) zr (
     .clk(clk), .rst(rst),
     .arm(rz_arm), .arm_a(rz_arm_a), .arm_n(rz_arm_n), .clear(rz_clear),
     .z_set(z_set), .z_set_a(z_set_a), .z_set_n(z_set_n), .z_step(z_step),

@@ -75,7 +75,12 @@ module hw_pb_zeroer #(
     // Output memory word width in bits (64, 128 or 256).
     parameter OUT_WIDTH = 64,
     // log2 of the words of one allocation zeroed lazily (2^RZB words; the core's RZB)
-    parameter RZB = 4
+    parameter RZB = 4,
+    // the address bits kept (the ports are 40 bits wide): below 40, every address and
+    // allocation or range end must be below 2^(AW-1) (checked in simulation), as the core's
+    // image offsets are (its output memory's bytes, and a bit); a probed byte pa at or above
+    // 2^AW is never pending
+    parameter AW = 40
 ) (
     input  wire                      clk,
     input  wire                      rst,
@@ -115,8 +120,8 @@ module hw_pb_zeroer #(
     output wire [RZB+$clog2(OUT_WIDTH/8):0] hi_rel,
     // the range zeroed at once: what is left of it, [za, ze); this cycle's zero write: z_n
     // bytes (up to a word) from za when z_left, the range's last when z_last
-    output reg  [39:0]               za = 40'd0,
-    output reg  [39:0]               ze = 40'd0,
+    output wire [39:0]               za,
+    output wire [39:0]               ze,
     output wire                      z_left,
     output wire [$clog2(OUT_WIDTH/8):0] z_n,
     output wire                      z_last
@@ -128,7 +133,7 @@ localparam OB_SHIFT = (OB == 32) ? 5 : (OB == 16) ? 4 : 3;
 // words of the allocation, and the width of positions relative to its first word
 localparam RZW = 1 << RZB;
 localparam RZP = RZB + OB_SHIFT + 1;
-localparam [39:0] OB_40 = 40'd1 << OB_SHIFT;
+localparam [AW-1:0] OB_AW = {{(AW-1){1'b0}}, 1'b1} << OB_SHIFT;
 
 initial begin
     if (OUT_WIDTH != 64 && OUT_WIDTH != 128 && OUT_WIDTH != 256) begin
@@ -139,33 +144,66 @@ initial begin
         $error("Error: RZB must be in 1..8 (instance %m)");
         $finish;
     end
+    if (AW < OB_SHIFT + RZB + 2 || AW > 40) begin
+        $error("Error: AW must be in %0d..40 (instance %m)", OB_SHIFT + RZB + 2);
+        $finish;
+    end
 end
 
+// the inputs' kept bits
+wire [AW-1:0] arm_a_k = arm_a[AW-1:0], arm_n_k = arm_n[AW-1:0];
+wire [AW-1:0] z_set_a_k = z_set_a[AW-1:0], z_set_n_k = z_set_n[AW-1:0];
+wire [AW-1:0] q_wa_k = q_wa[AW-1:0], q_wa2_k = q_wa2[AW-1:0], pa_k = pa[AW-1:0];
+wire          pa_in = (pa >> AW) == 40'd0;
+reg  [AW-1:0] za_k = {AW{1'b0}}, ze_k = {AW{1'b0}};
+wire [AW-1:0] zw_a_k;
+generate
+    if (AW < 40) begin : g_widen
+        assign za = {{(40-AW){1'b0}}, za_k};
+        assign ze = {{(40-AW){1'b0}}, ze_k};
+        assign zw_a = {{(40-AW){1'b0}}, zw_a_k};
+    end else begin : g_whole
+        assign za = za_k;
+        assign ze = ze_k;
+        assign zw_a = zw_a_k;
+    end
+endgenerate
+`ifndef SYNTHESIS
+localparam [39:0] A_LIM = 40'd1 << (AW - 1);
+always @(posedge clk)
+    if (AW < 40 && !rst && ((arm && ({1'b0, arm_a} + {1'b0, arm_n} > {1'b0, A_LIM}))
+                 || (z_set && ({1'b0, z_set_a} + {1'b0, z_set_n} > {1'b0, A_LIM}))
+                 || (q_we && q_wa >= A_LIM) || (q_we2 && q_wa2 >= A_LIM)))
+        $fatal(1, "hw_pb_zeroer: an address at or past 2^(AW-1) = %h: arm %b %h + %h, z_set %b %h + %h, q %b %h, q2 %b %h",
+               A_LIM, arm, arm_a, arm_n, z_set, z_set_a, z_set_n, q_we, q_wa, q_we2, q_wa2);
+`endif
+
 reg [RZW-1:0] need_reg = {RZW{1'b0}};
-reg [39:0]    lo_reg = 40'd0, hi_reg = 40'd0;
+reg [AW-1:0]  lo_reg = {AW{1'b0}}, hi_reg = {AW{1'b0}};
 
 /* verilator lint_off UNUSEDSIGNAL */
 // (the functions read some bits of their address inputs only)
 // the allocation's word holding byte a: {still to be zeroed, its index}
 function [RZB:0] word_of;
-    input [39:0]    a;
-    input [39:0]    lo;
+    input [AW-1:0]  a;
+    input [AW-1:0]  lo;
     input [RZW-1:0] need;
-    reg [39:0] d;
+    reg [AW-1:0] d;
     begin
-        d = {{OB_SHIFT{1'b0}}, a[39:OB_SHIFT] - lo[39:OB_SHIFT]};
+        d = {{OB_SHIFT{1'b0}}, a[AW-1:OB_SHIFT] - lo[AW-1:OB_SHIFT]};
         word_of = {d < RZW && need[d[RZB-1:0]], d[RZB-1:0]};
     end
 endfunction
 
 // the words [a, a + n) spans from a's word (n bytes; none when n is 0)
 function [RZW-1:0] words_of;
-    input [39:0] a;
-    input [39:0] n;
+    input [AW-1:0] a;
+    input [AW-1:0] n;
     integer k;
     begin
         for (k = 0; k < RZW; k = k + 1)
-            words_of[k] = n != 40'd0 && k * OB < {{(40-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n;
+            words_of[k] = n != {AW{1'b0}} && {{(AW-OB_SHIFT-RZB){1'b0}}, k[RZB-1:0], {OB_SHIFT{1'b0}}}
+                                             < {{(AW-OB_SHIFT){1'b0}}, a[OB_SHIFT-1:0]} + n;
     end
 endfunction
 /* verilator lint_on UNUSEDSIGNAL */
@@ -216,7 +254,7 @@ end
 
 wire [RZB-1:0] low = lowest(need_reg);
 assign zw = rq_chk && need_reg != {RZW{1'b0}} && !q_we && !rq_hold;
-assign zw_a = {lo_reg[39:OB_SHIFT] + {{(40-OB_SHIFT-RZB){1'b0}}, low}, {OB_SHIFT{1'b0}}};
+assign zw_a_k = {lo_reg[AW-1:OB_SHIFT] + {{(AW-OB_SHIFT-RZB){1'b0}}, low}, {OB_SHIFT{1'b0}}};
 
 // The word of a registered write, without a subtraction: the allocation's words are those
 // of [lo's word, lo's word + 2^RZB), so a word address {hi part, low RZB bits} is one of
@@ -224,30 +262,30 @@ assign zw_a = {lo_reg[39:OB_SHIFT] + {{(40-OB_SHIFT-RZB){1'b0}}, low}, {OB_SHIFT
 // + 1 and its low bits are below lo's; its index is the low bits' difference (RZB bits).
 // Equality compares against registers (lo_hi1_reg: lo's hi part + 1, registered a cycle
 // after the arm: in that cycle no write is checked) in place of word_of's 40-bit subtract.
-localparam HB = 40 - OB_SHIFT - RZB;     // the hi part's bits
-wire [HB-1:0]  lo_hi = lo_reg[39:OB_SHIFT+RZB];
+localparam HB = AW - OB_SHIFT - RZB;     // the hi part's bits
+wire [HB-1:0]  lo_hi = lo_reg[AW-1:OB_SHIFT+RZB];
 wire [RZB-1:0] lo_lw = lo_reg[OB_SHIFT+RZB-1:OB_SHIFT];
 reg  [HB-1:0]  lo_hi1_reg = {HB{1'b0}};
 always @(posedge clk) lo_hi1_reg <= lo_hi + 1'b1;
 /* verilator lint_off UNUSEDSIGNAL */
 // (a's byte-in-word bits are not read)
 function [RZB:0] word_in;                // {in the allocation's 2^RZB words, its index}
-    input [39:0] a;
+    input [AW-1:0] a;
     input [HB-1:0] h0;
     input [HB-1:0] h1;
     input [RZB-1:0] l;
     reg [RZB-1:0] al;
     begin
         al = a[OB_SHIFT+RZB-1:OB_SHIFT];
-        word_in = {(a[39:OB_SHIFT+RZB] == h0 && al >= l) || (a[39:OB_SHIFT+RZB] == h1 && al < l), al - l};
+        word_in = {(a[AW-1:OB_SHIFT+RZB] == h0 && al >= l) || (a[AW-1:OB_SHIFT+RZB] == h1 && al < l), al - l};
     end
 endfunction
 /* verilator lint_on UNUSEDSIGNAL */
 
 // port 1 (the state machine's registered write, or this module's own: its word is the
 // lowest pending one) and port 2
-wire [RZB:0] w1 = word_in(q_wa, lo_hi, lo_hi1_reg, lo_lw);
-wire [RZB:0] w2 = word_in(q_wa2, lo_hi, lo_hi1_reg, lo_lw);
+wire [RZB:0] w1 = word_in(q_wa_k, lo_hi, lo_hi1_reg, lo_lw);
+wire [RZB:0] w2 = word_in(q_wa2_k, lo_hi, lo_hi1_reg, lo_lw);
 wire         p1 = w1[RZB] && need_reg[w1[RZB-1:0]];
 wire         p2 = w2[RZB] && need_reg[w2[RZB-1:0]];
 assign hit = zw || (rq_chk && q_we && p1);
@@ -275,18 +313,18 @@ always @(posedge clk)
         $fatal(1, "hw_pb_zeroer: count %0d / any %b, pending words %b", count, any, need_left);
 `endif
 
-wire [RZB:0] wp = word_of(pa, lo_reg, need_left);
-assign pa_pending = pa >= lo_reg && pa < hi_reg && wp[RZB];
+wire [RZB:0] wp = word_of(pa_k, lo_reg, need_left);
+assign pa_pending = pa_in && pa_k >= lo_reg && pa_k < hi_reg && wp[RZB];
 
 // (lo_rel: lo's byte within its word; hi_rel: hi from that word's start)
 assign lo_rel = {{(RZB+1){1'b0}}, lo_reg[OB_SHIFT-1:0]};
 assign hi_rel = hi_reg[RZP-1:0] - {lo_reg[RZP-1:OB_SHIFT], {OB_SHIFT{1'b0}}};
 
 // the range at once: up to the end of za's word, or of the range
-wire [39:0] z_rest = ze - za;
-wire [39:0] z_word = OB_40 - {{(40-OB_SHIFT){1'b0}}, za[OB_SHIFT-1:0]};
-wire [39:0] z_now = (z_rest < z_word) ? z_rest : z_word;
-assign z_left = za < ze;
+wire [AW-1:0] z_rest = ze_k - za_k;
+wire [AW-1:0] z_word = OB_AW - {{(AW-OB_SHIFT){1'b0}}, za_k[OB_SHIFT-1:0]};
+wire [AW-1:0] z_now = (z_rest < z_word) ? z_rest : z_word;
+assign z_left = za_k < ze_k;
 assign z_n = z_now[OB_SHIFT:0];
 // the last write: the rest fits za's word (za + z_now >= ze, without the add after the
 // minimum: a third carry chain in series, on the core's path into its next state); with
@@ -294,7 +332,7 @@ assign z_n = z_now[OB_SHIFT:0];
 assign z_last = !z_left || z_rest <= z_word;
 `ifndef SYNTHESIS
 always @(posedge clk)
-    if (!rst && z_last !== (za + z_now >= ze))
+    if (!rst && z_last !== (za_k + z_now >= ze_k))
         $fatal(1, "hw_pb_zeroer: z_last %b for [%0d, %0d)", z_last, za, ze);
 `endif
 
@@ -303,21 +341,21 @@ always @(posedge clk) begin
         need_reg <= {RZW{1'b0}};
         cnt_reg <= {(RZB+1){1'b0}};
     end else if (arm) begin
-        need_reg <= words_of(arm_a, arm_n);
-        cnt_reg <= therm_count(words_of(arm_a, arm_n));
+        need_reg <= words_of(arm_a_k, arm_n_k);
+        cnt_reg <= therm_count(words_of(arm_a_k, arm_n_k));
     end else begin
         need_reg <= need_left;
         cnt_reg <= count;
     end
     if (arm) begin
-        lo_reg <= arm_a;
-        hi_reg <= arm_a + arm_n;
+        lo_reg <= arm_a_k;
+        hi_reg <= arm_a_k + arm_n_k;
     end
     if (z_set) begin
-        za <= z_set_a;
-        ze <= z_set_a + z_set_n;
+        za_k <= z_set_a_k;
+        ze_k <= z_set_a_k + z_set_n_k;
     end else if (z_step && z_left) begin
-        za <= za + z_now;
+        za_k <= za_k + z_now;
     end
 end
 

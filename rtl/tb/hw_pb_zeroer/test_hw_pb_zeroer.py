@@ -23,7 +23,9 @@ write to another word, as in the core; in some cycles beyond the core's use, por
 often on the idle-port write's word, or on port 1's word: two hits on one word must count
 once in `count` / `any`), holds, clears;
 64-, 128- and 256-bit words, and RZB=2 (a 4-word allocation, so the whole allocation is
-often the edge case).
+often the edge case), and the narrow address of the core (AW=16: every address below 2^15,
+allocations up to that edge, probed bytes also at 2^16 and above, where the kept bits alias
+pending ones but they are never pending).
 
 Beside the word-level model, an image-level one: the output memory's bytes as the writer
 puts the module's answers on the ports (zw in the cycle after it, a request with its
@@ -33,6 +35,7 @@ time `any` falls, each of its bytes must hold zero or the last data written to i
 word zeroed after a data write to it, or left unzeroed, fails.
 """
 
+import os
 import random
 import sys
 from pathlib import Path
@@ -48,6 +51,9 @@ from tbutil import expect_param_error, run_cocotb, seed_for, thorough
 
 RTL_DIR = Path(__file__).resolve().parents[2]
 TB_DIR = Path(__file__).resolve().parent
+# the module's AW (its address bits; the pytest entry passes it): addresses below LIM
+AW = int(os.environ.get("HW_TB_ZR_AW", "40"))
+LIM = 1 << (AW - 1) if AW < 40 else 1 << 40
 
 
 class Model:
@@ -88,6 +94,8 @@ def random_step(rng, m, ob, rzw, arm_ok):
     step = dict(arm=0, arm_a=0, arm_n=0, clear=0, we=0, wa=0, hold=0, we2=0, wa2=0, pa=0)
     if arm_ok and rng.random() < 0.3:
         a = rng.choice([rng.randrange(1 << 20), rng.randrange(1 << 32), (1 << 32) - rng.randrange(1, 4 * ob)])
+        if AW < 40:
+            a = rng.choice([a % (LIM - rzw * ob), LIM - rzw * ob - rng.randrange(4 * ob)])
         if rng.random() < 0.5:
             a &= ~7             # the core's allocations are 8-byte aligned
         room = rzw * ob - a % ob
@@ -101,8 +109,8 @@ def random_step(rng, m, ob, rzw, arm_ok):
     def near():
         base = m.word(m.lo) * ob
         if rng.random() < 0.1:
-            return rng.randrange(1 << 40)
-        return max(0, rng.randrange(base - 2 * ob, base + (rzw + 2) * ob))
+            return rng.randrange(LIM)
+        return max(0, min(LIM - 1, rng.randrange(base - 2 * ob, base + (rzw + 2) * ob)))
 
     def outside_new(a):
         """(the core writes nothing into an allocation in the cycle that arms it)"""
@@ -134,6 +142,9 @@ def random_step(rng, m, ob, rzw, arm_ok):
     if not outside_new(step["wa2"]) or not (step["we"] or step.get("free")):
         step["we2"] = 0
     step["pa"] = near() if rng.random() < 0.7 else rng.choice([m.lo, m.hi, max(0, m.lo - 1), max(0, m.hi - 1)])
+    if AW < 40 and rng.random() < 0.2:
+        # the same kept bits, out of range (never pending)
+        step["pa"] += rng.randrange(1, 1 << (40 - AW)) << AW
     return step
 
 
@@ -334,6 +345,8 @@ async def test_range_at_once(dut):
         if rng.random() < 0.5:
             a &= ~7
         length = rng.choice([0, rng.randint(1, 8), rng.randint(1, 3 * ob), rng.randint(1, 40 * ob)])
+        if AW < 40:
+            a = rng.choice([a % (LIM - length + 1), LIM - length])
         z_step = int(rng.random() < 0.75)
         dut.z_set.value, dut.z_set_a.value, dut.z_set_n.value, dut.z_step.value = z_set, a, length, z_step
         await ReadOnly()
@@ -369,20 +382,21 @@ async def test_range_at_once(dut):
     dut._log.info(f"checked: {checked}")
 
 
-def _build_and_test(width, rzb=4):
-    run_cocotb(TB_DIR, "hw_pb_zeroer", [RTL_DIR / "hw_pb_zeroer.v"], f"w{width}_rzb{rzb}",
-               {"OUT_WIDTH": width, "RZB": rzb})
+def _build_and_test(width, rzb=4, aw=40):
+    run_cocotb(TB_DIR, "hw_pb_zeroer", [RTL_DIR / "hw_pb_zeroer.v"], f"w{width}_rzb{rzb}_aw{aw}",
+               {"OUT_WIDTH": width, "RZB": rzb, "AW": aw}, extra_env={"HW_TB_ZR_AW": str(aw)})
 
 
-@pytest.mark.parametrize("width,rzb", [(64, 4), (128, 4), (256, 4), (64, 2)])
-def test_hw_pb_zeroer(width, rzb):
-    _build_and_test(width, rzb)
+@pytest.mark.parametrize("width,rzb,aw", [(64, 4, 40), (128, 4, 40), (256, 4, 40), (64, 2, 40), (64, 4, 16), (256, 4, 16)])
+def test_hw_pb_zeroer(width, rzb, aw):
+    _build_and_test(width, rzb, aw)
 
 
 def test_bad_parameters_rejected(tmp_path):
     expect_param_error(tmp_path, "hw_pb_zeroer", RTL_DIR / "hw_pb_zeroer.v", "OUT_WIDTH=32",
                        "OUT_WIDTH must be 64, 128 or 256")
     expect_param_error(tmp_path, "hw_pb_zeroer", RTL_DIR / "hw_pb_zeroer.v", "RZB=9", "RZB must be in 1..8")
+    expect_param_error(tmp_path, "hw_pb_zeroer", RTL_DIR / "hw_pb_zeroer.v", "AW=8", "AW must be in 9..40")
 
 
 if __name__ == "__main__":
