@@ -183,10 +183,12 @@ localparam [OB_SHIFT:0] OB_M16 = OB_M16_32[OB_SHIFT:0];
 // output words of one allocation zeroed lazily (the rest at once), and log2
 localparam RZW = 16;
 localparam RZB = 4;
-// the zeroer's address bits: image offsets stay at or below OUT_BYTES, so one bit more than
-// OUT_BYTES - 1 needs (within the zeroer's least and 40)
-localparam ZR_AW_OUT = OUT_ADDR_WIDTH + OB_SHIFT + 1;
-localparam ZR_AW = (ZR_AW_OUT < OB_SHIFT + RZB + 2) ? OB_SHIFT + RZB + 2 : (ZR_AW_OUT > 40) ? 40 : ZR_AW_OUT;
+// image offsets' bits: they stay at or below OUT_BYTES, so one bit more than OUT_BYTES - 1
+// needs (within the zeroer's least and 40). The offset registers keep these bits only (the
+// rest constant 0: the adders and compares on them shrink); checked in simulation.
+localparam IMG_AW_OUT = OUT_ADDR_WIDTH + OB_SHIFT + 1;
+localparam IMG_AW = (IMG_AW_OUT < OB_SHIFT + RZB + 2) ? OB_SHIFT + RZB + 2 : (IMG_AW_OUT > 40) ? 40 : IMG_AW_OUT;
+localparam [39:0] IMG_MASK = (IMG_AW == 40) ? {40{1'b1}} : ((40'd1 << IMG_AW) - 40'd1);
 // the scan gives up on a field it cannot read from a window this full (the least the
 // reader's buffer always reaches: 16 bytes, but 13 with a 32-bit input word)
 localparam [31:0] SCAN_FULL = (IN_WIDTH == 32) ? 32'd13 : 32'd16;
@@ -1284,6 +1286,11 @@ always @(posedge clk) begin
     // the string's capacity test compares its unaligned length with out_left
     if (top_reg[2:0] !== 3'd0)
         $fatal(1, "hw_pb_core: top_reg %h not 8-aligned", top_reg);
+    // the image offsets keep IMG_AW bits: none of them gets past that
+    if (!rst && (((top_next | cdst_next | ne_arr_next | ne_at_next | elem_next | s_dst_next | c_off_next | bz_a_next)
+                  & ~IMG_MASK) != 40'd0 || (fr_off_next & ~IMG_MASK[31:0]) != 32'd0))
+        $fatal(1, "hw_pb_core: an image offset past %0d bits: top %h cdst %h ne_arr %h ne_at %h elem %h s_dst %h c_off %h bz_a %h fr_off %h",
+               IMG_AW, top_next, cdst_next, ne_arr_next, ne_at_next, elem_next, s_dst_next, c_off_next, bz_a_next, fr_off_next);
     // (the narrow depths never wrap: they stop at MAX_DEPTH + 1)
     if (depth_reg > MAX_DEPTH_D + ONE_D || gdepth_reg > MAX_DEPTH_D + ONE_D)
         $fatal(1, "hw_pb_core: depth %0d / group depth %0d past MAX_DEPTH + 1", depth_reg, gdepth_reg);
@@ -2840,7 +2847,7 @@ wire [RZB-1:0] rz_idx, rz2_idx;
 wire [39:0]    rz_zw_a;
 wire           wr_q_we, wr_q_we2;
 wire [39:0]    wr_q_wa, wr_q_wa2;
-hw_pb_zeroer #(.OUT_WIDTH(OUT_WIDTH), .RZB(RZB), .AW(ZR_AW)) zr (
+hw_pb_zeroer #(.OUT_WIDTH(OUT_WIDTH), .RZB(RZB), .AW(IMG_AW)) zr (
     .clk(clk), .rst(rst),
     .arm(rz_arm), .arm_a(rz_arm_a), .arm_n(rz_arm_n), .clear(rz_clear),
     .z_set(z_set), .z_set_a(z_set_a), .z_set_n(z_set_n), .z_step(z_step),
@@ -2889,7 +2896,7 @@ always @(posedge clk) begin
         pass_reg <= pass_next;
         err_code_reg <= err_code_next;
         err_off_reg <= err_off_next;
-        top_reg <= top_next;
+        top_reg <= top_next & IMG_MASK;
         u8skip_reg <= u8skip_next;
         strict_reg <= strict_next;
         fast_reg <= fast_next;
@@ -2905,16 +2912,16 @@ always @(posedge clk) begin
         root_reg <= root_msg;
         base_reg <= base;
     end
-    fr_msg_reg <= fr_msg_next; fr_inst_reg <= fr_inst_next; fr_off_reg <= fr_off_next;
+    fr_msg_reg <= fr_msg_next; fr_inst_reg <= fr_inst_next; fr_off_reg <= fr_off_next & IMG_MASK[31:0];
     fr_end_reg <= fr_end_next; fr_grp_reg <= fr_grp_next; fr_cb_reg <= fr_cb_next; fr_sb_reg <= fr_sb_next;
     depth_reg <= depth_next; ninst_reg <= ninst_next; nextc_reg <= nextc_next;
     nexts_reg <= nexts_next; t_pos_reg <= t_pos_next; t_num_reg <= t_num_next; t_wt_reg <= t_wt_next;
     t_len_reg <= t_len_next; vend_reg <= vend_next; pk_reg <= pk_next; raw_reg <= raw_next;
-    cmode_reg <= cmode_next; crem_reg <= crem_next; cdst_reg <= cdst_next; cret_reg <= cret_next;
+    cmode_reg <= cmode_next; crem_reg <= crem_next; cdst_reg <= cdst_next & IMG_MASK; cret_reg <= cret_next;
     sret_reg <= sret_next; zret_reg <= zret_next;
-    ne_a_reg <= ne_a_next; ne_stride_reg <= ne_stride_next; ne_arr_reg <= ne_arr_next;
-    ne_at_reg <= ne_at_next; elem_reg <= elem_next; s_len_reg <= s_len_next; s_p_reg <= s_p_next; s_p_q <= s_p_reg;
-    s_dst_reg <= s_dst_next; u_start_reg <= u_start_next; c_msg_reg <= c_msg_next; c_off_reg <= c_off_next;
+    ne_a_reg <= ne_a_next; ne_stride_reg <= ne_stride_next; ne_arr_reg <= ne_arr_next & IMG_MASK;
+    ne_at_reg <= ne_at_next & IMG_MASK; elem_reg <= elem_next & IMG_MASK; s_len_reg <= s_len_next; s_p_reg <= s_p_next; s_p_q <= s_p_reg;
+    s_dst_reg <= s_dst_next & IMG_MASK; u_start_reg <= u_start_next; c_msg_reg <= c_msg_next; c_off_reg <= c_off_next & IMG_MASK;
     c_end_reg <= c_end_next; c_grp_reg <= c_grp_next; c_id_reg <= c_id_next; c_new_reg <= c_new_next;
     c_root_reg <= c_root_next; sw_reg <= sw_next; gdepth_reg <= gdepth_next; sk_wt_reg <= sk_wt_next;
     fr_start_reg <= fr_start_next; fr_pslot_reg <= fr_pslot_next;
@@ -2926,7 +2933,7 @@ always @(posedge clk) begin
     drop_lim_reg <= drop_lim_next; dr_start_reg <= dr_start_next; dr_end_reg <= dr_end_next;
     dr_pslot_reg <= dr_pslot_next; dr_inst_reg <= dr_inst_next; dr_cb_reg <= dr_cb_next; dr_sb_reg <= dr_sb_next;
     u8f_off_reg <= u8f_off_next;
-    cu8_reg <= cu8_next; rs8_reg <= rs8_next; bz_a_reg <= bz_a_next;
+    cu8_reg <= cu8_next; rs8_reg <= rs8_next; bz_a_reg <= bz_a_next & IMG_MASK;
     ebuf_reg <= ebuf_next; ni_k_reg <= ni_k_next; req_id_reg <= req_id_next; req_w_reg <= req_w_next;
 
 
