@@ -209,6 +209,11 @@ localparam ST_N = 1 << ST_BITS;
 localparam [31:0] INST_N_32 = INST_N;
 localparam [31:0] CNT_N_32 = CNT_N;
 localparam [31:0] ST_N_32 = ST_N;
+// instance numbers and count / state slot numbers reach INST_N, CNT_N, ST_N at most: their
+// registers keep one bit more than an index (the rest constant 0; checked in simulation)
+localparam [31:0] INST_MASK32 = (INST_BITS >= 31) ? 32'hFFFF_FFFF : ((32'd1 << (INST_BITS + 1)) - 32'd1);
+localparam [31:0] CNT_MASK32 = (CNT_BITS >= 31) ? 32'hFFFF_FFFF : ((32'd1 << (CNT_BITS + 1)) - 32'd1);
+localparam [31:0] ST_MASK32 = (ST_BITS >= 31) ? 32'hFFFF_FFFF : ((32'd1 << (ST_BITS + 1)) - 32'd1);
 // (tasks read the pointer width as PW[3], never ptr8: the state machine's block reads PW
 // itself, so it is sensitive to it; rtl/tb/test_sensitivity.py)
 wire [31:0] PW = ptr8 ? 32'd8 : 32'd4;
@@ -1291,6 +1296,12 @@ always @(posedge clk) begin
                   & ~IMG_MASK) != 40'd0 || (fr_off_next & ~IMG_MASK[31:0]) != 32'd0))
         $fatal(1, "hw_pb_core: an image offset past %0d bits: top %h cdst %h ne_arr %h ne_at %h elem %h s_dst %h c_off %h bz_a %h fr_off %h",
                IMG_AW, top_next, cdst_next, ne_arr_next, ne_at_next, elem_next, s_dst_next, c_off_next, bz_a_next, fr_off_next);
+    // instance and slot numbers within their registers' bits
+    if (!rst && (((ninst_next | fr_inst_next | dr_inst_next) & ~INST_MASK32) != 32'd0
+                 || ((nextc_next | fr_cb_next | dr_cb_next) & ~CNT_MASK32) != 32'd0
+                 || ((nexts_next | fr_sb_next | dr_sb_next) & ~ST_MASK32) != 32'd0))
+        $fatal(1, "hw_pb_core: an instance or slot number past its bits: ninst %h fr_inst %h dr_inst %h nextc %h fr_cb %h dr_cb %h nexts %h fr_sb %h dr_sb %h",
+               ninst_next, fr_inst_next, dr_inst_next, nextc_next, fr_cb_next, dr_cb_next, nexts_next, fr_sb_next, dr_sb_next);
     // (the narrow depths never wrap: they stop at MAX_DEPTH + 1)
     if (depth_reg > MAX_DEPTH_D + ONE_D || gdepth_reg > MAX_DEPTH_D + ONE_D)
         $fatal(1, "hw_pb_core: depth %0d / group depth %0d past MAX_DEPTH + 1", depth_reg, gdepth_reg);
@@ -2912,10 +2923,11 @@ always @(posedge clk) begin
         root_reg <= root_msg;
         base_reg <= base;
     end
-    fr_msg_reg <= fr_msg_next; fr_inst_reg <= fr_inst_next; fr_off_reg <= fr_off_next & IMG_MASK[31:0];
-    fr_end_reg <= fr_end_next; fr_grp_reg <= fr_grp_next; fr_cb_reg <= fr_cb_next; fr_sb_reg <= fr_sb_next;
-    depth_reg <= depth_next; ninst_reg <= ninst_next; nextc_reg <= nextc_next;
-    nexts_reg <= nexts_next; t_pos_reg <= t_pos_next; t_num_reg <= t_num_next; t_wt_reg <= t_wt_next;
+    fr_msg_reg <= fr_msg_next; fr_inst_reg <= fr_inst_next & INST_MASK32; fr_off_reg <= fr_off_next & IMG_MASK[31:0];
+    fr_end_reg <= fr_end_next; fr_grp_reg <= fr_grp_next;
+    fr_cb_reg <= fr_cb_next & CNT_MASK32; fr_sb_reg <= fr_sb_next & ST_MASK32;
+    depth_reg <= depth_next; ninst_reg <= ninst_next & INST_MASK32; nextc_reg <= nextc_next & CNT_MASK32;
+    nexts_reg <= nexts_next & ST_MASK32; t_pos_reg <= t_pos_next; t_num_reg <= t_num_next; t_wt_reg <= t_wt_next;
     t_len_reg <= t_len_next; vend_reg <= vend_next; pk_reg <= pk_next; raw_reg <= raw_next;
     cmode_reg <= cmode_next; crem_reg <= crem_next; cdst_reg <= cdst_next & IMG_MASK; cret_reg <= cret_next;
     sret_reg <= sret_next; zret_reg <= zret_next;
@@ -2931,7 +2943,8 @@ always @(posedge clk) begin
     spk_left_reg <= spk_left_next; spk_lsat_reg <= spk_lsat_next; spk_big_reg <= spk_big_next;
     spk_acc_reg <= spk_acc_next; spk_wa_reg <= spk_wa_next; spk_so_reg <= spk_so_next; spk_init_reg <= spk_init_next;
     drop_lim_reg <= drop_lim_next; dr_start_reg <= dr_start_next; dr_end_reg <= dr_end_next;
-    dr_pslot_reg <= dr_pslot_next; dr_inst_reg <= dr_inst_next; dr_cb_reg <= dr_cb_next; dr_sb_reg <= dr_sb_next;
+    dr_pslot_reg <= dr_pslot_next; dr_inst_reg <= dr_inst_next & INST_MASK32;
+    dr_cb_reg <= dr_cb_next & CNT_MASK32; dr_sb_reg <= dr_sb_next & ST_MASK32;
     u8f_off_reg <= u8f_off_next;
     cu8_reg <= cu8_next; rs8_reg <= rs8_next; bz_a_reg <= bz_a_next & IMG_MASK;
     ebuf_reg <= ebuf_next; ni_k_reg <= ni_k_next; req_id_reg <= req_id_next; req_w_reg <= req_w_next;

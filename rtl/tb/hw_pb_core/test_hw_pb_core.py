@@ -16,7 +16,9 @@ input up to MAX_LEN bytes can hit `capacity`):
   * scalars3.proto on the build with run-time-loaded tables (TABLES=1), 64/256: the host
     loads `<stem>_core_tables.gen.hex` through tbl_wr_* first; test_loaded_tables checks the
     refusal before a load and one running core serving proto2.proto and scalars3.proto in
-    turn. In CI this config runs a third of the messages (HW_TB_THOROUGH=1: all, 5x).
+    turn. In CI this config runs a third of the messages (HW_TB_THOROUGH=1: all, 5x);
+  * scalars3.proto with the synthesized build's instance and slot memories (INST_BITS 4,
+    CNT_BITS 5, ST_BITS 5), 64/64: test_small_memories alone (where `capacity` begins).
 
 The testbench is the host (tbutil.CoreHost): input memory with one cycle of read latency
 and junk after the input, output memory filled with 0xA5 with byte-enabled writes and a
@@ -667,6 +669,32 @@ async def test_loaded_tables(dut):
         assert sum(v for (n, _), v in checked.items() if n == name) >= count(12) * 2 // 3, f"too few decodes of {name}: {dict(checked)}"
 
 
+@cocotb.test(skip=os.environ.get("HW_PB_CFG") != "scalars3_small")
+async def test_small_memories(dut):
+    """The instance, count and state memories of the synthesized build (INST_BITS 4,
+    CNT_BITS 5, ST_BITS 5; this configuration runs this test only): a Tree with n empty
+    children, n = 0..40. While its instances and slots fit, the CPU engine's image; from
+    the first n that does not, `capacity` (the one divergence allowed) for every larger n."""
+    h = await start(dut, "small")
+    tree = "hw.p3.Tree"
+    first_full, fitted = None, 0
+    for n in range(41):
+        data = b"\x1a\x00" * n             # children (field 3), each an empty Tree
+        want = h.cpu(data, tree, 0)
+        assert want[0] == "ok", f"{n} children: CPU engine {want}"
+        got = await h.run(data, h.s.message_index(tree), 0)
+        if got[0] == "capacity":
+            first_full = n if first_full is None else first_full
+            assert 0 <= got[1] < len(data) and got[1] % 2 == 0, f"{n} children: capacity at byte {got[1]}, not a tag"
+        else:
+            assert first_full is None, f"{n} children: {got[0]} after capacity at {first_full}"
+            assert got == want, f"{n} children: {first_difference(got[1], want[1]) if got[0] == 'ok' else got}"
+            fitted += 1
+    # (16 instances: the root and at most 15 children, fewer when the slots run out first)
+    assert first_full is not None and 2 <= first_full <= 15, f"capacity first at {first_full} children"
+    dut._log.info("small memories: %d inputs fitted, capacity from %d children", fitted, first_full)
+
+
 @cocotb.test(skip=not os.environ.get("HW_PB_REPLAY"))
 async def test_replay(dut):
     """HW_PB_REPLAY=FILE:TYPE:BASE (e.g. a saved failing input): that one decode only."""
@@ -684,6 +712,8 @@ CONFIGS = {
     "scalars3_p32": ("scalars3.proto", ["--pointer-width", "32"], 128, 256, {}),
     "proto2_twopass": ("proto2.proto", [], 64, 256, {"ONE_PASS": 0}),  # the two passes only
     "scalars3_ram": ("scalars3.proto", [], 64, 256, {"TABLES": 1}),  # run-time-loaded tables
+    # the synthesized build's instance and slot memories: test_small_memories only
+    "scalars3_small": ("scalars3.proto", [], 64, 64, {"INST_BITS": 4, "CNT_BITS": 5, "ST_BITS": 5, "DROP_BITS": 2}),
 }
 
 
@@ -717,7 +747,7 @@ def _build_and_test(cfg, testcase=None, width=None):
 
 @pytest.mark.parametrize("cfg", list(CONFIGS))
 def test_hw_pb_core(cfg):
-    _build_and_test(cfg)
+    _build_and_test(cfg, testcase="test_small_memories" if cfg == "scalars3_small" else None)
 
 
 if __name__ == "__main__":
