@@ -482,7 +482,7 @@ wire [31:0] rdr_rem;
 /* verilator lint_on UNUSEDSIGNAL */
 
 hw_stream_reader #(.DATA_WIDTH(IN_WIDTH), .ADDR_WIDTH(IN_ADDR_WIDTH), .WIN_BYTES(16), .FAST_FLUSH(1),
-    .BACK_SKIP(1), .FAST_START(1)) rdr (
+    .BACK_SKIP(1), .FAST_START(1), .SKIP_IN_BOUNDS(1)) rdr (
     .clk(clk), .rst(rst), .start(rdr_start), .in_len(in_len_reg),
     .mem_rd_en(in_rd_en), .mem_addr(in_addr), .mem_rd_data(in_rd_data),
     .rd_valid(sk_en), .rd_ready(rdr_ready), .rd_skip(1'b1), .rd_size(2'd0), .rd_skip_len(sk_len),
@@ -505,6 +505,7 @@ wire        ip_fresh, ip_tag_found, ip_tag_o32, ip_val_found;
 wire [4:0]  ip_wav;
 wire [31:0] ip_brem_fr, ip_brem_v;
 wire [5:0]  ip_bnd_fr, ip_bnd_v;
+wire        ip_tlen_fr;
 wire [31:0] ip_fld_len;
 wire [63:0] ip_tag_val, ip_val_val;
 wire [3:0]  ip_tag_len, ip_val_len;
@@ -541,7 +542,7 @@ hw_pb_input inp (
     .fresh(ip_fresh), .wav(ip_wav), .brem_fr(ip_brem_fr), .brem_v(ip_brem_v),
     .tag_val(ip_tag_val), .tag_len(ip_tag_len), .tag_found(ip_tag_found), .tag_o32(ip_tag_o32),
     .val_val(ip_val_val), .val_len(ip_val_len), .val_found(ip_val_found), .hdr_len(ip_hdr_len),
-    .fld_len(ip_fld_len), .bnd_fr(ip_bnd_fr), .bnd_v(ip_bnd_v),
+    .fld_len(ip_fld_len), .bnd_fr(ip_bnd_fr), .bnd_v(ip_bnd_v), .tlen_fr(ip_tlen_fr),
     .cur_num_next(ip_cur_num_next), .spec_num_next(ip_spec_num_next), .shown_spec(ip_shown_spec)
 );
 // bytes left in the bound of the current read (valid when ip_fresh): a packed run's end in
@@ -575,8 +576,11 @@ wire        tag_trunc = vd_inc && (av < 32'd5);
 wire [31:0] tag_num = vd_val[34:3];
 wire [2:0]  tag_wt = vd_val[2:0];
 wire [31:0] vd_len32 = {28'd0, vd_len};
-// bytes left in the bound after the varint (for length checks)
-wire [63:0] after_len = {32'd0, brem - vd_len32};
+// the varint at the reader read as a length prefix ends within the frame (the general
+// states' length check, S_MSG / S_STR / S_SCAL / S_SKV; the input stage's registered compare,
+// tag_len + tag_val <= brem_fr: read where the varint is whole within the bound and at most
+// 5 bytes, never on the packed run's bound)
+wire        len_in = ip_tlen_fr;
 // the value after the tag (S_TAG fast paths, the scan; read only when tag_ok)
 /* verilator lint_off UNUSEDSIGNAL */
 wire [127:0] win2 = win >> {ip_tag_len, 3'b000};
@@ -852,6 +856,12 @@ always @(posedge clk) begin
     if (!rst && (bnd[5:3] !== bnd_c[5:3] || ((brem_v_reg || (ip_val_found && hdr_in)) && bnd[2] !== bnd_c[2])
                  || (!brem_v_reg && (tag_wt != 3'd2 || (hdr_in && val_in)) && bnd[1:0] !== bnd_c[1:0])))
         $fatal(1, "hw_pb_core: the input stage's bound checks %b, compared here %b (brem %h)", bnd, bnd_c, brem);
+    // (len_in where the general states read it, against the compare it replaces)
+    if (!rst && !brem_v_reg && vd_ok && vd_len <= 4'd5 && len_in !== (vd_val <= {32'd0, brem - vd_len32})
+            && ((state_reg == S_MSG && f_kind != K_GROUP) || state_reg == S_STR
+                || (state_reg == S_SCAL && t_wt_reg == 3'd2) || (state_reg == S_SKV && sk_wt_reg == 3'd2)))
+        $fatal(1, "hw_pb_core: the input stage's length check %b, compared here %b (length %h, brem %h)",
+               len_in, vd_val <= {32'd0, brem - vd_len32}, vd_val, brem);
     if (!rst && tag_ok && ip_fld_len !== fld_len_c)
         $fatal(1, "hw_pb_core: the input stage's field length %h, added here %h", ip_fld_len, fld_len_c);
     if (!rst && !brem_v_reg && tag_ok && tag_wt != 3'd0 && tag_wt != 3'd2 && fix_in !== fix_in_c)
@@ -2107,7 +2117,7 @@ always @* begin
         end else if (decisive) begin
             if (vd_inc) fail(E_TRUNCATED, pos);
             else if (vd_over || vd_len > 4'd5) fail(E_VARINT_TOO_LONG, pos);
-            else if (vd_val > after_len) fail(E_LENGTH_PAST_END, pos);
+            else if (!len_in) fail(E_LENGTH_PAST_END, pos);
             else begin
                 sk_en = 1'b1; sk_len = vd_len32;
                 c_end_next = pos + vd_len32 + vd_val[31:0];
@@ -2180,7 +2190,7 @@ always @* begin
         if (decisive) begin
             if (vd_inc) fail(E_TRUNCATED, pos);
             else if (vd_over || vd_len > 4'd5) fail(E_VARINT_TOO_LONG, pos);
-            else if (vd_val > after_len) fail(E_LENGTH_PAST_END, pos);
+            else if (!len_in) fail(E_LENGTH_PAST_END, pos);
             else begin
                 sk_en = 1'b1; sk_len = vd_len32;
                 s_len_next = vd_val[31:0];
@@ -2238,7 +2248,7 @@ always @* begin
             if (decisive) begin
                 if (vd_inc) fail(E_TRUNCATED, pos);
                 else if (vd_over || vd_len > 4'd5) fail(E_VARINT_TOO_LONG, pos);
-                else if (vd_val > after_len) fail(E_LENGTH_PAST_END, pos);
+                else if (!len_in) fail(E_LENGTH_PAST_END, pos);
                 else begin
                     sk_en = 1'b1; sk_len = vd_len32;
                     vend_next = pos + vd_len32 + vd_val[31:0];
@@ -2360,7 +2370,7 @@ always @* begin
         3'd2: if (decisive) begin
                 if (vd_inc) fail(E_TRUNCATED, pos);
                 else if (vd_over || vd_len > 4'd5) fail(E_VARINT_TOO_LONG, pos);
-                else if (vd_val > after_len) fail(E_LENGTH_PAST_END, pos);
+                else if (!len_in) fail(E_LENGTH_PAST_END, pos);
                 else cons(pass_reg ? C_COPYU : C_SKIP, vd_len32 + vd_val[31:0], (gdepth_reg != ZERO_D) ? S_GRP : S_UNK_END);
             end
         3'd3: begin

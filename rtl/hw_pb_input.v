@@ -99,6 +99,10 @@ module hw_pb_input (
     //  varints found), fld_len >= b, fld_len == b}
     output wire [5:0]   bnd_fr,
     output wire [5:0]   bnd_v,
+    // the tag varint read as a length prefix (the general states' length check: the reader
+    // is past the tag): tag_len + tag_val <= brem_fr, with the tag found and its value below
+    // 2^32 (the same per-byte compares as bnd's `le`, registered with the set)
+    output wire         tlen_fr,
     // for a table lookup a cycle ahead (hw_pb_core, TABLES=1): the field numbers of the
     // tags the two sets will hold next cycle (their registers' inputs), and whether the
     // outputs now show spec
@@ -259,19 +263,22 @@ wire [3:0]  s_skip = sel_fl[4] ? 4'd0 : sel_fl[3:0];
 wire [4:0]  s_avail = (sel_fl[4] || {1'b0, s_skip} > win_avail) ? 5'd0 : win_avail - {1'b0, s_skip};
 reg  [RW-1:0] s_t;
 reg  [15:0]   s_oh;
+reg  [15:0]   s_at;          // a one-hot of spec's tag byte (none when sel_fl[4])
 always @* begin : g_spec
     reg  [RW-1:0] t_l;
-    reg  [15:0]   oh_l;
+    reg  [15:0]   oh_l, at_l;
     integer       sb;
     // (none: R_0 with nothing found)
     t_l = sel_fl[4] ? {pv[63:0], {RW-64{1'b0}}} : {RW{1'b0}};
     oh_l = {15'd0, sel_fl[4]};
     for (sb = 0; sb < 16; sb = sb + 1) begin
-        t_l = t_l | (rb[RW * sb +: RW] & {RW{!sel_fl[4] && sel_fl[3:0] == sb[3:0]}});
-        oh_l = oh_l | (ohj[16 * sb +: 16] & {16{!sel_fl[4] && sel_fl[3:0] == sb[3:0]}});
+        at_l[sb] = !sel_fl[4] && sel_fl[3:0] == sb[3:0];
+        t_l = t_l | (rb[RW * sb +: RW] & {RW{at_l[sb]}});
+        oh_l = oh_l | (ohj[16 * sb +: 16] & {16{at_l[sb]}});
     end
     s_t = t_l;
     s_oh = oh_l;
+    s_at = at_l;
 end
 wire [DW-1:0] s_dec = {s_t[RW-1 -: TW], pick_v(s_oh, pv), s_t[14:0]};
 
@@ -361,8 +368,8 @@ function [31:0] fld_length;
 endfunction
 // {wav, brem_fr, brem_v, the decodes (hw_pb_input_dec), brem_up and brem_dn (to the end
 //  of the frame below and of the child), the field's length, the bound flags against
-//  those four}
-localparam SW = 5 + 32 + 32 + DW + 32 + 32 + 32 + 24;
+//  those four, the tag as a length within the frame's three ends (tlen_fr)}
+localparam SW = 5 + 32 + 32 + DW + 32 + 32 + 32 + 24 + 3;
 reg  [SW-1:0] cur_q = {SW{1'b0}}, spec_q = {SW{1'b0}};
 wire [31:0]   s_pos = pos + {28'd0, s_skip};
 wire [31:0]   c_bfr = fr_end - pos, c_bv = vend - pos, c_bup = fr_end_up - pos, c_bdn = fr_end_dn - pos;
@@ -407,9 +414,13 @@ wire [23:0]   s_bnd = {`HW_PB_INPUT_BND(s_bfr, s_avail, s_dec, |(le_fr & s_oh), 
                        `HW_PB_INPUT_BND(s_bup, s_avail, s_dec, |(le_up & s_oh), |(eq_up & s_oh)),
                        `HW_PB_INPUT_BND(s_bdn, s_avail, s_dec, |(le_dn & s_oh), |(eq_dn & s_oh))};
 `undef HW_PB_INPUT_BND
+// the tag varint (at byte 0, or at spec's skip) as a length prefix: the varint compares above
+// at the tag's byte (X_q = V_q + q + N_q <= c_b is tag_len + tag_val <= the set's b)
+wire [2:0]    c_tl = {le_fr[0], le_up[0], le_dn[0]};
+wire [2:0]    s_tl = {|(le_fr & s_at), |(le_up & s_at), |(le_dn & s_at)};
 always @(posedge clk) begin
-    cur_q  <= {win_avail, c_bfr, c_bv, c_dec, c_bup, c_bdn, c_fl, c_bnd};
-    spec_q <= {s_avail, s_bfr, s_bv, s_dec, s_bup, s_bdn, s_fl, s_bnd};
+    cur_q  <= {win_avail, c_bfr, c_bv, c_dec, c_bup, c_bdn, c_fl, c_bnd, c_tl};
+    spec_q <= {s_avail, s_bfr, s_bv, s_dec, s_bup, s_bdn, s_fl, s_bnd, s_tl};
 end
 
 // ---------------------------------------------------------------- next cycle's selects
@@ -444,13 +455,15 @@ assign cur_num_next = c_dec[DW-1-29 -: 32];
 assign spec_num_next = s_dec[DW-1-29 -: 32];
 wire [31:0]   shown_brem_fr, shown_brem_up, shown_brem_dn;
 wire [5:0]    shown_bnd_fr, shown_bnd_up, shown_bnd_dn;
+wire          shown_tl_fr, shown_tl_up, shown_tl_dn;
 assign {wav, shown_brem_fr, brem_v, tag_val, tag_len, tag_found, tag_o32, val_val, val_len, val_found,
         hdr_len, shown_fl, shown_brem_up, shown_brem_dn, fld_len, shown_bnd_fr, bnd_v, shown_bnd_up,
-        shown_bnd_dn} = shown;
+        shown_bnd_dn, shown_tl_fr, shown_tl_up, shown_tl_dn} = shown;
 // the frame's end as registered, or the one below it after a pop, or the child's after
 // entering it
 assign brem_fr = same_end_q ? shown_brem_fr : up_end_q ? shown_brem_up : shown_brem_dn;
 assign bnd_fr = same_end_q ? shown_bnd_fr : up_end_q ? shown_bnd_up : shown_bnd_dn;
+assign tlen_fr = same_end_q ? shown_tl_fr : up_end_q ? shown_tl_up : shown_tl_dn;
 assign fresh = fresh_q;
 
 endmodule

@@ -62,7 +62,10 @@
  * word's input bytes are counted when it lands, from registers (the input's last word is
  * flagged when requested: an equality of its word address with the last word's), not when
  * it is requested. The cycle behaviour is the one described above, unchanged by this split
- * (rtl/tb/hw_stream_reader checks it cycle by cycle against a timing model).
+ * (rtl/tb/hw_stream_reader checks it cycle by cycle against a timing model). With
+ * SKIP_IN_BOUNDS=1 a SKIP always moves (its consumer never skips past the end), so the
+ * enables of the position and the bytes left come from rd_valid alone, not from the
+ * borrows of the late length (the protobuf core's longest path ended there).
  *
  * Lengths and offsets are 32-bit byte counts; the stream may be at most 2^32-1 bytes and
  * at most 2^ADDR_WIDTH words.
@@ -85,6 +88,12 @@ module hw_stream_reader #(
     // 1 = a SKIP whose rd_skip_len has bit 31 set goes BACK 2^32 - rd_skip_len bytes (the
     // consumer keeps it within the stream; streams are then below 2 GiB).
     parameter BACK_SKIP = 0,
+    // 1 = the consumer never presents a forward SKIP past the end (the protobuf core checks
+    // every length against its frame first): a SKIP then moves without the compare with the
+    // bytes left, so the move (adv_en, and the position's enables) does not wait for that
+    // 32-bit borrow of the late length; rd_past_end is for READs only. Every simulation
+    // stops ($fatal) on a SKIP past the end.
+    parameter SKIP_IN_BOUNDS = 0,
     // 1 = a start requests word 0 in the same cycle (the first bytes readable 2 cycles after
     // start instead of 3; mem_rd_en / mem_addr then depend on start and in_len).
     parameter FAST_START = 0
@@ -208,7 +217,7 @@ wire        skip_near = !skip_back && !near_diff[32];
 assign      adv_len = rd_skip ? rd_skip_len : {28'd0, need};
 // rem - adv_len: the bytes left after the move; its borrow is a forward SKIP past the end
 wire [32:0] rem_diff = {1'b0, rem_reg} - {1'b0, adv_len};
-wire        skip_past = !skip_back && rem_diff[32];
+wire        skip_past = (SKIP_IN_BOUNDS == 0) && !skip_back && rem_diff[32];
 wire        op_past = rd_skip ? skip_past : read_past;
 
 assign rd_ready    = !start && (rd_skip || read_past || read_buffered);
@@ -220,7 +229,8 @@ wire        accept = rd_valid && rd_ready;
 wire        step_in = rd_valid && !start && (rd_skip ? skip_near : read_buffered);
 // a SKIP beyond the buffer (or back): flush and refetch at the new position
 wire        flush = rd_valid && !start && rd_skip && !skip_near && !skip_past;
-wire        advance = step_in || flush;
+// (SKIP_IN_BOUNDS: a SKIP always moves, near or not: written so, not left to the mapper)
+wire        advance = (SKIP_IN_BOUNDS != 0) ? rd_valid && !start && (rd_skip || read_buffered) : step_in || flush;
 // (the same as advance, cnt_reg <= rem_reg, written without the buffer compares: the move
 // the consumer sees is the op taken and not past the end)
 assign      adv_en = accept && !op_past;
@@ -391,9 +401,13 @@ end
 // never more than the bytes left (so a step within the buffer is never past the end), and
 // so the move the consumer sees (adv_en) is the one the registers take (advance)
 `ifndef SYNTHESIS
-always @(posedge clk)
+always @(posedge clk) begin
     if (!rst && ({{32-CNT_WIDTH{1'b0}}, cnt_reg} > rem_reg || adv_en !== advance))
         $fatal(1, "hw_stream_reader: cnt_reg %0d, rem_reg %0d, adv_en %b, advance %b", cnt_reg, rem_reg, adv_en, advance);
+    if (SKIP_IN_BOUNDS != 0 && !rst && rd_valid && !start && rd_skip && !skip_back && rem_diff[32])
+        $fatal(1, "hw_stream_reader: SKIP_IN_BOUNDS: a skip of %0d bytes at offset %0d, %0d bytes left",
+               rd_skip_len, pos_reg, rem_reg);
+end
 `endif
 
 // ---------------------------------------------------------------- outputs

@@ -21,7 +21,7 @@ source scripts/env.sh
 
 # Parameter sets to lint per module (the default set is always linted).
 declare -A LINT_PARAMS=(
-  [hw_stream_reader]="-GDATA_WIDTH=32 -GDATA_WIDTH=128|-GDATA_WIDTH=32:-GWIN_BYTES=12 -GFAST_START=1:-GFAST_FLUSH=1:-GBACK_SKIP=1:-GDATA_WIDTH=128"
+  [hw_stream_reader]="-GDATA_WIDTH=32 -GDATA_WIDTH=128|-GDATA_WIDTH=32:-GWIN_BYTES=12 -GFAST_START=1:-GFAST_FLUSH=1:-GBACK_SKIP=1:-GDATA_WIDTH=128 -GFAST_START=1:-GFAST_FLUSH=1:-GBACK_SKIP=1:-GSKIP_IN_BOUNDS=1"
   [hw_zigzag]="-GWIDTH=32"
   [hw_varint_decoder]="-GAVAIL_WIDTH=4"
   [hw_utf8_check]="-GLANES=1 -GLANES=16 -GLANES=16:-GIN_REG=1"

@@ -97,9 +97,19 @@ def decode_set(window, avail, pos, fr_end, vend, up=0, dn=0, base=None):
             v |= (fld >= b) << 1 | int(fld == b)
         mask = 0b111000 | (0b100 if (vfound or frame) and not past else 0) | (0b11 if fld_known else 0)
         return v & mask, mask
+
+    def tl(end):
+        """The tag read as a length prefix within end - pos bytes (tag_len + tag_val <= b,
+        the tag found and below 2^32); unspecified for a set past the bound as seen from
+        the reader's position (as the value checks above)."""
+        b = (end - pos) & M32
+        if base is not None and (end - base) & M32 < (pos - base) & M32:
+            return None
+        return int(bool(found) and tval >> 32 == 0 and tlen + tval <= b)
     return dict(pos=pos, wav=avail, brem_fr=(fr_end - pos) & M32, brem_v=(vend - pos) & M32,
                 brem_up=(up - pos) & M32, brem_dn=(dn - pos) & M32,
                 bnd_fr=bnd(fr_end), bnd_v=bnd(vend, False), bnd_up=bnd(up), bnd_dn=bnd(dn), fld_len=fld,
+                tlen_fr=tl(fr_end), tlen_up=tl(up), tlen_dn=tl(dn),
                 tag_found=int(found), tag_len=tlen, tag_val=tval,
                 tag_o32=int(found and (tlen > 5 or tval >> 32 != 0)),
                 val_found=int(vfound), val_len=vlen, val_val=vval, hdr_len=tlen + vlen,
@@ -121,7 +131,7 @@ def sets(window, avail, pos, fr_end, vend, up, dn, shown, hint):
 # model keys not compared with a port: where the set is and its field length as the
 # speculative skip takes it; the bytes left to the frame below and to the child, and the
 # checks against them (compared as brem_fr / bnd_fr after a pop or an enter)
-UNCOMPARED = ("pos", "fl", "brem_up", "brem_dn", "bnd_up", "bnd_dn")
+UNCOMPARED = ("pos", "fl", "brem_up", "brem_dn", "bnd_up", "bnd_dn", "tlen_up", "tlen_dn")
 
 
 def compared(dut, st):
@@ -182,7 +192,8 @@ async def test_decodes_and_freshness(dut):
     regs = None   # (cur, spec, restart, fr_end, vend, up, dn, hint, move) registered last cycle
     counts = {"found": 0, "val": 0, "o32": 0, "not_found": 0, "fresh": 0, "stale": 0,
               "restart": 0, "spec": 0, "hint": 0, "pop": 0, "enter": 0,
-              "back": 0, "not_taken": 0, "far_alias": 0, "bnd_in": 0, "bnd_out": 0, "fld_end": 0}
+              "back": 0, "not_taken": 0, "far_alias": 0, "bnd_in": 0, "bnd_out": 0, "fld_end": 0,
+              "tlen_in": 0, "tlen_out": 0}
     for t in range(n):
         if regs is not None:
             # what the registers show now: the model compares positions (the stage itself
@@ -193,6 +204,7 @@ async def test_decodes_and_freshness(dut):
             if pfr != fr_end:
                 side = "up" if pup == fr_end else "dn"
                 shown["brem_fr"], shown["bnd_fr"] = shown["brem_" + side], shown["bnd_" + side]
+                shown["tlen_fr"] = shown["tlen_" + side]
             fresh = int(not prestart and shown["pos"] == pos and vend == pvend and fr_end in (pfr, pup, pdn))
         # this cycle's inputs: a skip hint, the window at pos (any number of valid bytes)
         hint = False
@@ -273,6 +285,8 @@ async def test_decodes_and_freshness(dut):
                     counts["bnd_in"] += got & 0b100100 == 0b100100
                     counts["bnd_out"] += got & 0b100000 == 0 and shown["tag_found"]
                     counts["fld_end"] += got & 0b11 == 0b11
+                if k == "tlen_fr":
+                    counts["tlen_in" if got else "tlen_out"] += shown["tag_found"]
                 assert got == v, f"cycle {t}: {k} = {got:#x}, want {v:#x} (after {pmove})"
             counts["found" if shown["tag_found"] else "not_found"] += 1
             counts["val"] += shown["val_found"]
@@ -291,7 +305,8 @@ async def test_decodes_and_freshness(dut):
                         ("fresh", n // 3), ("stale", n // 10), ("restart", n // 60), ("spec", n // 6),
                         ("hint", n // 100), ("pop", n // 100), ("enter", n // 100), ("back", n // 50),
                         ("not_taken", n // 10), ("far_alias", n // 60), ("bnd_in", n // 10),
-                        ("bnd_out", n // 100), ("fld_end", n // 200)):
+                        ("bnd_out", n // 100), ("fld_end", n // 200), ("tlen_in", n // 100),
+                        ("tlen_out", n // 10)):
         assert counts[k] >= at_least, f"only {counts[k]} {k} checks ({counts})"
 
 

@@ -7,7 +7,10 @@ adv_en / adv_len, window, status outputs). Run with `python3 -m pytest rtl/tb/hw
 configuration with Icarus Verilog). The configurations include the protobuf core's settings
 FAST_FLUSH=1 (a far skip requests its word in the same cycle), BACK_SKIP=1 (a skip length
 with bit 31 set goes back) and FAST_START=1 (a start requests word 0 in the same cycle); the
-harness learns them from HW_SR_FAST_FLUSH / HW_SR_BACK_SKIP / HW_SR_FAST_START.
+harness learns them from HW_SR_FAST_FLUSH / HW_SR_BACK_SKIP / HW_SR_FAST_START. With
+SKIP_IN_BOUNDS=1 (the core's too: its skips are never past the end) the harness clips every
+forward skip past the end to one to the end, so the tests run unchanged and their
+past-end expectations say which ops the clipping made exact (HW_SR_SKIP_IN_BOUNDS).
 """
 
 import os
@@ -30,6 +33,7 @@ MASK64 = (1 << 64) - 1
 FAST_FLUSH = os.environ.get("HW_SR_FAST_FLUSH") == "1"
 BACK_SKIP = os.environ.get("HW_SR_BACK_SKIP") == "1"
 FAST_START = os.environ.get("HW_SR_FAST_START") == "1"
+SKIP_IN_BOUNDS = os.environ.get("HW_SR_SKIP_IN_BOUNDS") == "1"
 # the largest forward skip length (with BACK_SKIP, bit 31 set means back)
 MAX_FWD = 0x7FFFFFFF if BACK_SKIP else 0xFFFFFFFF
 
@@ -106,7 +110,7 @@ class Timing:
         wb, M32 = self.wb, (1 << 32) - 1
         need = 1 << size
         back = BACK_SKIP and skip_len >> 31
-        op_past = (not back and skip_len > self.rem) if skip else self.rem < need
+        op_past = (not SKIP_IN_BOUNDS and not back and skip_len > self.rem) if skip else self.rem < need
         near = not back and skip_len <= self.cnt
         ready = not start and (skip or self.rem < need or need <= self.cnt)
         adv = valid and ready and not op_past
@@ -185,6 +189,8 @@ class Harness:
         """Start a stream of stream.length bytes and perform ops. Returns the list of
         cycles (relative to the start pulse) at which each op was accepted."""
         dut, rng, wb = self.dut, self.rng, self.wb
+        if SKIP_IN_BOUNDS:
+            ops = in_bounds(stream, ops)
         model = Model(stream)
         timing = Timing(wb, self.win)
         accepted_at = []
@@ -296,6 +302,23 @@ class Harness:
             assert avail == min(rem, self.win)
 
 
+def in_bounds(stream, ops):
+    """SKIP_IN_BOUNDS: ops with every forward skip past the end (where the model would be
+    when it is presented) replaced by a skip to the end."""
+    m, out = Model(stream), []
+    for op in ops:
+        if op[0] == SKIP and not (BACK_SKIP and op[1] >> 31) and m.pos + op[1] > stream.length:
+            op = (SKIP, stream.length - m.pos)
+        m.apply(op)
+        out.append(op)
+    return out
+
+
+def skip_past(past):
+    """A forward skip's expected past-end flag: never with SKIP_IN_BOUNDS (clipped)."""
+    return past and not SKIP_IN_BOUNDS
+
+
 async def start(dut, seed):
     h = Harness(dut, seed)
     await h.setup()
@@ -338,7 +361,7 @@ async def test_read_past_end(dut):
             log = []
             _, model = await h.run(Stream(length, salt=length), ops, log=log)
             pasts = [p for (_, _, p) in log]
-            exp = [False] * (length // n) + [True, True] + [False] * (length % n) + [True, True, False]
+            exp = [False] * (length // n) + [True, True] + [False] * (length % n) + [True, skip_past(True), False]
             assert pasts == exp, f"length {length} size {n}: {pasts}"
             assert model.pos == length
             assert int(dut.at_end.value) == 1
@@ -348,7 +371,7 @@ async def test_read_past_end(dut):
         ops = [(SKIP, length + 1), (SKIP, MAX_FWD), (SKIP, length), (READ, 0), (SKIP, 0)]
         log = []
         _, model = await h.run(Stream(length, salt=3), ops, log=log)
-        assert [p for (_, _, p) in log] == [True, True, False, True, False]
+        assert [p for (_, _, p) in log] == [skip_past(True), skip_past(True), False, True, False]
         assert model.pos == length
     # a fresh start clears past_end
     await h.run(Stream(4, salt=1), [(READ, 2)])
@@ -441,7 +464,7 @@ async def test_large_offsets(dut):
         ops += [(READ, 0), (SKIP, 1), (SKIP, 0)]
         log = []
         _, model = await h.run(Stream(length, salt=back), ops, log=log)
-        assert model.pos == length and [p for (_, _, p) in log][-3:] == [True, True, False]
+        assert model.pos == length and [p for (_, _, p) in log][-3:] == [True, skip_past(True), False]
 
 
 @cocotb.test()
@@ -517,24 +540,26 @@ async def test_back_skips(dut):
 # --------------------------------------------------------------------------- pytest entry
 
 
-def _build_and_test(data_width, win_bytes=16, fast_back=False, testcase=None):
+def _build_and_test(data_width, win_bytes=16, fast_back=False, in_bounds=False, testcase=None):
     word_shift = {32: 2, 64: 3, 128: 4}[data_width]
     params = {"DATA_WIDTH": data_width, "ADDR_WIDTH": 32 - word_shift, "WIN_BYTES": win_bytes,
-              "FAST_FLUSH": int(fast_back), "BACK_SKIP": int(fast_back), "FAST_START": int(fast_back)}
+              "FAST_FLUSH": int(fast_back), "BACK_SKIP": int(fast_back), "FAST_START": int(fast_back),
+              "SKIP_IN_BOUNDS": int(in_bounds)}
     env = {"HW_SR_FAST_FLUSH": str(int(fast_back)), "HW_SR_BACK_SKIP": str(int(fast_back)),
-           "HW_SR_FAST_START": str(int(fast_back))}
+           "HW_SR_FAST_START": str(int(fast_back)), "HW_SR_SKIP_IN_BOUNDS": str(int(in_bounds))}
     run_cocotb(TB_DIR, "hw_stream_reader", [RTL_DIR / "hw_stream_reader.v"],
-               f"dw{data_width}_win{win_bytes}" + ("_fast_back" if fast_back else ""),
+               f"dw{data_width}_win{win_bytes}" + ("_fast_back" if fast_back else "") + ("_in_bounds" if in_bounds else ""),
                params, testcase=testcase, extra_env=env)
 
 
-# (DATA_WIDTH, WIN_BYTES, FAST_FLUSH = BACK_SKIP = FAST_START): (32, 12) is the MSR paper's 3-word
-# buffer; (64|128, 16, on) are the protobuf core's settings
-@pytest.mark.parametrize("data_width,win_bytes,fast_back",
-                         [(32, 12, False), (32, 16, False), (64, 16, False), (128, 16, False), (128, 32, False),
-                          (64, 16, True), (128, 16, True)])
-def test_hw_stream_reader(data_width, win_bytes, fast_back):
-    _build_and_test(data_width, win_bytes, fast_back)
+# (DATA_WIDTH, WIN_BYTES, FAST_FLUSH = BACK_SKIP = FAST_START, SKIP_IN_BOUNDS): (32, 12) is the
+# MSR paper's 3-word buffer; (64|128, 16, on, on) are the protobuf core's settings
+@pytest.mark.parametrize("data_width,win_bytes,fast_back,in_bounds",
+                         [(32, 12, False, False), (32, 16, False, False), (64, 16, False, False),
+                          (128, 16, False, False), (128, 32, False, False), (64, 16, True, False),
+                          (64, 16, True, True), (128, 16, True, True)])
+def test_hw_stream_reader(data_width, win_bytes, fast_back, in_bounds):
+    _build_and_test(data_width, win_bytes, fast_back, in_bounds)
 
 
 def test_bad_parameters_rejected(tmp_path):
