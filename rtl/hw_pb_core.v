@@ -706,6 +706,10 @@ always @(posedge clk)
 always @(posedge clk)
     if (s_tag_reg !== (state_reg == S_TAG))
         $fatal(1, "hw_pb_core: s_tag_reg %b in state %0d", s_tag_reg, state_reg);
+// every skip the reader takes has a known length (sk_len's default is unknown)
+always @(posedge clk)
+    if (!rst && sk_en === 1'b1 && ^sk_len === 1'bx)
+        $fatal(1, "hw_pb_core: a skip of unknown length in state %0d", state_reg);
 `endif
 wire          fh = f_tagst ? (ip_shown_spec ? hs : hc) : ht;
 wire [FW-1:0] fr = f_tagst ? (ip_shown_spec ? rs : rc) : rt;
@@ -1902,7 +1906,11 @@ always @* begin
     o_w2 = 1'b0; o_w2d = 128'd0; o_w2m = 16'd0;
     o_re = 1'b0; o_ra = 40'd0;
     o2_we = 1'b0; o2_a = 40'd0; o2_d = 128'd0; o2_m = 16'd0;
-    sk_en = 1'b0; sk_len = 32'd0; rdr_restart = 1'b0;
+    // (the skip length matters only with sk_en: unknown otherwise, so synthesis drops the
+    // branches that do not skip (the failures, mostly) from its multiplexers, and each
+    // state's length no longer waits for its checks; simulation stops on an unknown length
+    // with sk_en, below)
+    sk_en = 1'b0; sk_len = {32{1'bx}}; rdr_restart = 1'b0;
 `ifndef SYNTHESIS
     str_tot_bad = 1'b0;
 `endif
