@@ -504,7 +504,7 @@ assign rdr_start = (state_reg == S_START) || rdr_restart;
 wire        ip_fresh, ip_tag_found, ip_tag_o32, ip_val_found;
 wire [4:0]  ip_wav;
 wire [31:0] ip_brem_fr, ip_brem_v;
-wire [5:0]  ip_bnd_fr, ip_bnd_v;
+wire [7:0]  ip_bnd_fr, ip_bnd_v;
 wire        ip_tlen_fr;
 wire [31:0] ip_fld_len;
 wire [63:0] ip_tag_val, ip_val_val;
@@ -553,7 +553,7 @@ wire [31:0] brem = brem_v_reg ? ip_brem_v : ip_brem_fr;
 // the input stage's checks against brem, registered with its set: {tag_len <= brem,
 // hdr_len <= brem, wav >= brem, hdr_len + the varint after the tag <= brem} (and, against
 // the frame's end only, where the field ends: ip_bnd_fr[1:0])
-wire [5:0]  bnd = brem_v_reg ? ip_bnd_v : ip_bnd_fr;
+wire [7:0]  bnd = brem_v_reg ? ip_bnd_v : ip_bnd_fr;
 // (val_in from the frame's flags alone: S_ELEM, the one state on the packed run's, reads no
 // varint after the element)
 wire        tag_in = bnd[5], hdr_in = bnd[4], wav_ge = bnd[3], val_in = ip_bnd_fr[2];
@@ -563,16 +563,18 @@ wire        fld_ends_fr = ip_bnd_fr[1], fld_at_fr = ip_bnd_fr[0];
 // the reader's window now (copies, string bytes) and as the input stage decoded it
 wire [31:0] wav32 = {27'd0, win_avail};
 wire [31:0] iwav32 = {27'd0, ip_wav};
-wire [31:0] av = wav_ge ? {27'd0, brem[4:0]} : iwav32;     // (brem <= wav <= 16 when wav_ge)
+// the bytes a decoder may read (brem <= wav <= 16 when wav_ge) below 10 and 5: the input
+// stage's flags (the compares in simulation below)
+wire        av_lt10 = bnd[7], av_lt5 = bnd[6];
 wire        decisive = ip_fresh && ((iwav32 >= 32'd10) || wav_ge);
 // the tag varint within the bound (what a decoder given av bytes would say)
 wire        vd_ok = ip_fresh && ip_tag_found && tag_in;
 wire [63:0] vd_val = ip_tag_val;
 wire [3:0]  vd_len = vd_ok ? ip_tag_len : 4'd0;
-wire        vd_inc = !vd_ok && (av < 32'd10);
-wire        vd_over = !vd_ok && (av >= 32'd10);
+wire        vd_inc = !vd_ok && av_lt10;
+wire        vd_over = !vd_ok && !av_lt10;
 wire        tag_ok = vd_ok && !ip_tag_o32;
-wire        tag_trunc = vd_inc && (av < 32'd5);
+wire        tag_trunc = vd_inc && av_lt5;
 wire [31:0] tag_num = vd_val[34:3];
 wire [2:0]  tag_wt = vd_val[2:0];
 wire [31:0] vd_len32 = {28'd0, vd_len};
@@ -851,13 +853,14 @@ wire        fix_in = (!ip_bnd_fr[1] || ip_bnd_fr[0]) && ip_wav >= ip_fld_len[4:0
 // the input stage's registered checks and field length, and fix_in, against the compares
 // and adds they replace, every cycle (the length and fix_in where the tag is read: tag_ok;
 // fix_in outside S_ELEM)
-wire [5:0]  bnd_c = {{28'd0, ip_tag_len} <= brem, {27'd0, ip_hdr_len} <= brem, iwav32 >= brem,
+wire [31:0] av = wav_ge ? {27'd0, brem[4:0]} : iwav32;
+wire [7:0]  bnd_c = {av < 32'd10, av < 32'd5, {28'd0, ip_tag_len} <= brem, {27'd0, ip_hdr_len} <= brem, iwav32 >= brem,
                      {1'b0, v2_val} + {33'd0, hdr2} <= {33'd0, brem}, ip_fld_len >= brem, ip_fld_len == brem};
 wire [31:0] slen_c = (tag_wt == 3'd0) ? v2_len32 : (tag_wt == 3'd5) ? 32'd4 : 32'd8;   // (value bytes)
 wire [31:0] fld_len_c = vd_len32 + ((tag_wt == 3'd2) ? v2_len32 + v2_val[31:0] : slen_c);
 wire        fix_in_c = av >= vd_len32 + slen_c;
 always @(posedge clk) begin
-    if (!rst && (bnd[5:3] !== bnd_c[5:3] || ((brem_v_reg || (ip_val_found && hdr_in)) && bnd[2] !== bnd_c[2])
+    if (!rst && (bnd[7:3] !== bnd_c[7:3] || ((brem_v_reg || (ip_val_found && hdr_in)) && bnd[2] !== bnd_c[2])
                  || (!brem_v_reg && (tag_wt != 3'd2 || (hdr_in && val_in)) && bnd[1:0] !== bnd_c[1:0])))
         $fatal(1, "hw_pb_core: the input stage's bound checks %b, compared here %b (brem %h)", bnd, bnd_c, brem);
     // (len_in where the general states read it, against the compare it replaces)

@@ -95,10 +95,11 @@ module hw_pb_input (
     // val_val's low half for 2, tag_len + 4 for 5, tag_len + 8 for 1 and the others
     output wire [31:0]  fld_len,
     // the bound checks against brem_fr and brem_v, registered with the set (bnd_flags below):
-    // {tag_len <= b, hdr_len <= b, wav >= b, hdr_len + val_val <= b (specified with both
+    // {av < 10, av < 5 (av: the bytes a tag decode may read, b when wav >= b else wav),
+    //  tag_len <= b, hdr_len <= b, wav >= b, hdr_len + val_val <= b (specified with both
     //  varints found), fld_len >= b, fld_len == b}
-    output wire [5:0]   bnd_fr,
-    output wire [5:0]   bnd_v,
+    output wire [7:0]   bnd_fr,
+    output wire [7:0]   bnd_v,
     // the tag varint read as a length prefix (the general states' length check: the reader
     // is past the tag): tag_len + tag_val <= brem_fr, with the tag found and its value below
     // 2^32 (the same per-byte compares as bnd's `le`, registered with the set)
@@ -314,28 +315,33 @@ end
 // ---------------------------------------------------------------- the two registered sets
 // A set's bound checks for b bytes left (one of its four), decided before the register so
 // that the consumer's checks are one-bit selects after the shown multiplexer instead of
-// 32-bit compares (they were the core's critical path): {tag_len <= b, hdr_len <= b,
+// 32-bit compares (they were the core's critical path): {the bytes a tag decode may read
+// (av: b when the window covers it, else wav) below 10 and below 5 (the tag truncated or
+// too long: they start the core's decisions), tag_len <= b, hdr_len <= b,
 // wav >= b, the header and the varint after it within b (hdr_len + val_val <= b, val_val
 // below 2^32: `le`, made per byte position below), the field's length (fld_len) >= b and
 // == b (where the field ends the frame)}. For wire type 2 the last two hold where the
 // consumer reads them, with the header and the length within the bound: the field reaches
 // b exactly when it ends there, hdr_len + val_val == b (`eq`, beside `le`); the other wire
 // types' lengths are at most 18.
-function [5:0] bnd_flags;
+function [7:0] bnd_flags;
     input [31:0] b;
     input [4:0]  w;
     input [2:0]  wt;     // the set's wire type, tag_len and hdr_len
     input [3:0]  tl;
     input [4:0]  hl;
     input        le, eq; // hdr_len + val_val <= b, == b (val_val below 2^32)
-    reg   [4:0]  sl;
-    reg          bhi;
+    reg   [4:0]  sl, av;
+    reg          bhi, wge;
     begin
         sl = (wt == 3'd0) ? hl : {1'b0, tl} + ((wt == 3'd5) ? 5'd4 : 5'd8);
         // (the lengths are below 32: b's high bits tested apart, early, and 5-bit compares
         // after the late lengths instead of 32-bit ones)
         bhi = b[31:5] != 27'd0;
-        bnd_flags = {bhi || {1'b0, tl} <= b[4:0], bhi || hl <= b[4:0], !bhi && w >= b[4:0], le,
+        wge = !bhi && w >= b[4:0];
+        av = wge ? b[4:0] : w;
+        bnd_flags = {av < 5'd10, av < 5'd5,
+                     bhi || {1'b0, tl} <= b[4:0], bhi || hl <= b[4:0], wge, le,
                      (wt == 3'd2) ? eq : !bhi && sl >= b[4:0], (wt == 3'd2) ? eq : !bhi && sl == b[4:0]};
     end
 endfunction
@@ -369,7 +375,7 @@ endfunction
 // {wav, brem_fr, brem_v, the decodes (hw_pb_input_dec), brem_up and brem_dn (to the end
 //  of the frame below and of the child), the field's length, the bound flags against
 //  those four, the tag as a length within the frame's three ends (tlen_fr)}
-localparam SW = 5 + 32 + 32 + DW + 32 + 32 + 32 + 24 + 3;
+localparam SW = 5 + 32 + 32 + DW + 32 + 32 + 32 + 32 + 3;
 reg  [SW-1:0] cur_q = {SW{1'b0}}, spec_q = {SW{1'b0}};
 wire [31:0]   s_pos = pos + {28'd0, s_skip};
 wire [31:0]   c_bfr = fr_end - pos, c_bv = vend - pos, c_bup = fr_end_up - pos, c_bdn = fr_end_dn - pos;
@@ -405,11 +411,11 @@ end
 wire [15:0] c_oh = ohj[0 +: 16];
 wire [1:0]  c_vv = val_flags(c_bv, c_dec[9:5], c_dec[78:15]), s_vv = val_flags(s_bv, s_dec[9:5], s_dec[78:15]);
 `define HW_PB_INPUT_BND(b, w, d, le, eq) bnd_flags(b, w, d[87:85], d[84:81], d[9:5], le, eq)
-wire [23:0]   c_bnd = {`HW_PB_INPUT_BND(c_bfr, win_avail, c_dec, |(le_fr & c_oh), |(eq_fr & c_oh)),
+wire [31:0]   c_bnd = {`HW_PB_INPUT_BND(c_bfr, win_avail, c_dec, |(le_fr & c_oh), |(eq_fr & c_oh)),
                        `HW_PB_INPUT_BND(c_bv, win_avail, c_dec, c_vv[1], c_vv[0]),
                        `HW_PB_INPUT_BND(c_bup, win_avail, c_dec, |(le_up & c_oh), |(eq_up & c_oh)),
                        `HW_PB_INPUT_BND(c_bdn, win_avail, c_dec, |(le_dn & c_oh), |(eq_dn & c_oh))};
-wire [23:0]   s_bnd = {`HW_PB_INPUT_BND(s_bfr, s_avail, s_dec, |(le_fr & s_oh), |(eq_fr & s_oh)),
+wire [31:0]   s_bnd = {`HW_PB_INPUT_BND(s_bfr, s_avail, s_dec, |(le_fr & s_oh), |(eq_fr & s_oh)),
                        `HW_PB_INPUT_BND(s_bv, s_avail, s_dec, s_vv[1], s_vv[0]),
                        `HW_PB_INPUT_BND(s_bup, s_avail, s_dec, |(le_up & s_oh), |(eq_up & s_oh)),
                        `HW_PB_INPUT_BND(s_bdn, s_avail, s_dec, |(le_dn & s_oh), |(eq_dn & s_oh))};
@@ -454,7 +460,7 @@ wire [SW-1:0] shown = shown_spec ? spec_q : cur_q;
 assign cur_num_next = c_dec[DW-1-29 -: 32];
 assign spec_num_next = s_dec[DW-1-29 -: 32];
 wire [31:0]   shown_brem_fr, shown_brem_up, shown_brem_dn;
-wire [5:0]    shown_bnd_fr, shown_bnd_up, shown_bnd_dn;
+wire [7:0]    shown_bnd_fr, shown_bnd_up, shown_bnd_dn;
 wire          shown_tl_fr, shown_tl_up, shown_tl_dn;
 assign {wav, shown_brem_fr, brem_v, tag_val, tag_len, tag_found, tag_o32, val_val, val_len, val_found,
         hdr_len, shown_fl, shown_brem_up, shown_brem_dn, fld_len, shown_bnd_fr, bnd_v, shown_bnd_up,

@@ -84,18 +84,20 @@ def decode_set(window, avail, pos, fr_end, vend, up=0, dn=0, base=None):
         specified): {tag_len <= b, hdr_len <= b, wav >= b, the header and the varint after
         it within b (0 without the varint for a frame bound, else unspecified), the field's
         length >= b, == b (unspecified without it, and for wire type 2 unless the header
-        and the length are within b)}. A frame bound's value checks count from the
+        and the length are within b)}, with {av < 10, av < 5} on top (av: the bytes a tag
+        decode may read, b when the window covers it, else the window's). A frame bound's value checks count from the
         reader's position, so they are unspecified for a set past the bound as seen from
         there (its b wraps)."""
         b = (end - pos) & M32
         past = frame and base is not None and (end - base) & M32 < (pos - base) & M32
-        v = ((tlen <= b) << 5 | (tlen + vlen <= b) << 4 | (avail >= b) << 3
+        av = b if avail >= b else avail
+        v = ((av < 10) << 7 | (av < 5) << 6 | (tlen <= b) << 5 | (tlen + vlen <= b) << 4 | (avail >= b) << 3
              | int(bool(vfound) and tlen + vlen + vval <= b) << 2)
         # (wire type 2: where the header and the length are within the bound only)
         fld_known = fld is not None and (wt != 2 or (v & 0b10100 == 0b10100 and not past))
         if fld_known:
             v |= (fld >= b) << 1 | int(fld == b)
-        mask = 0b111000 | (0b100 if (vfound or frame) and not past else 0) | (0b11 if fld_known else 0)
+        mask = 0b11111000 | (0b100 if (vfound or frame) and not past else 0) | (0b11 if fld_known else 0)
         return v & mask, mask
 
     def tl(end):
