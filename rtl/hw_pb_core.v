@@ -550,9 +550,9 @@ hw_pb_input inp (
 // (the select a register, set a cycle ahead from state_after: brem starts most decisions)
 reg         brem_v_reg = 1'b0;
 wire [31:0] brem = brem_v_reg ? ip_brem_v : ip_brem_fr;
-// the input stage's checks against brem, registered with its set: {tag_len <= brem,
-// hdr_len <= brem, wav >= brem, hdr_len + the varint after the tag <= brem} (and, against
-// the frame's end only, where the field ends: ip_bnd_fr[1:0])
+// the input stage's checks against brem, registered with its set: {av < 10, av < 5 (av
+// below), tag_len <= brem, hdr_len <= brem, wav >= brem, hdr_len + the varint after the
+// tag <= brem} (and, against the frame's end only, where the field ends: ip_bnd_fr[1:0])
 wire [7:0]  bnd = brem_v_reg ? ip_bnd_v : ip_bnd_fr;
 // (val_in from the frame's flags alone: S_ELEM, the one state on the packed run's, reads no
 // varint after the element)
