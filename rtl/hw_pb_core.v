@@ -211,9 +211,13 @@ localparam [31:0] CNT_N_32 = CNT_N;
 localparam [31:0] ST_N_32 = ST_N;
 // instance numbers and count / state slot numbers reach INST_N, CNT_N, ST_N at most: their
 // registers keep one bit more than an index (the rest constant 0; checked in simulation)
-localparam [31:0] INST_MASK32 = (INST_BITS >= 31) ? 32'hFFFF_FFFF : ((32'd1 << (INST_BITS + 1)) - 32'd1);
-localparam [31:0] CNT_MASK32 = (CNT_BITS >= 31) ? 32'hFFFF_FFFF : ((32'd1 << (CNT_BITS + 1)) - 32'd1);
-localparam [31:0] ST_MASK32 = (ST_BITS >= 31) ? 32'hFFFF_FFFF : ((32'd1 << (ST_BITS + 1)) - 32'd1);
+function [31:0] index_mask32;    // bits + 1 low bits set (all 32 from bits 31 on)
+    input integer bits;
+    index_mask32 = (bits >= 31) ? 32'hFFFF_FFFF : ((32'd1 << (bits + 1)) - 32'd1);
+endfunction
+localparam [31:0] INST_MASK32 = index_mask32(INST_BITS);
+localparam [31:0] CNT_MASK32 = index_mask32(CNT_BITS);
+localparam [31:0] ST_MASK32 = index_mask32(ST_BITS);
 // (tasks read the pointer width as PW[3], never ptr8: the state machine's block reads PW
 // itself, so it is sensitive to it; rtl/tb/test_sensitivity.py)
 wire [31:0] PW = ptr8 ? 32'd8 : 32'd4;
@@ -859,16 +863,17 @@ wire [7:0]  bnd_c = {av < 32'd10, av < 32'd5, {28'd0, ip_tag_len} <= brem, {27'd
 wire [31:0] slen_c = (tag_wt == 3'd0) ? v2_len32 : (tag_wt == 3'd5) ? 32'd4 : 32'd8;   // (value bytes)
 wire [31:0] fld_len_c = vd_len32 + ((tag_wt == 3'd2) ? v2_len32 + v2_val[31:0] : slen_c);
 wire        fix_in_c = av >= vd_len32 + slen_c;
+wire        len_in_c = vd_val <= {32'd0, brem - vd_len32};
 always @(posedge clk) begin
     if (!rst && (bnd[7:3] !== bnd_c[7:3] || ((brem_v_reg || (ip_val_found && hdr_in)) && bnd[2] !== bnd_c[2])
                  || (!brem_v_reg && (tag_wt != 3'd2 || (hdr_in && val_in)) && bnd[1:0] !== bnd_c[1:0])))
         $fatal(1, "hw_pb_core: the input stage's bound checks %b, compared here %b (brem %h)", bnd, bnd_c, brem);
     // (len_in where the general states read it, against the compare it replaces)
-    if (!rst && !brem_v_reg && vd_ok && vd_len <= 4'd5 && len_in !== (vd_val <= {32'd0, brem - vd_len32})
+    if (!rst && !brem_v_reg && vd_ok && vd_len <= 4'd5 && len_in !== len_in_c
             && ((state_reg == S_MSG && f_kind != K_GROUP) || state_reg == S_STR
                 || (state_reg == S_SCAL && t_wt_reg == 3'd2) || (state_reg == S_SKV && sk_wt_reg == 3'd2)))
         $fatal(1, "hw_pb_core: the input stage's length check %b, compared here %b (length %h, brem %h)",
-               len_in, vd_val <= {32'd0, brem - vd_len32}, vd_val, brem);
+               len_in, len_in_c, vd_val, brem);
     if (!rst && tag_ok && ip_fld_len !== fld_len_c)
         $fatal(1, "hw_pb_core: the input stage's field length %h, added here %h", ip_fld_len, fld_len_c);
     if (!rst && !brem_v_reg && tag_ok && tag_wt != 3'd0 && tag_wt != 3'd2 && fix_in !== fix_in_c)

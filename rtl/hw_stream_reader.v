@@ -216,8 +216,10 @@ wire [32:0] near_diff = {{33-CNT_WIDTH{1'b0}}, cnt_reg} - {1'b0, rd_skip_len};  
 wire        skip_near = !skip_back && !near_diff[32];
 assign      adv_len = rd_skip ? rd_skip_len : {28'd0, need};
 // rem - adv_len: the bytes left after the move; its borrow is a forward SKIP past the end
+// (skip_over; with SKIP_IN_BOUNDS never taken as such: checked in simulation below)
 wire [32:0] rem_diff = {1'b0, rem_reg} - {1'b0, adv_len};
-wire        skip_past = (SKIP_IN_BOUNDS == 0) && !skip_back && rem_diff[32];
+wire        skip_over = !skip_back && rem_diff[32];
+wire        skip_past = (SKIP_IN_BOUNDS == 0) && skip_over;
 wire        op_past = rd_skip ? skip_past : read_past;
 
 assign rd_ready    = !start && (rd_skip || read_past || read_buffered);
@@ -404,7 +406,7 @@ end
 always @(posedge clk) begin
     if (!rst && ({{32-CNT_WIDTH{1'b0}}, cnt_reg} > rem_reg || adv_en !== advance))
         $fatal(1, "hw_stream_reader: cnt_reg %0d, rem_reg %0d, adv_en %b, advance %b", cnt_reg, rem_reg, adv_en, advance);
-    if (SKIP_IN_BOUNDS != 0 && !rst && rd_valid && !start && rd_skip && !skip_back && rem_diff[32])
+    if (SKIP_IN_BOUNDS != 0 && !rst && rd_valid && !start && rd_skip && skip_over)
         $fatal(1, "hw_stream_reader: SKIP_IN_BOUNDS: a skip of %0d bytes at offset %0d, %0d bytes left",
                rd_skip_len, pos_reg, rem_reg);
 end

@@ -79,6 +79,10 @@ def decode_set(window, avail, pos, fr_end, vend, up=0, dn=0, base=None):
     fld = (None if not found else tlen + vlen if wt == 0 else (tlen + vlen + vval) & M32 if wt == 2 and vfound
            else None if wt == 2 else tlen + 4 if wt == 5 else tlen + 8)
 
+    def past(end):
+        """The set is past a frame bound as seen from the reader's position (base)."""
+        return base is not None and (end - base) & M32 < (pos - base) & M32
+
     def bnd(end, frame=True):
         """The bound checks against end - pos bytes left, as (value, mask of the bits
         specified): {tag_len <= b, hdr_len <= b, wav >= b, the header and the varint after
@@ -89,24 +93,24 @@ def decode_set(window, avail, pos, fr_end, vend, up=0, dn=0, base=None):
         reader's position, so they are unspecified for a set past the bound as seen from
         there (its b wraps)."""
         b = (end - pos) & M32
-        past = frame and base is not None and (end - base) & M32 < (pos - base) & M32
+        beyond = frame and past(end)
         av = b if avail >= b else avail
         v = ((av < 10) << 7 | (av < 5) << 6 | (tlen <= b) << 5 | (tlen + vlen <= b) << 4 | (avail >= b) << 3
              | int(bool(vfound) and tlen + vlen + vval <= b) << 2)
         # (wire type 2: where the header and the length are within the bound only)
-        fld_known = fld is not None and (wt != 2 or (v & 0b10100 == 0b10100 and not past))
+        fld_known = fld is not None and (wt != 2 or (v & 0b10100 == 0b10100 and not beyond))
         if fld_known:
             v |= (fld >= b) << 1 | int(fld == b)
-        mask = 0b11111000 | (0b100 if (vfound or frame) and not past else 0) | (0b11 if fld_known else 0)
+        mask = 0b11111000 | (0b100 if (vfound or frame) and not beyond else 0) | (0b11 if fld_known else 0)
         return v & mask, mask
 
     def tl(end):
         """The tag read as a length prefix within end - pos bytes (tag_len + tag_val <= b,
         the tag found and below 2^32); unspecified for a set past the bound as seen from
         the reader's position (as the value checks above)."""
-        b = (end - pos) & M32
-        if base is not None and (end - base) & M32 < (pos - base) & M32:
+        if past(end):
             return None
+        b = (end - pos) & M32
         return int(bool(found) and tval >> 32 == 0 and tlen + tval <= b)
     return dict(pos=pos, wav=avail, brem_fr=(fr_end - pos) & M32, brem_v=(vend - pos) & M32,
                 brem_up=(up - pos) & M32, brem_dn=(dn - pos) & M32,
