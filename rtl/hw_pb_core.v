@@ -1092,7 +1092,8 @@ wire [39:0] pat = {7'd0, hb_reg} + {27'd0, f_pidx[15:5], 2'b00} + {37'd0, f_pidx
 // are kept the same way: beside the frame-stack record, and on an enter the table's entry
 // added to a register: nexts (new_inst) or im_sb_q (S_ENTER); the struct's offset c_off
 // (S_NI, S_ENTER) or, from S_NE0, the new element's (top_reg for an array's first, else fila_q).
-wire [31:0] cnt_q_c, cnt_q_ne, cnt_q_u, cnt_q_d, filn_q, st_q_s, st_q_o;
+wire [31:0] cnt_q_c, cnt_q_ne, cnt_q_u, cnt_q_d, filn_q, st_q_s, st_q_o, st_q_s_prev;
+wire        st_set_s_prev;
 wire [CNT_BITS-1:0] stk_us;
 wire [ST_BITS-1:0]  stk_osb;
 /* verilator lint_off UNUSEDSIGNAL */
@@ -1163,8 +1164,19 @@ hw_pb_counts #(.CNT_BITS(CNT_BITS), .ST_BITS(ST_BITS)) cm (
     .fil_we(fil_we), .fil_wa(fil_wa[CNT_BITS-1:0]), .filn_wd(filn_wd), .fila_wd(fila_wd),
     .filn_q(filn_q), .fila_q(fila_q),
     .st_we(st_we), .st_wa(st_wa[ST_BITS-1:0]), .st_wd(st_wd),
-    .ra_s(sslot[ST_BITS-1:0]), .ra_o(oslot[ST_BITS-1:0]), .st_q_s(st_q_s), .st_q_o(st_q_o)
+    .ra_s(sslot[ST_BITS-1:0]), .ra_o(oslot[ST_BITS-1:0]), .st_q_s(st_q_s), .st_q_o(st_q_o),
+    .st_q_s_prev(st_q_s_prev), .st_set_s_prev(st_set_s_prev)
 );
+// S_MSG4 decides on the state entry read a cycle before (st_q_s_prev): the field's row, so
+// sslot, is held from S_MSG through S_SP0 (and the oneof switch's zeroing) to S_MSG4, and
+// the asynchronous read then ends at a register instead of running on through the merge
+// decision into the writer and the zeroer
+`ifndef SYNTHESIS
+always @(posedge clk)
+    if (state_reg == S_MSG4 && (st_q_s_prev !== st_q_s || st_set_s_prev !== (st_q_s != 32'hFFFFFFFF)))
+        $fatal(1, "hw_pb_core: S_MSG4's state entry read a cycle before %h (set %b), at this cycle's slot %h",
+               st_q_s_prev, st_set_s_prev, st_q_s);
+`endif
 // A new array's size, align8(count x element size), for S_NE0: registered in the cycle
 // before, from the asynchronous count read at the field's slot (cnt_q_c) and the field
 // table's element size, so the multiply ends at a register and no longer runs on into
@@ -2170,12 +2182,12 @@ always @* begin
         state_next = S_HDR;
     end
     S_MSG4: begin
-        if (st_q_s != 32'hFFFFFFFF && !sw_reg && fast_reg) begin
+        if (st_set_s_prev && !sw_reg && fast_reg) begin
             // one pass: a merge (the instance's bytes are not contiguous)
             state_next = S_BAIL;
-        end else if (st_q_s != 32'hFFFFFFFF && !sw_reg) begin
+        end else if (st_set_s_prev && !sw_reg) begin
             // merge into the existing instance
-            c_id_next = st_q_s;
+            c_id_next = st_q_s_prev;
             c_new_next = 1'b0;
             state_next = S_MSG5;
         end else if (!pass_reg) begin

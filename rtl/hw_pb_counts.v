@@ -20,7 +20,8 @@
  *   ASYNCHRONOUS (LUT RAM style; not a registered boundary: the core decides on the value
  *   in the cycle it gives the address, a slot from the descriptor tables' outputs):
  *     count  ra_c (the current field's slot);
- *     state  ra_s (the singular sub-message field's slot), ra_o (the oneof's slot);
+ *     state  ra_s (the singular sub-message field's slot; the core decides on its registered
+ *            read below and compares the two in simulation), ra_o (the oneof's slot);
  *     a read in the cycle of a write to the same entry shows the old value; (their slots
  *     add the field row's f_slot / f_pidx, which exist only from the cycle the row is used:
  *     the row is itself looked up a cycle ahead and comes out of registers, in the
@@ -36,7 +37,12 @@
  *     then: a write to it in the cycle of the address is forwarded past the RAM's read (a
  *     registered hit flag chooses the registered write data), as hw_pb_frames does. So
  *     they show the entry of the core's ne_a_reg / dr_pslot_reg / unknown-bytes slot in
- *     every cycle, as the asynchronous reads before did.
+ *     every cycle, as the asynchronous reads before did;
+ *   REGISTERED, addressed with THIS cycle's slot: state ra_s again (st_q_s_prev, and
+ *     st_set_s_prev: it is not all ones), shown a cycle later in the same way (the
+ *     asynchronous read ends at a register, and the sub-message states decide on the
+ *     registered word and flag: the core holds the field's row from S_MSG to S_MSG4, so
+ *     the slot of the cycle before is the slot of the cycle that decides).
  *
  * The memories are not reset: the core writes each slot before it reads it (when it
  * creates the instance, or in one pass when its scan first counts the slot).
@@ -86,7 +92,9 @@ module hw_pb_counts #(
     input  wire [ST_BITS-1:0]  ra_s,
     input  wire [ST_BITS-1:0]  ra_o,
     output wire [31:0]         st_q_s,
-    output wire [31:0]         st_q_o
+    output wire [31:0]         st_q_o,
+    output wire [31:0]         st_q_s_prev,  // (registered) entry ra_s of the cycle before
+    output wire                st_set_s_prev // (registered) st_q_s_prev != all ones
 );
 
 initial begin
@@ -113,6 +121,10 @@ assign st_q_o = st_mem[ra_o];
 reg [31:0] ne_rd = 32'd0, d_rd = 32'd0, u_rd = 32'd0, filn_rd = 32'd0, cnt_fwd = 32'd0, filn_fwd = 32'd0;
 reg [39:0] fila_rd = 40'd0, fila_fwd = 40'd0;
 reg        hit_ne = 1'b0, hit_d = 1'b0, hit_u = 1'b0, hit_fil = 1'b0;
+reg [31:0] s_rd = 32'd0, st_fwd = 32'd0;
+reg        s_set_rd = 1'b0, st_set_fwd = 1'b0, hit_s = 1'b0;
+assign st_q_s_prev = hit_s ? st_fwd : s_rd;
+assign st_set_s_prev = hit_s ? st_set_fwd : s_set_rd;
 assign cnt_q_ne = hit_ne ? cnt_fwd : ne_rd;
 assign cnt_q_d = hit_d ? cnt_fwd : d_rd;
 assign cnt_q_u = hit_u ? cnt_fwd : u_rd;
@@ -132,6 +144,11 @@ always @(posedge clk) begin
     hit_d <= cnt_we && cnt_wa == ra_d_next;
     hit_u <= cnt_we && cnt_wa == ra_u_next;
     hit_fil <= fil_we && fil_wa == ra_ne_next;
+    s_rd <= st_q_s;
+    s_set_rd <= st_q_s != 32'hFFFFFFFF;
+    st_fwd <= st_wd;
+    st_set_fwd <= st_wd != 32'hFFFFFFFF;
+    hit_s <= st_we && st_wa == ra_s;
 end
 
 always @(posedge clk) begin

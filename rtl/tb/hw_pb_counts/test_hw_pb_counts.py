@@ -1,7 +1,8 @@
 """cocotb testbench for rtl/hw_pb_counts.v (cocotb 2.x on Icarus Verilog): the protobuf core's
 count memory (one asynchronous read port, three registered), the arrays' fill state beside it
 (written together, a registered read at the element slot) and the state memory (two
-asynchronous read ports).
+asynchronous read ports, and a registered read at one of their addresses with its "not all
+ones" flag).
 
 Random writes on the three write ports and reads on the six read addresses, every cycle,
 against a Python model (rtl/tb/memports.py): an asynchronous read shows the entry as the
@@ -44,9 +45,26 @@ async def test_writes_and_reads(dut):
              ("ra_u_next", [("cnt", "cnt_q_u")], 0, True),
              ("ra_d_next", [("cnt", "cnt_q_d")], 0, True),
              ("ra_s", [("st", "st_q_s")], 0, False),
-             ("ra_o", [("st", "st_q_o")], 0, False)]
+             ("ra_o", [("st", "st_q_o")], 0, False),
+             # (ra_s again: the registered read of the entry the cycle before gave)
+             ("ra_s", [("st", "st_q_s_prev")], 0, True)]
+    flags = {True: 0, False: 0}
+
+    def drive_more(values, model):
+        # an unset state entry is all ones: written often enough for the flag to show both
+        if rng.random() < 0.3:
+            values["st_wd"] = 0xFFFFFFFF
+
+    def check_more(t, values, model):
+        q = dut.st_q_s_prev.value
+        if q.is_resolvable:
+            want = int(q) != 0xFFFFFFFF
+            assert int(dut.st_set_s_prev.value) == want, f"cycle {t}: st_set_s_prev for st_q_s_prev {int(q):#x}"
+            flags[want] += 1
+
     n = 8000 if thorough() else 2000
-    checked, rdw = await memports.run(dut, mems, writes, reads, rng, n)
+    checked, rdw = await memports.run(dut, mems, writes, reads, rng, n, drive_more, check_more)
+    assert min(flags.values()) >= n // 20, f"st_set_s_prev seen set / clear: {flags}"
     dut._log.info("reads checked: %s; read during write: %d", checked, rdw)
     for q, c in checked.items():
         assert c >= n // 3, f"only {c} checks of {q}"
