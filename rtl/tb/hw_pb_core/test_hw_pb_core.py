@@ -388,6 +388,20 @@ async def test_corner_cases(dut):
                                   hwmut.nested_messages(num, n, inner, lw), rec, 0)
                     nested += 1
     assert nested > 0, "no recursive message type to nest"
+    # hw.p2.Node -> group Chain (5) -> Node (Chain.node, 2) -> ...: alternating known groups
+    # and sub-messages, the first level a group or a sub-message (Node.next, also 2), so
+    # the level past MAX_DEPTH is a group in one of the two chains (S_MSG2's depth check)
+    if "hw.p2.Node" in types:
+        group_depth = 0
+        for first_group in (True, False):
+            for n in (MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 2):
+                d = b"\x08\x07"
+                for level in range(n, 0, -1):
+                    d = hwmut.group(5, d) if (level % 2 == 1) == first_group else hwmut.tag(2, 2) + hwmut.varint(len(d)) + d
+                kind, off = await h.check(f"hw.p2.Node groups and sub-messages {n} deep, group first {first_group}",
+                                          d, "hw.p2.Node", 0)
+                group_depth += kind != "ok" and d[off] == hwmut.tag(5, 3)[0]
+        assert group_depth > 0, "the depth limit was not met at a group"
     dut._log.info("corner cases: %s", dict(h.stats))
     assert sum(h.stats.values()) >= len(cases) + 4 + nested, f"only {sum(h.stats.values())} corner cases checked"
 
