@@ -430,7 +430,27 @@ end
 `endif
 
 // ---------------------------------------------------------------- outputs
-assign win_data  = view[WIN_BYTES*8-1:0];
+// the window from its own copies of off_reg, one per four window bytes: off_reg selects
+// every bit of the shifters, and one register's fan-out was the routed critical path's
+// first net; the copies sit in a kept module instance each (hw_stream_reader_copy), or
+// synthesis would merge them back
+genvar wq;
+generate
+    for (wq = 0; wq < (WIN_BYTES + 3) / 4; wq = wq + 1) begin : g_win
+        localparam NB = (WIN_BYTES - 4 * wq < 4) ? WIN_BYTES - 4 * wq : 4;   // its bytes
+        wire [CNT_WIDTH-1:0] off_c;
+        hw_stream_reader_copy #(.W(CNT_WIDTH)) c (.clk(clk), .d(rst ? {CNT_WIDTH{1'b0}} : off_next), .q(off_c));
+        /* verilator lint_off UNUSEDSIGNAL */
+        wire [BUF_BYTES*8-1:0] v = buf_reg >> {off_c, 3'b000};   // (its four bytes used)
+        /* verilator lint_on UNUSEDSIGNAL */
+        assign win_data[32 * wq +: 8 * NB] = v[32 * wq +: 8 * NB];
+`ifndef SYNTHESIS
+        always @(posedge clk)
+            if (off_c !== off_reg)
+                $fatal(1, "hw_stream_reader: the window's copy %0d of off_reg %0d, off_reg %0d", wq, off_c, off_reg);
+`endif
+    end
+endgenerate
 assign win_avail = ({{32-CNT_WIDTH{1'b0}}, cnt_reg} > WIN_BYTES_32) ? WIN_BYTES_32[WIN_AVAIL_WIDTH-1:0] : cnt_reg[WIN_AVAIL_WIDTH-1:0];
 assign win_eof   = {{32-CNT_WIDTH{1'b0}}, cnt_reg} == rem_reg;
 assign offset    = pos_reg;
@@ -439,6 +459,21 @@ assign at_end    = rem_reg == 32'd0;
 assign past_end  = past_end_reg;
 
 endmodule
+
+// a register kept apart from its copies (hw_stream_reader's window shifters): keep_hierarchy
+// stops synthesis from merging equal flip-flops across instances
+/* verilator lint_off DECLFILENAME */
+(* keep_hierarchy *)
+module hw_stream_reader_copy #(
+    parameter W = 1
+) (
+    input  wire         clk,
+    input  wire [W-1:0] d,
+    output reg  [W-1:0] q = {W{1'b0}}
+);
+always @(posedge clk) q <= d;
+endmodule
+/* verilator lint_on DECLFILENAME */
 
 `resetall
 `default_nettype wire

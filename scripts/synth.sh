@@ -89,8 +89,10 @@ run() { # name, then the command; bounded by TMO
   return $rc
 }
 
-cells() { # stat file -> one line of "cell count" pairs
-  sed -n '/Number of cells/,/^$/p' "$1" | awk 'NR>1 && NF==2 {printf "%s %s  ", $1, $2} END {print ""}'
+cells() { # stat file -> one line of "cell count" pairs (the whole design's: with kept
+  # module instances, such as hw_stream_reader's copies, stat ends with the hierarchy's sum)
+  { if grep -q '=== design hierarchy ===' "$1"; then sed -n '/=== design hierarchy ===/,$p' "$1"; else cat "$1"; fi; } \
+    | sed -n '/Number of cells/,/^$/p' | awk 'NR>1 && NF==2 {printf "%s %s  ", $1, $2} END {print ""}'
 }
 
 pnr_path() { # nextpnr binary -> how it is to name $OUT: the WebAssembly build cannot open

@@ -58,6 +58,41 @@ def _local(cell, port):
                              and port in ('ALUT', 'BLUT', 'D0', 'D1'))
 
 
+def _flatten(mods, m):
+    """A module's cells with the cells of its kept sub-module instances (keep_hierarchy)
+    inlined, their internal nets renumbered past the netlist's."""
+    nxt = [1 + max([b for mm in mods.values() for w in mm['netnames'].values()
+                    for b in w['bits'] if isinstance(b, int)] or [0])]
+
+    def inline(cells, prefix):
+        out = {}
+        for cn, c in cells.items():
+            sub = mods.get(c['type'])
+            attrs = (sub or {}).get('attributes', {})
+            if sub is None or not sub.get('cells') or any(
+                    str(attrs.get(k, '0')).strip('0') for k in ('blackbox', 'whitebox')):
+                out[prefix + cn] = c
+                continue
+            bits = {}                            # the sub-module's net -> the instance's
+            for pn, pd in sub.get('ports', {}).items():
+                for sb, ib in zip(pd['bits'], c['connections'].get(pn, [])):
+                    if isinstance(sb, int):
+                        bits[sb] = ib
+            for sc in sub['cells'].values():
+                for conn in sc['connections'].values():
+                    for sb in conn:
+                        if isinstance(sb, int) and sb not in bits:
+                            bits[sb] = nxt[0]
+                            nxt[0] += 1
+            renamed = {scn: dict(sc, connections={p: [bits.get(x, x) for x in v]
+                                                  for p, v in sc['connections'].items()})
+                       for scn, sc in sub['cells'].items()}
+            out.update(inline(renamed, prefix + cn + '.'))
+        return out
+
+    return inline(m['cells'], '')
+
+
 class Netlist:
     def __init__(self, path):
         d = json.load(open(path))
@@ -65,7 +100,7 @@ class Netlist:
         top = [k for k, v in mods.items() if str(v.get('attributes', {}).get('top', '0')).strip('0')]
         self.module = top[0] if top else max(mods, key=lambda k: len(mods[k]['cells']))
         m = mods[self.module]
-        self.m, self.cells = m, m['cells']
+        self.m, self.cells = m, _flatten(mods, m)
         self.netname = {}
         for n, w in m['netnames'].items():
             hide = w.get('hide_name', 0)

@@ -75,3 +75,34 @@ def test_cli(netlist, capsys, tmp_path):
     assert tp.main(["timing_paths", str(bad)]) == 1
     assert "cannot read" in capsys.readouterr().err
     assert tp.main(["timing_paths"]) == 2
+
+
+KEPT = """
+(* keep_hierarchy *)
+module kept_reg (input wire clk, input wire [4:0] d, output reg [4:0] q);
+always @(posedge clk) q <= d;
+endmodule
+module with_kept (input wire clk, input wire [4:0] a, input wire [4:0] b, input wire [63:0] w,
+                  output reg [63:0] y);
+wire [4:0] s;
+kept_reg k (.clk(clk), .d(a + b), .q(s));
+always @(posedge clk) y <= w >> s;
+endmodule
+"""
+
+
+def test_kept_instances_are_inlined(tmp_path):
+    """A kept module instance's flip-flops are start and end points like the top's: the path
+    through its register is split there, its inputs are endpoints."""
+    (tmp_path / "k.v").write_text(KEPT)
+    subprocess.run(["yosys", "-q", "-p", f"read_verilog {tmp_path}/k.v; "
+                    f"synth_ecp5 -top with_kept -json {tmp_path}/k.json"], check=True, cwd=tmp_path, timeout=120)
+    net = tp.Netlist(str(tmp_path / "k.json"))
+    assert net.module == "with_kept"
+    g = tp.groups(net.endpoints())
+    kept = [k for k in g if k.endswith(".DI") and g[k][2] == 5]
+    assert kept, list(g)                 # the kept register's five inputs (the adder's outputs)
+    assert g[kept[0]][0] > tp.ROUTE + tp.SETUP + tp.LUT
+    # y's path starts at the kept register (clock to out), not at 0 or at a, b
+    path = net.trace(g["y.DI"][1])
+    assert path[0][1] == "TRELLIS_FF" and path[0][0] == tp.FF_CQ, path
