@@ -40,8 +40,7 @@
  *
  * Buffer: BUF_WORDS words of flip-flops (at least 3, as in the MSR paper's Stream Reader,
  * the minimum that hides the one-cycle memory latency) kept as a shift register whose byte
- * off_reg is the byte at `offset` (the bytes consumed in the cycle before are shifted out
- * on the way out, by a register: see Timing). A word is requested whenever the buffer plus the word in
+ * 0 is the byte at `offset`. A word is requested whenever the buffer plus the word in
  * flight plus one more word still fits, so once full the reader accepts one memory word
  * per cycle and completes one READ per cycle whenever the field is buffered:
  * 8-byte reads on a 64-bit datapath run at 8 bytes/cycle. Latency: start in cycle 0, first
@@ -52,11 +51,9 @@
  * Timing (the protobuf core's skip length comes late in its cycle, out of its next-state
  * logic): what the op's length decides is split by its compare with the buffered bytes
  * (the borrow of cnt - length, a carry chain). A SKIP no longer than them, or a buffered
- * READ, steps inside the buffer: the length's low bits are the bytes the buffer's view
- * skips from the next cycle on (off_reg: the buffer's flip-flops do not wait for the length,
- * the view and the next contents are shifted by the register) and the count drops by them,
- * without the compare with the bytes left (such a step is never past the end, as the
- * buffer holds only input bytes); a flush skips them all (off_reg = BUF_BYTES). A longer SKIP, or a back one, flushes: the
+ * READ, steps inside the buffer: the buffer shifts by the length's low bits and the count
+ * drops by them, without the compare with the bytes left (such a step is never past the
+ * end, as the buffer holds only input bytes). A longer SKIP, or a back one, flushes: the
  * word holding pos + adv_len is requested (FAST_FLUSH) and the one after it, posw_reg +
  * adv_len (posw_reg = pos + one word, kept beside pos_reg), is the next to request; both
  * sums run in parallel with rem - adv_len (the bytes left; its borrow is "past the end")
@@ -173,9 +170,8 @@ initial begin
 end
 
 // ---------------------------------------------------------------- state
-reg [BUF_BYTES*8-1:0]  buf_reg = {BUF_BYTES*8{1'b0}}, buf_next;   // byte off_reg = byte at pos
-reg [CNT_WIDTH-1:0]    off_reg = {CNT_WIDTH{1'b0}}, off_next;     // bytes of buf before pos (BUF_BYTES after a flush)
-reg [CNT_WIDTH-1:0]    cnt_reg = {CNT_WIDTH{1'b0}}, cnt_next;     // valid bytes in buf from off_reg on
+reg [BUF_BYTES*8-1:0]  buf_reg = {BUF_BYTES*8{1'b0}}, buf_next;   // byte 0 = byte at pos
+reg [CNT_WIDTH-1:0]    cnt_reg = {CNT_WIDTH{1'b0}}, cnt_next;     // valid bytes in buf
 reg [31:0]             pos_reg = 32'd0, pos_next;                 // stream offset of buf byte 0
 reg [32:0]             posw_reg = WORD_BYTES_33, posw_next;       // pos + WORD_BYTES, kept beside it
 reg [31:0]             rem_reg = 32'd0, rem_next;                 // in_len - pos
@@ -251,21 +247,14 @@ wire [32:0] new_posw = posw_reg + {skip_back & rd_skip, adv_len};
 (* keep *) wire new_last;
 assign new_last = new_pos[WORD_SHIFT +: ADDR_WIDTH] == lastw_reg;
 
-// The buffer as the stream shows it: byte 0 = the byte at pos, cnt_reg valid bytes, zeros
-// above. The last cycle's step is shifted out here, by a register (off_reg), not at the
-// buffer's input by the late length: that took the buffer's 8 x BUF_BYTES flip-flops (their
-// shift select and the flush's clear) onto the consumer's longest path. A flush sets
-// off_reg to BUF_BYTES: everything shifted out, so the buffer is not cleared either.
-wire [BUF_BYTES*8-1:0] view = buf_reg >> {off_reg, 3'b000};
-
 // READ result: low bytes of the buffer, zero-extended
 reg [63:0] rd_data_r;
 always @* begin
     case (rd_size)
-        2'd0: rd_data_r = {56'd0, view[7:0]};
-        2'd1: rd_data_r = {48'd0, view[15:0]};
-        2'd2: rd_data_r = {32'd0, view[31:0]};
-        default: rd_data_r = view[63:0];
+        2'd0: rd_data_r = {56'd0, buf_reg[7:0]};
+        2'd1: rd_data_r = {48'd0, buf_reg[15:0]};
+        2'd2: rd_data_r = {32'd0, buf_reg[31:0]};
+        default: rd_data_r = buf_reg[63:0];
     endcase
 end
 assign rd_data = rd_skip ? 64'd0 : rd_data_r;
@@ -320,19 +309,18 @@ end
 wire [DATA_WIDTH-1:0] land_masked = land_kept >> {land_drop_reg, 3'b000};
 
 // ---------------------------------------------------------------- next state
-// The landing word is appended behind the CURRENT contents (the view, at offset cnt_reg:
-// registers only); the bytes this cycle's op consumes stay in the buffer, and the request
-// only sets off_next and the count. This fits: the word was requested when buffer + word in
-// flight + one word <= BUF_BYTES, and the buffer has not grown since.
+// The landing word is appended behind the CURRENT contents (offset cnt_reg, registers
+// only), and the merged buffer is then shifted by the consumed bytes; the request only
+// selects the shift amount and the final mux. This fits: the word was requested when
+// buffer + word in flight + one word <= BUF_BYTES, and the buffer has not grown since.
 wire [BUF_BYTES*8-1:0] land_wide = {{(BUF_WORDS-1)*DATA_WIDTH{1'b0}}, land_masked};
-wire [BUF_BYTES*8-1:0] merged = land_valid_reg ? (view | (land_wide << {cnt_reg, 3'b000})) : view;
+wire [BUF_BYTES*8-1:0] merged = land_valid_reg ? (buf_reg | (land_wide << {cnt_reg, 3'b000})) : buf_reg;
 wire [CNT_WIDTH-1:0]   merged_cnt = land_valid_reg ? cnt_reg + {{CNT_WIDTH-WORD_SHIFT-1{1'b0}}, land_nbytes} : cnt_reg;
-localparam [CNT_WIDTH-1:0] ALL_OUT = BUF_BYTES_32[CNT_WIDTH-1:0];
+wire [BUF_BYTES*8-1:0] merged_shifted = merged >> {consume, 3'b000};
 
 integer k;
 always @* begin
-    buf_next         = merged;
-    off_next         = step_in ? consume : flush ? ALL_OUT : {CNT_WIDTH{1'b0}};
+    buf_next         = step_in ? merged_shifted : merged;
     cnt_next         = step_in ? merged_cnt - consume : merged_cnt;
     pos_next         = advance ? new_pos : pos_reg;
     posw_next        = advance ? new_posw : posw_reg;
@@ -350,7 +338,6 @@ always @* begin
 
     if (start) begin
         buf_next        = {BUF_BYTES*8{1'b0}};
-        off_next        = {CNT_WIDTH{1'b0}};
         cnt_next        = {CNT_WIDTH{1'b0}};
         pos_next        = 32'd0;
         posw_next       = WORD_BYTES_33;
@@ -369,8 +356,8 @@ always @* begin
     end else if (flush) begin
         // the word landing now (and any requested now) belong to the old position; with
         // FAST_FLUSH the next word to request is the one after new_pos's (when new_pos is
-        // the end on a word boundary nothing is requested, and both are past the end); the
-        // buffer's bytes are shifted out (off_next above)
+        // the end on a word boundary nothing is requested, and both are past the end)
+        buf_next        = {BUF_BYTES*8{1'b0}};
         cnt_next        = {CNT_WIDTH{1'b0}};
         fetch_pos_next  = (FAST_FLUSH != 0) ? {new_posw[32:WORD_SHIFT], {WORD_SHIFT{1'b0}}}
                                             : {1'b0, new_pos[31:WORD_SHIFT], {WORD_SHIFT{1'b0}}};
@@ -383,7 +370,6 @@ end
 
 always @(posedge clk) begin
     buf_reg         <= buf_next;
-    off_reg         <= off_next;
     cnt_reg         <= cnt_next;
     pos_reg         <= pos_next;
     posw_reg        <= posw_next;
@@ -401,7 +387,6 @@ always @(posedge clk) begin
 
     if (rst) begin
         buf_reg        <= {BUF_BYTES*8{1'b0}};
-        off_reg        <= {CNT_WIDTH{1'b0}};
         cnt_reg        <= {CNT_WIDTH{1'b0}};
         pos_reg        <= 32'd0;
         posw_reg       <= WORD_BYTES_33;
@@ -421,8 +406,6 @@ end
 always @(posedge clk) begin
     if (!rst && ({{32-CNT_WIDTH{1'b0}}, cnt_reg} > rem_reg || adv_en !== advance))
         $fatal(1, "hw_stream_reader: cnt_reg %0d, rem_reg %0d, adv_en %b, advance %b", cnt_reg, rem_reg, adv_en, advance);
-    if (!rst && (view >> {cnt_reg, 3'b000}) != {BUF_BYTES*8{1'b0}})
-        $fatal(1, "hw_stream_reader: bytes past the %0d valid ones in the buffer's view", cnt_reg);
     if (SKIP_IN_BOUNDS != 0 && !rst && rd_valid && !start && rd_skip && skip_over)
         $fatal(1, "hw_stream_reader: SKIP_IN_BOUNDS: a skip of %0d bytes at offset %0d, %0d bytes left",
                rd_skip_len, pos_reg, rem_reg);
@@ -430,27 +413,7 @@ end
 `endif
 
 // ---------------------------------------------------------------- outputs
-// the window from its own copies of off_reg, one per four window bytes: off_reg selects
-// every bit of the shifters, and one register's fan-out was the routed critical path's
-// first net; the copies sit in a kept module instance each (hw_stream_reader_copy), or
-// synthesis would merge them back
-genvar wq;
-generate
-    for (wq = 0; wq < (WIN_BYTES + 3) / 4; wq = wq + 1) begin : g_win
-        localparam NB = (WIN_BYTES - 4 * wq < 4) ? WIN_BYTES - 4 * wq : 4;   // its bytes
-        wire [CNT_WIDTH-1:0] off_c;
-        hw_stream_reader_copy #(.W(CNT_WIDTH)) c (.clk(clk), .d(rst ? {CNT_WIDTH{1'b0}} : off_next), .q(off_c));
-        /* verilator lint_off UNUSEDSIGNAL */
-        wire [BUF_BYTES*8-1:0] v = buf_reg >> {off_c, 3'b000};   // (its four bytes used)
-        /* verilator lint_on UNUSEDSIGNAL */
-        assign win_data[32 * wq +: 8 * NB] = v[32 * wq +: 8 * NB];
-`ifndef SYNTHESIS
-        always @(posedge clk)
-            if (off_c !== off_reg)
-                $fatal(1, "hw_stream_reader: the window's copy %0d of off_reg %0d, off_reg %0d", wq, off_c, off_reg);
-`endif
-    end
-endgenerate
+assign win_data  = buf_reg[WIN_BYTES*8-1:0];
 assign win_avail = ({{32-CNT_WIDTH{1'b0}}, cnt_reg} > WIN_BYTES_32) ? WIN_BYTES_32[WIN_AVAIL_WIDTH-1:0] : cnt_reg[WIN_AVAIL_WIDTH-1:0];
 assign win_eof   = {{32-CNT_WIDTH{1'b0}}, cnt_reg} == rem_reg;
 assign offset    = pos_reg;
@@ -459,21 +422,6 @@ assign at_end    = rem_reg == 32'd0;
 assign past_end  = past_end_reg;
 
 endmodule
-
-// a register kept apart from its copies (hw_stream_reader's window shifters): keep_hierarchy
-// stops synthesis from merging equal flip-flops across instances
-/* verilator lint_off DECLFILENAME */
-(* keep_hierarchy *)
-module hw_stream_reader_copy #(
-    parameter W = 1
-) (
-    input  wire         clk,
-    input  wire [W-1:0] d,
-    output reg  [W-1:0] q = {W{1'b0}}
-);
-always @(posedge clk) q <= d;
-endmodule
-/* verilator lint_on DECLFILENAME */
 
 `resetall
 `default_nettype wire
