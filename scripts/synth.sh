@@ -90,7 +90,7 @@ run() { # name, then the command; bounded by TMO
 }
 
 cells() { # stat file -> one line of "cell count" pairs (the whole design's: with kept
-  # module instances, such as hw_stream_reader's copies, stat ends with the hierarchy's sum)
+  # module instances (keep_hierarchy) stat lists each module, then the hierarchy's sum)
   { if grep -q '=== design hierarchy ===' "$1"; then sed -n '/=== design hierarchy ===/,$p' "$1"; else cat "$1"; fi; } \
     | sed -n '/Number of cells/,/^$/p' | awk 'NR>1 && NF==2 {printf "%s %s  ", $1, $2} END {print ""}'
 }

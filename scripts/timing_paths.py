@@ -10,7 +10,8 @@ after the clock. Its figures run at about 0.8x nextpnr's (main's protobuf core: 
 estimated, 53 ns routed); compare before with after, not with a target.
 
 Start points: flip-flop and block-RAM outputs, the module's inputs. End points: flip-flop
-DI / CE / LSR, RAM inputs, the module's outputs.
+DI / CE / LSR, RAM inputs, the module's outputs. Instances of kept modules (keep_hierarchy)
+are inlined: their cells count as the top module's, named by instance path.
 
 Usage: scripts/timing_paths.py NETLIST.json [GROUPS [TRACES]]
   prints the endpoint histogram (4 ns bins), the GROUPS (default 40) latest register groups
@@ -60,9 +61,11 @@ def _local(cell, port):
 
 def _flatten(mods, m):
     """A module's cells with the cells of its kept sub-module instances (keep_hierarchy)
-    inlined, their internal nets renumbered past the netlist's."""
+    inlined, their internal nets renumbered past the netlist's; and those nets' names
+    ({net: (instance path.name, hidden)})."""
     nxt = [1 + max([b for mm in mods.values() for w in mm['netnames'].values()
                     for b in w['bits'] if isinstance(b, int)] or [0])]
+    names = {}
 
     def inline(cells, prefix):
         out = {}
@@ -84,13 +87,19 @@ def _flatten(mods, m):
                         if isinstance(sb, int) and sb not in bits:
                             bits[sb] = nxt[0]
                             nxt[0] += 1
+            for n, w in sub['netnames'].items():
+                for i, sb in enumerate(w['bits']):
+                    if isinstance(sb, int) and isinstance(bits.get(sb), int) and bits[sb] >= nxt0:
+                        names[bits[sb]] = (prefix + cn + '.' + (f"{n}[{i}]" if len(w['bits']) > 1 else n),
+                                           w.get('hide_name', 0))
             renamed = {scn: dict(sc, connections={p: [bits.get(x, x) for x in v]
                                                   for p, v in sc['connections'].items()})
                        for scn, sc in sub['cells'].items()}
             out.update(inline(renamed, prefix + cn + '.'))
         return out
 
-    return inline(m['cells'], '')
+    nxt0 = nxt[0]
+    return inline(m['cells'], ''), names
 
 
 class Netlist:
@@ -100,8 +109,9 @@ class Netlist:
         top = [k for k, v in mods.items() if str(v.get('attributes', {}).get('top', '0')).strip('0')]
         self.module = top[0] if top else max(mods, key=lambda k: len(mods[k]['cells']))
         m = mods[self.module]
-        self.m, self.cells = m, _flatten(mods, m)
-        self.netname = {}
+        self.cells, inner = _flatten(mods, m)
+        self.m = m
+        self.netname = dict(inner)
         for n, w in m['netnames'].items():
             hide = w.get('hide_name', 0)
             for i, b in enumerate(w['bits']):
