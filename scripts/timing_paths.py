@@ -19,6 +19,7 @@ Usage: scripts/timing_paths.py NETLIST.json [GROUPS [TRACES]]
   each step with its arrival and the source line (yosys `src`) or net name.
 """
 import collections
+import itertools
 import json
 import re
 import sys
@@ -63,8 +64,9 @@ def _flatten(mods, m):
     """A module's cells with the cells of its kept sub-module instances (keep_hierarchy)
     inlined, their internal nets renumbered past the netlist's; and those nets' names
     ({net: (instance path.name, hidden)})."""
-    nxt = [1 + max([b for mm in mods.values() for w in mm['netnames'].values()
-                    for b in w['bits'] if isinstance(b, int)] or [0])]
+    first = 1 + max([b for mm in mods.values() for w in mm['netnames'].values()
+                     for b in w['bits'] if isinstance(b, int)] or [0])
+    fresh = itertools.count(first)
     names = {}
 
     def inline(cells, prefix):
@@ -85,11 +87,10 @@ def _flatten(mods, m):
                 for conn in sc['connections'].values():
                     for sb in conn:
                         if isinstance(sb, int) and sb not in bits:
-                            bits[sb] = nxt[0]
-                            nxt[0] += 1
+                            bits[sb] = next(fresh)
             for n, w in sub['netnames'].items():
                 for i, sb in enumerate(w['bits']):
-                    if isinstance(sb, int) and isinstance(bits.get(sb), int) and bits[sb] >= nxt0:
+                    if isinstance(sb, int) and isinstance(bits.get(sb), int) and bits[sb] >= first:
                         names[bits[sb]] = (prefix + cn + '.' + (f"{n}[{i}]" if len(w['bits']) > 1 else n),
                                            w.get('hide_name', 0))
             renamed = {scn: dict(sc, connections={p: [bits.get(x, x) for x in v]
@@ -98,7 +99,6 @@ def _flatten(mods, m):
             out.update(inline(renamed, prefix + cn + '.'))
         return out
 
-    nxt0 = nxt[0]
     return inline(m['cells'], ''), names
 
 
