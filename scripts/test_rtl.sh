@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Lint and test the hand-written RTL building blocks in rtl/.
-#   1. verilator --lint-only -Wall on every rtl/*.v, for each parameter set in LINT_PARAMS
+#   1. verilator --lint-only -Wall on every rtl/*.v and rtl/experiments/*.v (the timing
+#      experiments), for each parameter set in LINT_PARAMS
 #      (must be warning-free); hw_pb_core is linted inside the committed example core
 #      rtl/gen/unit_core.gen.v (top heapwire_core) with the modules it instantiates, hw_og_core
 #      inside rtl/gen/expr_og_core.gen.v (top heapwire_og_core); the bus wrapper hw_axi_wrap
@@ -35,6 +36,8 @@ declare -A LINT_PARAMS=(
   [hw_pb_counts]="-GCNT_BITS=1:-GST_BITS=1 -GCNT_BITS=5:-GST_BITS=16"
   [hw_pb_insts]="-GINST_BITS=1:-GDROP_BITS=1 -GINST_BITS=4:-GDROP_BITS=2"
   [hw_pb_zeroer]="-GOUT_WIDTH=128 -GOUT_WIDTH=256:-GRZB=8 -GRZB=1"
+  [hw_x_shift_loop]="-GW=8"
+  [hw_x_chase]="-GW=8:-GDEPTH=8 -GLOOKUP=0"
 )
 # Modules linted inside a bigger top: top module and extra files.
 declare -A LINT_TOP=(
@@ -52,7 +55,7 @@ declare -A LINT_FILES=(
 
 fail=0
 shopt -s nullglob
-files=(rtl/*.v)
+files=(rtl/*.v rtl/experiments/*.v)
 if ((${#files[@]} == 0)); then
   echo "test_rtl: no rtl/*.v files" >&2
   exit 1

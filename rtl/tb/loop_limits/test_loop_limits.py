@@ -1,0 +1,251 @@
+"""cocotb testbench for the field-loop timing experiments rtl/experiments/hw_x_shift_loop.v
+and rtl/experiments/hw_x_chase.v (cocotb 2.x): the circuits whose clock docs/hardware.md
+"What the field loop can reach" quotes must be walks that work. Random protobuf streams
+(nested messages by the experiment's kind table, every wire type, long fields that need a
+far skip), fed with random input gaps; the records (position, number's low bits, message
+type, entered or skipped) must be exactly the fields of the stream in order. For
+hw_x_chase the per-byte decodes a decoder ahead of the loop would deliver are computed
+here; the stream is also checked with the official protobuf library (parsed as the
+unknown fields of an empty message: the same fields at every level)."""
+
+import os
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+import cocotb
+from cocotb.triggers import FallingEdge, RisingEdge
+from cocotb.clock import Clock
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil) when run as a script
+from tbutil import run_cocotb, seed_for
+from google.protobuf.internal.encoder import _VarintBytes as varint   # the official encoder
+
+RTL_DIR = Path(__file__).resolve().parents[2]
+TB_DIR = Path(__file__).resolve().parent
+
+
+def kind(t, n):
+    """hw_x_chase's kind table: sub-message type + 1 of field number n (low 5 bits) in type t."""
+    return ((t * 3 + n) % 5 + 1) if (t - n) % 4 == 1 else 0
+
+
+def gen_message(rng, t, depth, max_depth, lookup, nfields):
+    """(bytes, records): records (offset, number & 31, type, entered) in stream order."""
+    out, recs = bytearray(), []
+    for _ in range(nfields):
+        num = rng.choice([rng.randint(1, 31), rng.randint(1, 31), rng.randint(32, 2000)])
+        wt = rng.choice([0, 0, 1, 5, 2, 2, 2])
+        k = kind(t, num & 31) if lookup else 0
+        if wt == 2 and k and depth >= max_depth:
+            wt = 0  # a sub-message here would nest deeper than the loop's frames
+        pos = len(out)
+        if wt == 2 and k:
+            body, sub = gen_message(rng, k - 1, depth + 1, max_depth, lookup,
+                                    rng.randint(0, max(0, 5 - 2 * depth)))
+            hdr = varint(num << 3 | 2) + varint(len(body))
+            recs.append((pos, num & 31, t, True))
+            recs += [(pos + len(hdr) + p, n, ty, e) for p, n, ty, e in sub]
+            out += hdr + body
+            continue
+        recs.append((pos, num & 31, t, False))
+        out += varint(num << 3 | wt)
+        if wt == 0:
+            out += varint(rng.choice([0, 1, 300, rng.getrandbits(64), rng.getrandbits(20)]))
+        elif wt == 1:
+            out += rng.randbytes(8)
+        elif wt == 5:
+            out += rng.randbytes(4)
+        else:
+            out += varint(n := rng.choice([0, 3, rng.randint(0, 70), rng.randint(20, 200)])) + rng.randbytes(n)
+    return bytes(out), recs
+
+
+def read_varint(data, q):
+    """(value, length) of the varint at q (bytes past the data read as 0); length 0: none in 10."""
+    v = 0
+    for i in range(10):
+        b = data[q + i] if q + i < len(data) else 0
+        v |= (b & 0x7F) << (7 * i)
+        if not b & 0x80:
+            return v, i + 1
+    return v, 0
+
+
+def chase_words(data, w, nwords):
+    """The per-byte decodes of each word hw_x_chase takes (its in_* ports, packed)."""
+    words = []
+    for i in range(nwords):
+        nx = hx = e_ = z = n = wb = 0
+        for p in range(w):
+            q = i * w + p
+            tag, tl = read_varint(data, q)
+            tl = tl or 1
+            wt = tag & 7
+            hl, ln, vl = tl, 0, 0
+            if wt == 0:
+                vl = read_varint(data, q + tl)[1] or 1
+            elif wt == 2:
+                ln, vl = read_varint(data, q + tl)
+                vl = vl or 1
+                hl = tl + vl
+            flen = tl + vl + ln if wt in (0, 2) else tl + {1: 8, 5: 4}.get(wt, 0)
+            if p + flen < 2 * w:
+                nx |= 1 << (p + flen) << (2 * w * p)
+            if p + hl < 2 * w:
+                hx |= 1 << (p + hl) << (2 * w * p)
+            e_ |= ((q + flen) & 0xFFFFFFFF) << (32 * p)
+            z |= int(wt == 2 and ln == 0) << p
+            n |= ((tag >> 3) & 31) << (5 * p)
+            wb |= int(wt == 2) << p
+        words.append(dict(in_nx=nx, in_hx=hx, in_e=e_, in_z=z, in_n=n, in_w=wb))
+    return words
+
+
+async def run_walk(dut, streams, rng, expect_stuck=False):
+    """Feeds each stream's words (random gaps; with two streams, a word of the stream the
+    input takes this cycle, `in_tid`) and returns each stream's records at positions below
+    its length (the walk runs on into the zero words after it)."""
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    dut.rst.value = 1
+    dut.in_valid.value = 0
+    await RisingEdge(dut.clk)
+    await RisingEdge(dut.clk)
+    dut.rst.value = 0
+    threaded = len(streams) == 2
+    recs = [[] for _ in streams]
+    done = [False] * len(streams)
+    taken = [0] * len(streams)
+    limit = 40 * sum(len(w) for w, _ in streams) + 200
+    for cycle in range(limit):
+        await FallingEdge(dut.clk)
+        if int(dut.o_valid.value):
+            t = int(dut.o_tid.value) if threaded else 0
+            pos = int(dut.o_pos.value)
+            if pos >= streams[t][1]:
+                done[t] = True
+            elif not done[t]:
+                rec = [pos, int(dut.o_num.value)]
+                if hasattr(dut, "o_type"):
+                    rec += [int(dut.o_type.value), bool(int(dut.o_sub.value))]
+                recs[t].append(tuple(rec))
+        if expect_stuck and int(dut.o_stuck.value):
+            return recs
+        if all(done):
+            return recs
+        # a word on offer is taken at the next rising edge when in_ready (stable until then)
+        t = int(dut.in_tid.value) if threaded else 0
+        words = streams[t][0]
+        if taken[t] < len(words) and rng.random() < 0.75:
+            for k, v in words[taken[t]].items():
+                getattr(dut, k).value = v
+            dut.in_valid.value = 1
+            if int(dut.in_ready.value):
+                taken[t] += 1
+        else:
+            dut.in_valid.value = 0
+    raise AssertionError(f"the walk did not reach the end in {limit} cycles: "
+                         f"{[len(r) for r in recs]} records, {taken} words taken")
+
+
+def official_walk(data, t, lookup):
+    """The official library's reading of a stream: (number & 31, type, entered) of every
+    field, in stream order, entering the length-delimited fields the kind table names (each
+    level parsed as the unknown fields of an empty message)."""
+    from google.protobuf import empty_pb2, unknown_fields
+    m = empty_pb2.Empty()
+    m.MergeFromString(data)
+    out = []
+    for f in unknown_fields.UnknownFieldSet(m):
+        k = kind(t, f.field_number & 31) if lookup and f.wire_type == 2 else 0
+        out.append((f.field_number & 31, t, bool(k)))
+        if k:
+            out += official_walk(f.data, k - 1, lookup)
+    return out
+
+
+def test_generator_against_official_library():
+    """The generated streams, read by the official library, have the fields the generator
+    expects the walk to report (numbers, types, entered), so the expectation is not only the
+    generator's own."""
+    rng = random.Random(seed_for("loop_limits_gen"))
+    for i in range(60):
+        lookup = i % 3 != 0
+        data, recs = gen_message(rng, 0, 0, 4, lookup, rng.randint(1, 30))
+        assert official_walk(data, 0, lookup) == [(n, t, e) for _, n, t, e in recs]
+
+
+@cocotb.test()
+async def walk(dut):
+    """Random streams (two at once for THREADS=2): the records are the stream's fields, in order."""
+    rng = random.Random(int(os.environ["LOOP_SEED"]))
+    chase = hasattr(dut, "in_nx")
+    w = len(dut.in_z) if chase else len(dut.in_data) // 8
+    lookup = chase and os.environ.get("LOOP_LOOKUP") == "1"
+    depth = int(os.environ.get("LOOP_DEPTH", "4"))
+    nfields = 400 if os.environ.get("HW_TB_QUICK") else 1200
+    streams, wants = [], []
+    for _ in range(int(os.environ.get("LOOP_THREADS", "1"))):
+        # (without the lookup every field is at the top level: none is entered)
+        data, recs = gen_message(rng, 0, 0, depth, lookup, nfields)
+        nwords = (len(data) + w - 1) // w + 4  # zero words after the stream: the walk runs into them
+        if chase:
+            words = chase_words(data, w, nwords)
+            wants.append(recs)
+        else:
+            padded = data + bytes(nwords * w - len(data))
+            words = [dict(in_data=int.from_bytes(padded[i * w:(i + 1) * w], "little")) for i in range(nwords)]
+            wants.append([(p, n) for p, n, _, _ in recs])
+        streams.append((words, len(data)))
+    gots = await run_walk(dut, streams, rng)
+    for t, (got, want) in enumerate(zip(gots, wants)):
+        assert len(got) >= 100, f"stream {t}: only {len(got)} records"
+        for k, (g, x) in enumerate(zip(got, want)):
+            assert g == x, f"stream {t}, record {k}: got {g}, want {x}"
+        assert len(got) == len(want), f"stream {t}: {len(got)} records, want {len(want)}"
+        if lookup:
+            assert sum(1 for r in want if r[3]) >= 20 and max(r[2] for r in want) >= 2, "too few sub-messages"
+
+
+@cocotb.test(skip=os.environ.get("LOOP_LOOKUP") != "1")
+async def too_deep(dut):
+    """hw_x_chase with the lookup: a nesting deeper than its frames stops it, flagged."""
+    w = len(dut.in_z)
+    depth = int(os.environ.get("LOOP_DEPTH", "4"))
+    # a chain of sub-messages: type t's field number n with kind(t, n) naming the next type
+    body, t, chain = b"\x08\x01", 0, []
+    for _ in range(depth + 1):
+        n = next(n for n in range(1, 32) if kind(t, n))
+        chain.append((t, n))
+        t = kind(t, n) - 1
+    for t, n in reversed(chain):
+        body = varint(n << 3 | 2) + varint(len(body)) + body
+    nwords = (len(body) + w - 1) // w + 4
+    streams = [(chase_words(body, w, nwords), len(body))]
+    if os.environ.get("LOOP_THREADS") == "2":  # the other stream is a good one: it must not be stopped
+        streams.append((chase_words(b"\x08\x01" * 40, w, 80 // w + 4), 80))
+    recs = await run_walk(dut, streams, random.Random(1), expect_stuck=True)
+    for _ in range(200):
+        await FallingEdge(dut.clk)
+    assert int(dut.o_stuck.value) == 1, f"o_stuck {dut.o_stuck.value}: want stream 0 only"
+    assert len(recs[0]) == depth and all(r[3] for r in recs[0]), recs
+
+
+CONFIGS = {
+    "shift16": ("hw_x_shift_loop", {"W": 16}, {}),
+    "chase16": ("hw_x_chase", {"W": 16, "LOOKUP": 1, "DEPTH": 4}, {"LOOP_LOOKUP": "1", "LOOP_DEPTH": "4"}),
+    "chase16_nolookup": ("hw_x_chase", {"W": 16, "LOOKUP": 0}, {"LOOP_LOOKUP": "0"}),
+    "chase8_depth8": ("hw_x_chase", {"W": 8, "LOOKUP": 1, "DEPTH": 8}, {"LOOP_LOOKUP": "1", "LOOP_DEPTH": "8"}),
+    "chase16_2threads": ("hw_x_chase", {"W": 16, "LOOKUP": 1, "DEPTH": 4, "THREADS": 2},
+                         {"LOOP_LOOKUP": "1", "LOOP_DEPTH": "4", "LOOP_THREADS": "2"}),
+    "chase8_2threads_nolookup": ("hw_x_chase", {"W": 8, "LOOKUP": 0, "THREADS": 2},
+                                 {"LOOP_LOOKUP": "0", "LOOP_THREADS": "2"}),
+}
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_loop_limits(config):
+    top, params, env = CONFIGS[config]
+    env = dict(env, LOOP_SEED=str(seed_for(f"loop_limits_{config}")))
+    run_cocotb(TB_DIR, top, [RTL_DIR / "experiments" / f"{top}.v"], config, parameters=params, extra_env=env)
