@@ -29,8 +29,8 @@
  * With LOOKUP=0 every field is skipped whole (the walk of one level; no frames).
  * THREADS=2 walks two streams at once, interleaved (C-slow: the multithreaded soft
  * multiprocessor's way to keep a loop's clock when its step does not fit a cycle): the
- * step is cut in two by a register (the AND-OR picks of the decodes at `at`, then the
- * lookup and the decisions), each stream's state circulates through both halves, and the
+ * step is cut in two by a register (the AND-OR picks of the decodes at `at` and the kind
+ * lookup, then the decisions), each stream's state circulates through both halves, and the
  * streams take turns, so each makes a step every other cycle, the pair one a cycle.
  * `in_tid` says whose word the input takes this cycle, `o_tid` whose record it is.
  * Not handled (a real walk must): groups, bounds errors, a nesting deeper than DEPTH (the
@@ -67,29 +67,32 @@ module hw_x_chase #(
     output reg  [4:0]       o_num,
     output reg  [2:0]       o_type,
     output reg              o_sub,
-    output reg  [THREADS-1:0] o_stuck  // sticky, per stream: nesting deeper than DEPTH
+    output wire [THREADS-1:0] o_stuck  // sticky, per stream: nesting deeper than DEPTH
 );
 
 localparam SW = 2 * W * W * 2 + 32 * W + W + 5 * W + W;   // one word's precomputed slot
 localparam WB = $clog2(W);
 localparam CW = 32 - WB;                 // word index bits
 localparam IB = $clog2(DEPTH);           // a frame's index
-// a stream's state, packed (so THREADS=2 can pass it from one half of the step to the other):
-//   slot0, slot1, v0, v1, sel   the two-slot word queue (sel: the front slot; the back one
-//                               is never valid without the front)
+// a stream's words: a two-slot queue in place (slot[2t], slot[2t+1] for stream t), its
+// state beside it. The state, packed (so THREADS=2 passes it from one half of the step to
+// the other):
+//   v0, v1, sel   the queue's valid bits and front slot (the back one is never valid
+//                 without the front)
 //   at        one-hot: the field's byte in the front word;  wc  the front word's index
 //   mtype, depth, fend, ftype, same_end  the message type and the frames (frame d ends at
 //             fend[d], was entered from type ftype[d], ends where frame d-1 does: same_end)
 //   at_end    the position is the top frame's end: pop next
 //   skipping, skip_wc, skip_b   a far skip: dropping words up to skip_wc, then byte skip_b
 //   stuck     nesting deeper than DEPTH
-localparam O_S0 = 0, O_S1 = SW, O_V0 = 2 * SW, O_V1 = O_V0 + 1, O_SEL = O_V0 + 2,
+localparam O_V0 = 0, O_V1 = O_V0 + 1, O_SEL = O_V0 + 2,
            O_AT = O_V0 + 3, O_WC = O_AT + W, O_MT = O_WC + CW, O_DP = O_MT + 3,
            O_FE = O_DP + IB + 1, O_FT = O_FE + 32 * DEPTH, O_SE = O_FT + 3 * DEPTH,
            O_AE = O_SE + DEPTH, O_SK = O_AE + 1, O_SWC = O_SK + 1, O_SB = O_SWC + CW,
            O_ST = O_SB + WB, STW = O_ST + 1;
-// the picks at `at` (the first half of the step): to_s, to_h, e, num, z, w2
-localparam MW = 2 * W + 2 * W + 32 + 5 + 1 + 1;
+// the first half of the step: the picks at `at` (to_s, to_h, e, num, z, w2) and the kind
+// of the field there (the lookup of the stream's type and the picked number)
+localparam MW = 2 * W + 2 * W + 32 + 5 + 1 + 1 + 3;
 
 function [2:0] kind_of; // sub-message type + 1, 0 for none
     input [2:0] t;
@@ -117,9 +120,11 @@ initial
 reg  [STW-1:0] st_a, st_b;
 reg  [MW-1:0]  m_b;
 reg            ph;                       // the stream in the second half (THREADS=2)
+wire           t_a = THREADS == 2 ? !ph : 1'b0;   // the stream in the first half
+reg  [SW-1:0]  slot [0:3];               // (THREADS=1: 0 and 1)
 wire [STW-1:0] c_st = THREADS == 2 ? st_b : st_a;   // the state the step updates
 
-// ---------------------------------------------------------------- first half: the picks
+// ---------------------------------------------------------------- first half: picks, lookup
 reg  [MW-1:0] m_a;
 always @* begin : picks
     reg  [SW-1:0]  front;
@@ -129,7 +134,7 @@ always @* begin : picks
     reg  [4:0]     num;
     reg            z, w2;
     integer        p;
-    front = st_a[O_SEL] ? st_a[O_S1 +: SW] : st_a[O_S0 +: SW];
+    front = slot[{t_a, st_a[O_SEL]}];
     at = st_a[O_AT +: W];
     to_s = 0; to_h = 0; e = 0; num = 0; z = 0; w2 = 0;
     for (p = 0; p < W; p = p + 1) begin
@@ -140,35 +145,49 @@ always @* begin : picks
         num = num | ({5{at[p]}} & front[4*W*W + 33*W + 5*p +: 5]);
         w2 = w2 | (at[p] & front[4*W*W + 38*W + p]);
     end
-    m_a = {to_s, to_h, e, num, z, w2};
+    m_a = {to_s, to_h, e, num, z, w2, LOOKUP ? kind_rom[{st_a[O_MT +: 3], num}] : 3'd0};
 end
 wire [MW-1:0] c_m = THREADS == 2 ? m_b : m_a;
 
 // ---------------------------------------------------------------- second half: the step
 wire [2*W-1:0] to_s = c_m[MW-1 -: 2*W];
 wire [2*W-1:0] to_h = c_m[MW-2*W-1 -: 2*W];
-wire [31:0]    e    = c_m[7 +: 32];
-wire [4:0]     num  = c_m[2 +: 5];
-wire           z    = c_m[1];
-wire           w2   = c_m[0];
+wire [31:0]    e    = c_m[10 +: 32];
+wire [4:0]     num  = c_m[5 +: 5];
+wire           z    = c_m[4];
+wire           w2   = c_m[3];
 wire           vf   = c_st[O_SEL] ? c_st[O_V1] : c_st[O_V0];
 wire           vb   = c_st[O_SEL] ? c_st[O_V0] : c_st[O_V1];
 wire [W-1:0]   at   = c_st[O_AT +: W];
 wire [CW-1:0]  wc   = c_st[O_WC +: CW];
 wire [2:0]     mtype = c_st[O_MT +: 3];
-wire [IB:0]    depth = c_st[O_DP +: IB + 1];
+// (LOOKUP=0: no frames; constants, so none of their logic is built)
+wire [IB:0]    depth = LOOKUP ? c_st[O_DP +: IB + 1] : {IB+1{1'b0}};
 wire [IB-1:0]  top  = depth[IB-1:0] - 1'b1;   // the top frame (depth > 0)
 wire [IB-1:0]  nxt  = depth[IB-1:0];          // the frame a push fills (depth < DEPTH)
-wire [31:0]    topi = {{32-IB{1'b0}}, top}, nxti = {{32-IB{1'b0}}, nxt};
-wire [31:0]    fend_top = c_st[O_FE + 32 * topi +: 32];
-wire           at_end = c_st[O_AE];
+wire           at_end = LOOKUP ? c_st[O_AE] : 1'b0;
+// the top frame's end, type and same-end bit (picked by compares: a variable part-select
+// of a multiple of 3 is a multiplier to yosys)
+reg  [31:0]    fend_top;
+reg  [2:0]     ftype_top;
+reg            same_top;
+always @* begin : top_frame
+    integer d;
+    fend_top = 32'd0; ftype_top = 3'd0; same_top = 1'b0;
+    for (d = 0; d < DEPTH; d = d + 1)
+        if (top == d[IB-1:0]) begin
+            fend_top = c_st[O_FE + 32 * d +: 32];
+            ftype_top = c_st[O_FT + 3 * d +: 3];
+            same_top = c_st[O_SE + d];
+        end
+end
 wire           skipping = c_st[O_SK];
 wire [CW-1:0]  skip_wc = c_st[O_SWC +: CW];
 wire [WB-1:0]  skip_b = c_st[O_SB +: WB];
 assign in_ready = !vb;
 assign in_tid = THREADS == 2 ? ph : 1'b0;
 
-wire [2:0]     k = LOOKUP ? kind_rom[{mtype, num}] : 3'd0;
+wire [2:0]     k    = c_m[2:0];
 wire           sub = w2 && k != 3'd0;
 wire           stuck = sub && depth[IB];
 wire [2*W-1:0] to = sub ? to_h : to_s;
@@ -181,15 +200,20 @@ wire [CW-1:0]  e_wc = e[31:WB];
 wire           far_here = skipping && vf && wc == skip_wc;
 wire           drop = (go && !far && nextw) || (skipping && vf && !far_here);
 
+// a word goes into the front slot when it is empty, else into the back one (empty:
+// in_ready), which is the front next cycle when the front is dropped: not a choice on the
+// late `drop`
+wire slot_wr = vf ^ c_st[O_SEL];
+
 reg  [STW-1:0] n_st;
 always @* begin : step
-    reg [SW-1:0] word;
+    integer d;
     n_st = c_st;
     if (at_end) begin
         // leave the frame: the type it was entered from; the one below may end here too
         n_st[O_DP +: IB + 1] = depth - 1'b1;
-        n_st[O_MT +: 3] = c_st[O_FT + 3 * topi +: 3];
-        n_st[O_AE] = c_st[O_SE + topi];
+        n_st[O_MT +: 3] = ftype_top;
+        n_st[O_AE] = same_top;
     end else if (go) begin
         if (far)
             n_st[O_SK] = 1'b1;
@@ -213,26 +237,21 @@ always @* begin : step
         n_st[O_SWC +: CW] = e_wc;
         n_st[O_SB +: WB] = e[WB-1:0];
     end
-    if (LOOKUP && !depth[IB]) begin
-        n_st[O_FE + 32 * nxti +: 32] = e;
-        n_st[O_FT + 3 * nxti +: 3] = mtype;
-        n_st[O_SE + nxti] = depth != 0 && e == fend_top;
-    end
+    if (LOOKUP && !depth[IB])
+        for (d = 0; d < DEPTH; d = d + 1)
+            if (nxt == d[IB-1:0]) begin
+                n_st[O_FE + 32 * d +: 32] = e;
+                n_st[O_FT + 3 * d +: 3] = mtype;
+                n_st[O_SE + d] = depth != 0 && e == fend_top;
+            end
     // the queue: drop the front word, take a word into the free slot
     if (drop) begin
         n_st[O_SEL] = !c_st[O_SEL];
         n_st[O_WC +: CW] = wc + 1'b1;
-        n_st[c_st[O_SEL] ? O_V1 : O_V0] = 1'b0;
+        if (c_st[O_SEL]) n_st[O_V1] = 1'b0; else n_st[O_V0] = 1'b0;
     end
-    word = {in_w, in_n, in_z, in_e, in_hx, in_nx};
     if (in_valid && in_ready) begin
-        // into the slot that is the front next cycle when the front is empty or dropped
-        // (the back slot is then empty: the front next cycle), else into the back slot
-        if (!vf || drop ? vf ^ c_st[O_SEL] : !c_st[O_SEL]) begin
-            n_st[O_S1 +: SW] = word; n_st[O_V1] = 1'b1;
-        end else begin
-            n_st[O_S0 +: SW] = word; n_st[O_V0] = 1'b1;
-        end
+        if (slot_wr) n_st[O_V1] = 1'b1; else n_st[O_V0] = 1'b1;
     end
 end
 
@@ -245,13 +264,22 @@ always @* begin
         at_b = at_b | ({WB{at[d]}} & d[WB-1:0]);
 end
 
+// (each stream's flag in its state: stream ph's in st_b, the other's in st_a)
+generate
+if (THREADS == 2) begin : g_stuck2
+    assign o_stuck = ph ? {st_b[O_ST], st_a[O_ST]} : {st_a[O_ST], st_b[O_ST]};
+end else begin : g_stuck1
+    assign o_stuck = st_a[O_ST];
+end
+endgenerate
+
 // the state after reset: empty queue, at byte 0, message type 0, no frames
 wire [STW-1:0] st0 = {{STW - O_AT - W{1'b0}}, {{W-1{1'b0}}, 1'b1}, {O_AT{1'b0}}};
 
 always @(posedge clk) begin
     if (rst) begin
         st_a <= st0; st_b <= st0; ph <= 1'b0;
-        o_valid <= 1'b0; o_stuck <= 0;
+        o_valid <= 1'b0;
     end else begin
         st_a <= n_st;
         if (THREADS == 2) begin
@@ -260,8 +288,9 @@ always @(posedge clk) begin
         o_valid <= go; o_tid <= in_tid;
         o_pos <= {wc, at_b};
         o_num <= num; o_type <= mtype; o_sub <= sub;
-        o_stuck[in_tid] <= n_st[O_ST];
     end
+    if (in_valid && in_ready)
+        slot[{in_tid, slot_wr}] <= {in_w, in_n, in_z, in_e, in_hx, in_nx};
 end
 
 initial begin
