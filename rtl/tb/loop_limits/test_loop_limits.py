@@ -104,8 +104,8 @@ def chase_words(data, w, nwords):
 
 
 async def run_walk(dut, streams, rng, expect_stuck=False):
-    """Feeds each stream's words (random gaps; with two streams, a word of the stream the
-    input takes this cycle, `in_tid`) and returns each stream's records at positions below
+    """Feeds each stream's words (random gaps; with several streams, a word of the stream
+    the input takes this cycle, `in_tid`) and returns each stream's records at positions below
     its length (the walk runs on into the zero words after it)."""
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     dut.rst.value = 1
@@ -113,7 +113,7 @@ async def run_walk(dut, streams, rng, expect_stuck=False):
     await RisingEdge(dut.clk)
     await RisingEdge(dut.clk)
     dut.rst.value = 0
-    threaded = len(streams) == 2
+    threaded = len(streams) > 1
     recs = [[] for _ in streams]
     done = [False] * len(streams)
     taken = [0] * len(streams)
@@ -178,7 +178,7 @@ def test_generator_against_official_library():
 
 @cocotb.test()
 async def walk(dut):
-    """Random streams (two at once for THREADS=2): the records are the stream's fields, in order."""
+    """Random streams (THREADS at once, interleaved): the records are the stream's fields, in order."""
     rng = random.Random(int(os.environ["LOOP_SEED"]))
     chase = hasattr(dut, "in_nx")
     w = len(dut.in_z) if chase else len(dut.in_data) // 8
@@ -223,7 +223,7 @@ async def too_deep(dut):
         body = varint(n << 3 | 2) + varint(len(body)) + body
     nwords = (len(body) + w - 1) // w + 4
     streams = [(chase_words(body, w, nwords), len(body))]
-    if os.environ.get("LOOP_THREADS") == "2":  # the other stream is a good one: it must not be stopped
+    for _ in range(int(os.environ.get("LOOP_THREADS", "1")) - 1):  # good ones: not to be stopped
         streams.append((chase_words(b"\x08\x01" * 40, w, 80 // w + 4), 80))
     recs = await run_walk(dut, streams, random.Random(1), expect_stuck=True)
     for _ in range(200):
@@ -241,6 +241,8 @@ CONFIGS = {
                          {"LOOP_LOOKUP": "1", "LOOP_DEPTH": "4", "LOOP_THREADS": "2"}),
     "chase8_2threads_nolookup": ("hw_x_chase", {"W": 8, "LOOKUP": 0, "THREADS": 2},
                                  {"LOOP_LOOKUP": "0", "LOOP_THREADS": "2"}),
+    "chase16_3threads": ("hw_x_chase", {"W": 16, "LOOKUP": 1, "DEPTH": 4, "THREADS": 3},
+                         {"LOOP_LOOKUP": "1", "LOOP_DEPTH": "4", "LOOP_THREADS": "3"}),
 }
 
 
