@@ -35,8 +35,11 @@
  * THREADS=3 cuts it in three (the queue's read and the picks, the kind lookup, the
  * decisions) over three streams. `in_tid` says whose word the input takes this cycle,
  * `o_tid` whose record it is.
- * Not handled (a real walk must): groups, bounds errors, a nesting deeper than DEPTH (the
- * loop stops), more than one frame ending at the same byte in one cycle (a cycle each).
+ * A step a cycle (per stream): a field, a frame's end (a pop), or a word a far skip drops.
+ * Not handled (a real walk must): groups, packed runs, bounds errors, a nesting deeper than
+ * DEPTH (the loop stops, o_stuck), more than one frame ending at one byte in one step (a
+ * step each). W=8 only: a sub-message's header must end within the next word (byte p + its
+ * header < 16; simulation stops with $fatal otherwise); at W=16 every header does.
  */
 
 `resetall
@@ -281,6 +284,12 @@ for (gt = 0; gt < THREADS; gt = gt + 1) begin : g_stuck
     assign o_stuck[gt] = gt == ph ? c_st[O_ST] : gt == t_a ? st_a[O_ST] : st_b[O_ST];
 end
 endgenerate
+
+`ifndef SYNTHESIS
+always @(posedge clk)
+    if (!rst && go && sub && to_h == 0)
+        $fatal(1, "hw_x_chase: a sub-message header ends past the next word (W=%0d)", W);
+`endif
 
 // the state after reset: empty queue, at byte 0, message type 0, no frames
 wire [STW-1:0] st0 = {{STW - O_AT - W{1'b0}}, {{W-1{1'b0}}, 1'b1}, {O_AT{1'b0}}};

@@ -20,7 +20,7 @@
 `default_nettype none
 
 module hw_x_shift_loop #(
-    parameter W = 16             // bytes per input word (8 or 16); the buffer holds 2W
+    parameter W = 16             // bytes per input word (16: a header, up to 15 bytes, fits); the buffer holds 2W
 ) (
     input  wire           clk,
     input  wire           rst,
@@ -123,8 +123,8 @@ always @(posedge clk) begin
 end
 
 initial begin
-    if (W != 8 && W != 16) begin
-        $error("hw_x_shift_loop: W = %0d, want 8 or 16", W);
+    if (W != 16) begin
+        $error("hw_x_shift_loop: W = %0d, want 16 (a header of up to 15 bytes within the W bytes decoded)", W);
         $finish;
     end
 end

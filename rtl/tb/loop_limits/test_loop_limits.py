@@ -1,12 +1,14 @@
 """cocotb testbench for the field-loop timing experiments rtl/experiments/hw_x_shift_loop.v
 and rtl/experiments/hw_x_chase.v (cocotb 2.x): the circuits whose clock docs/hardware.md
 "What the field loop can reach" quotes must be walks that work. Random protobuf streams
-(nested messages by the experiment's kind table, every wire type, long fields that need a
-far skip), fed with random input gaps; the records (position, number's low bits, message
-type, entered or skipped) must be exactly the fields of the stream in order. For
+(nested messages by the experiment's kind table down to a full frame stack, wire types 0,
+1, 2 and 5, tags of 1-5 bytes, long fields that need a far skip), fed with random input
+gaps; the records (position, number's low bits, message type, entered or skipped) must be
+exactly the fields of the stream in order. For
 hw_x_chase the per-byte decodes a decoder ahead of the loop would deliver are computed
-here; the stream is also checked with the official protobuf library (parsed as the
-unknown fields of an empty message: the same fields at every level)."""
+here. Each stream's expected fields (numbers, types, entered or not; not the offsets) are
+first read back with the official protobuf library (as the unknown fields of an empty
+message at every level)."""
 
 import os
 import random
@@ -31,19 +33,28 @@ def kind(t, n):
     return ((t * 3 + n) % 5 + 1) if (t - n) % 4 == 1 else 0
 
 
-def gen_message(rng, t, depth, max_depth, lookup, nfields):
-    """(bytes, records): records (offset, number & 31, type, entered) in stream order."""
+def gen_message(rng, t, depth, max_depth, lookup, nfields, wide=True, deep=False):
+    """(bytes, records): records (offset, number & 31, type, entered) in stream order.
+    Wire types 0, 1, 2 (bytes or, by the kind table, a sub-message) and 5; field numbers up
+    to 2^29 - 1 (tags of 1-5 bytes) and a few lengths of 3-byte prefixes when `wide` (W=16:
+    every header ends within the next word), else tags of 1-2 bytes. `deep`: the first field
+    opens a chain of sub-messages down to max_depth (the full frame stack)."""
     out, recs = bytearray(), []
-    for _ in range(nfields):
-        num = rng.choice([rng.randint(1, 31), rng.randint(1, 31), rng.randint(32, 2000)])
+    for i in range(nfields):
+        num = rng.choice([rng.randint(1, 31), rng.randint(1, 31), rng.randint(32, 2000),
+                          rng.randint(2001, (1 << 29) - 1) if wide else rng.randint(1, 31)])
         wt = rng.choice([0, 0, 1, 5, 2, 2, 2])
+        chain = deep and i == 0 and lookup and depth < max_depth
+        if chain or (lookup and rng.random() < 0.25):  # a sub-message more often: deep nesting
+            num, wt = rng.choice([n for n in range(1, 32) if kind(t, n)]), 2
         k = kind(t, num & 31) if lookup else 0
         if wt == 2 and k and depth >= max_depth:
             wt = 0  # a sub-message here would nest deeper than the loop's frames
         pos = len(out)
         if wt == 2 and k:
+            # (down to the last frame and the full stack: at least one field a level)
             body, sub = gen_message(rng, k - 1, depth + 1, max_depth, lookup,
-                                    rng.randint(0, max(0, 5 - 2 * depth)))
+                                    rng.randint(1 if chain else 0, max(1, 4 - depth)), wide, chain)
             hdr = varint(num << 3 | 2) + varint(len(body))
             recs.append((pos, num & 31, t, True))
             recs += [(pos + len(hdr) + p, n, ty, e) for p, n, ty, e in sub]
@@ -58,7 +69,10 @@ def gen_message(rng, t, depth, max_depth, lookup, nfields):
         elif wt == 5:
             out += rng.randbytes(4)
         else:
-            out += varint(n := rng.choice([0, 3, rng.randint(0, 70), rng.randint(20, 200)])) + rng.randbytes(n)
+            n = rng.choice([0, 3, rng.randint(0, 70), rng.randint(20, 200)])
+            if rng.random() < 0.01:
+                n = rng.randint(1 << 14, 20000)  # a 3-byte length prefix, a long far skip
+            out += varint(n) + rng.randbytes(n)
     return bytes(out), recs
 
 
@@ -165,6 +179,16 @@ def official_walk(data, t, lookup):
     return out
 
 
+def nesting(data, t, lookup):
+    """How deep the kind table nests the stream's sub-messages (official library's reading)."""
+    from google.protobuf import empty_pb2, unknown_fields
+    m = empty_pb2.Empty()
+    m.MergeFromString(data)
+    return max([0] + [1 + nesting(f.data, kind(t, f.field_number & 31) - 1, lookup)
+                      for f in unknown_fields.UnknownFieldSet(m)
+                      if lookup and f.wire_type == 2 and kind(t, f.field_number & 31)])
+
+
 def test_generator_against_official_library():
     """The generated streams, read by the official library, have the fields the generator
     expects the walk to report (numbers, types, entered), so the expectation is not only the
@@ -185,10 +209,13 @@ async def walk(dut):
     lookup = chase and os.environ.get("LOOP_LOOKUP") == "1"
     depth = int(os.environ.get("LOOP_DEPTH", "4"))
     nfields = 400 if os.environ.get("HW_TB_QUICK") else 1200
-    streams, wants = [], []
+    streams, wants, datas = [], [], []
     for _ in range(int(os.environ.get("LOOP_THREADS", "1"))):
         # (without the lookup every field is at the top level: none is entered)
-        data, recs = gen_message(rng, 0, 0, depth, lookup, nfields)
+        data, recs = gen_message(rng, 0, 0, depth, lookup, nfields, wide=w == 16, deep=True)
+        # the fields, types and entered sub-messages as the official library reads them
+        assert official_walk(data, 0, lookup) == [(n, t, e) for _, n, t, e in recs]
+        datas.append(data)
         nwords = (len(data) + w - 1) // w + 4  # zero words after the stream: the walk runs into them
         if chase:
             words = chase_words(data, w, nwords)
@@ -206,6 +233,8 @@ async def walk(dut):
         assert len(got) == len(want), f"stream {t}: {len(got)} records, want {len(want)}"
         if lookup:
             assert sum(1 for r in want if r[3]) >= 20 and max(r[2] for r in want) >= 2, "too few sub-messages"
+            data_t = datas[t]
+            assert nesting(data_t, 0, True) == depth, f"stream {t}: the frame stack never filled"
 
 
 @cocotb.test(skip=os.environ.get("LOOP_LOOKUP") != "1")
