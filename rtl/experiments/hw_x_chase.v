@@ -16,8 +16,8 @@
  *   e_p    its end as an absolute byte offset (32 bits);
  *   z_p    its length prefix is 0 (an empty sub-message ends where its header does);
  *   n_p    the field number's low 5 bits; w_p the wire type is 2.
- * The loop holds the field's position as a one-hot over the front word (`at`) and emits one
- * field record a cycle: the next position is the AND-OR of `at` with the nx (hx for a
+ * The loop holds the field's position as a one-hot over the front word (`at`) and emits a
+ * field record at each step: the next position is the AND-OR of `at` with the nx (hx for a
  * sub-message) of the front word; a position in the next word drops the front word. A far
  * skip drops words until the end's word, then places `at` there.
  * With LOOKUP=1 the loop also knows the schema: the (message type, field number) of each
@@ -80,8 +80,8 @@ localparam WB = $clog2(W);
 localparam CW = 32 - WB;                 // word index bits
 localparam IB = $clog2(DEPTH);           // a frame's index
 // a stream's words: a two-slot queue in place (slot[2t], slot[2t+1] for stream t), its
-// state beside it. The state, packed (so THREADS=2 passes it from one half of the step to
-// the other):
+// state beside it. The state, packed (so THREADS > 1 passes it from one part of the step
+// to the next):
 //   v0, v1, sel   the queue's valid bits and front slot (the back one is never valid
 //                 without the front)
 //   at        one-hot: the field's byte in the front word;  wc  the front word's index
@@ -95,8 +95,9 @@ localparam O_V0 = 0, O_V1 = O_V0 + 1, O_SEL = O_V0 + 2,
            O_FE = O_DP + IB + 1, O_FT = O_FE + 32 * DEPTH, O_SE = O_FT + 3 * DEPTH,
            O_AE = O_SE + DEPTH, O_SK = O_AE + 1, O_SWC = O_SK + 1, O_SB = O_SWC + CW,
            O_ST = O_SB + WB, STW = O_ST + 1;
-// the first half of the step: the picks at `at` (to_s, to_h, e, num, z, w2) and the kind
-// of the field there (the lookup of the stream's type and the picked number)
+// the first part of the step: the picks at `at` (to_s, to_h, e, num, z, w2) and the kind
+// of the field there (the lookup of the stream's type and the picked number; THREADS=3:
+// in the second part)
 localparam MW = 2 * W + 2 * W + 32 + 5 + 1 + 1 + 3;
 
 function [2:0] kind_of; // sub-message type + 1, 0 for none
