@@ -3,7 +3,7 @@
 (docs/hardware.md "What the field loop can reach"). Every field at every level counts: a
 sub-message's header is a field and so is each of its fields, a map entry is three (the
 entry, its key and its value), a packed run is one. Messages are parsed with the official
-library from the schema through `protoc --descriptor_set_out`, as gen_workloads.py does.
+library from the schemas gen_workloads.py loads (its load_pool).
 
 Usage: python3 bench/field_density.py [--proto social.proto] [WORKLOAD_DIR]   (default
 bench/out/quick: run bench/gen_workloads.py --out bench/out/quick --mb 0.5 first; --proto
@@ -12,14 +12,13 @@ keeps the workloads of one schema)
 
 import argparse
 import json
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import FieldDescriptor as FD
 from google.protobuf.internal.decoder import _DecodeVarint
+
+from gen_workloads import load_pool, message_class   # the workloads' schemas, as generated
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,23 +49,13 @@ def main():
     manifest = wdir / "manifest.json"
     if not manifest.exists():
         sys.exit(f"field_density: no {manifest} (bench/gen_workloads.py --out {wdir} --mb 0.5)")
-    pools = {}
+    pool = load_pool()
     total_bytes = total_fields = 0
     files = [f for f in json.loads(manifest.read_text())["files"] if args.proto in (None, f["proto"])]
     if not files:
         sys.exit(f"field_density: no workload of {args.proto} in {manifest}")
     for f in files:
-        if f["proto"] not in pools:
-            with tempfile.TemporaryDirectory() as d:
-                subprocess.run(["protoc", f"-I{ROOT / 'bench' / 'schemas'}", "--include_imports",
-                                f"--descriptor_set_out={d}/s.pb", str(ROOT / "bench" / "schemas" / f["proto"])],
-                               check=True)
-                fds = descriptor_pb2.FileDescriptorSet.FromString(Path(d, "s.pb").read_bytes())
-            pool = descriptor_pool.DescriptorPool()
-            for fp in fds.file:
-                pool.Add(fp)
-            pools[f["proto"]] = pool
-        cls = message_factory.GetMessageClass(pools[f["proto"]].FindMessageTypeByName(f["type"]))
+        cls = message_class(pool, f["type"])
         data = (wdir / f["file"]).read_bytes()
         pos = nbytes = nfields = count = 0
         while pos < len(data):

@@ -163,15 +163,20 @@ async def run_walk(dut, streams, rng, expect_stuck=False):
                          f"{[len(r) for r in recs]} records, {taken} words taken")
 
 
-def official_walk(data, t, lookup):
-    """The official library's reading of a stream: (number & 31, type, entered) of every
-    field, in stream order, entering the length-delimited fields the kind table names (each
-    level parsed as the unknown fields of an empty message)."""
+def official_fields(data):
+    """The official library's reading of one level of a stream: the unknown fields of an
+    empty message."""
     from google.protobuf import empty_pb2, unknown_fields
     m = empty_pb2.Empty()
     m.MergeFromString(data)
+    return list(unknown_fields.UnknownFieldSet(m))
+
+
+def official_walk(data, t, lookup):
+    """The official library's reading of a stream: (number & 31, type, entered) of every
+    field, in stream order, entering the length-delimited fields the kind table names."""
     out = []
-    for f in unknown_fields.UnknownFieldSet(m):
+    for f in official_fields(data):
         k = kind(t, f.field_number & 31) if lookup and f.wire_type == 2 else 0
         out.append((f.field_number & 31, t, bool(k)))
         if k:
@@ -181,11 +186,8 @@ def official_walk(data, t, lookup):
 
 def nesting(data, t, lookup):
     """How deep the kind table nests the stream's sub-messages (official library's reading)."""
-    from google.protobuf import empty_pb2, unknown_fields
-    m = empty_pb2.Empty()
-    m.MergeFromString(data)
     return max([0] + [1 + nesting(f.data, kind(t, f.field_number & 31) - 1, lookup)
-                      for f in unknown_fields.UnknownFieldSet(m)
+                      for f in official_fields(data)
                       if lookup and f.wire_type == 2 and kind(t, f.field_number & 31)])
 
 
