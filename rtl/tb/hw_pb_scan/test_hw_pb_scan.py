@@ -1,0 +1,244 @@
+"""cocotb testbench for rtl/hw_pb_scan.v (cocotb 2.x): every output for every byte of every
+word, against the model (tb/scanmodel.py: the CPU engine's reading of a tag and the value
+after it, crates/cpu/src/protobuf/wire.rs), on valid nested streams, hostile bytes
+(continuation runs, over-long tags and varints, 5- and 6-byte length prefixes, lengths past
+2^32, field number 0, every wire type) and mutated streams, back to back (offsets start again
+after each stream's last word), with random input gaps and output stalls. At each field of
+the valid streams the number, wire type and end are also those the official protobuf
+library reads."""
+
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import FallingEdge, RisingEdge
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil) when run as a script
+from tbutil import run_cocotb, seed_for
+from scanmodel import scan_model
+from google.protobuf.internal.encoder import _VarintBytes as varint   # the official encoder
+
+RTL_DIR = Path(__file__).resolve().parents[2]
+TB_DIR = Path(__file__).resolve().parent
+W = 16
+NB = 5
+
+
+FIELDS = dict(tl=3, wt=3, n=NB, big=1, bad=2, e=32, hx=2 * W, nx=2 * W, z=1)
+
+
+def unpack(dut):
+    """The output word as per-byte dicts."""
+    vals = {k: int(getattr(dut, f"o_{k}").value) for k in FIELDS}
+    return [{k: (vals[k] >> (b * p)) & ((1 << b) - 1) for k, b in FIELDS.items()} for p in range(W)]
+
+
+# ---------------------------------------------------------------- streams
+def gen_message(rng, depth, truth, base=0):
+    """A valid message (minimal encodings) with nested sub-messages; appends
+    (offset, number, wire type, end, depth) of every field, at every level, to `truth`."""
+    out = bytearray()
+    for _ in range(rng.randint(0, 12 if depth else 40)):
+        num = rng.choice([rng.randint(1, 15), rng.randint(16, 2047), rng.randint(2048, (1 << 29) - 1), 1, 31, 32])
+        wt = rng.choice([0, 0, 1, 2, 2, 5])
+        pos = base + len(out)
+        tag = varint(num << 3 | wt)
+        if wt == 0:
+            body = varint(rng.choice([0, 1, 127, 128, rng.getrandbits(64), rng.getrandbits(35), (1 << 64) - 1]))
+        elif wt == 1:
+            body = rng.randbytes(8)
+        elif wt == 5:
+            body = rng.randbytes(4)
+        elif depth < 3 and rng.random() < 0.4:
+            mark = len(truth)
+            payload = gen_message(rng, depth + 1, truth, 0)
+            hdr = tag + varint(len(payload))
+            for k in range(mark, len(truth)):   # the sub-message's fields, moved to stream offsets
+                o, n, t, e, d = truth[k]
+                truth[k] = (o + pos + len(hdr), n, t, e + pos + len(hdr), d)
+            body = varint(len(payload)) + payload
+        else:
+            n = rng.choice([0, 1, rng.randint(0, 40), rng.randint(100, 300), rng.randint(0, 3000)])
+            body = varint(n) + rng.randbytes(n)
+        out += tag + body
+        truth.append((pos, num, wt, pos + len(tag) + len(body), depth))
+    return bytes(out)
+
+
+def hostile(rng, n):
+    """Bytes made to break a decoder: continuation runs, 5/6-byte length prefixes, huge lengths,
+    over-long tags, number 0, every wire type."""
+    out = bytearray()
+    while len(out) < n:
+        c = rng.randint(0, 9)
+        if c == 0:
+            out += bytes([rng.randint(0x80, 0xFF) for _ in range(rng.randint(1, 14))]) + bytes([rng.randint(0, 0x7F)])
+        elif c == 1:   # a type 2 tag, then a non-minimal length prefix of 5 or 6 bytes
+            out += bytes([rng.randint(1, 15) << 3 | 2]) + bytes([rng.randint(0x80, 0xFF) for _ in range(rng.randint(4, 5))]) + bytes([rng.randint(0, 0x7F)])
+        elif c == 2:   # a tag over 2^32 in 5 bytes, or a tag of 6 bytes
+            out += bytes([0xFF, 0xFF, 0xFF, 0xFF, rng.choice([0x10, 0x0F, 0x7F, 0x8F]), 0x01])
+        elif c == 3:   # field number 0 with each wire type, also as a non-minimal tag
+            out += bytes([rng.randint(0, 7)]) if rng.random() < 0.5 else bytes([0x80 | rng.randint(0, 7), 0x00])
+        elif c == 4:   # any wire type
+            out += varint(rng.randint(1, 5000) << 3 | rng.randint(0, 7))
+        elif c == 5:   # a 5-byte length whose value is past 2^32 (saturated end)
+            out += bytes([0x0A, 0xFF, 0xFF, 0xFF, 0xFF, rng.choice([0x0F, 0x7F, 0x10])])
+        elif c == 6:   # a 10-byte varint, or an 11-byte one
+            out += bytes([0x08]) + bytes([0xFF] * rng.choice([9, 10])) + bytes([rng.choice([0x01, 0x7F])])
+        else:
+            out += rng.randbytes(rng.randint(1, 8))
+    return bytes(out[:n])
+
+
+def mutate(rng, data):
+    """A valid stream with a few bytes changed, inserted or dropped."""
+    b = bytearray(data)
+    for _ in range(rng.randint(1, 6)):
+        if not b:
+            break
+        k = rng.randrange(len(b))
+        op = rng.randint(0, 2)
+        if op == 0:
+            b[k] = rng.randint(0, 255)
+        elif op == 1:
+            b[k:k] = bytes([0x80 | rng.randint(0, 127)])
+        else:
+            del b[k]
+    return bytes(b)
+
+
+def to_words(data, rng):
+    """The stream as W-byte words, the last one padded with random bytes (the scan reads
+    them as the stream's; a walk stops at the frame's end)."""
+    pad = (-len(data)) % W
+    data = data + rng.randbytes(pad)
+    return [data[i:i + W] for i in range(0, len(data), W)] or [rng.randbytes(W)]
+
+
+def official_check(data, truth, base=0, depth=0):
+    """The fields of `truth` (offset, number, wire type, end, depth) at `depth` within
+    data (at stream offset base) are those the official library reads, and so on down into
+    each sub-message the generator made (the encodings are minimal, so each field's end
+    follows from its contents)."""
+    from google.protobuf import empty_pb2, unknown_fields
+    m = empty_pb2.Empty()
+    m.MergeFromString(data)
+    got, pos = [], base
+    for f in unknown_fields.UnknownFieldSet(m):
+        tl = len(varint(f.field_number << 3 | f.wire_type))
+        body = {0: lambda: len(varint(f.data)), 1: lambda: 8, 5: lambda: 4,
+                2: lambda: len(varint(len(f.data))) + len(f.data)}[f.wire_type]()
+        got.append((pos, f.field_number, f.wire_type, pos + tl + body))
+        if f.wire_type == 2 and any(d == depth + 1 and pos < o < pos + tl + body for o, _, _, _, d in truth):
+            start = pos + tl + body - len(f.data)
+            official_check(f.data, truth, start, depth + 1)
+        pos += tl + body
+    want = [t[:4] for t in truth if t[4] == depth and base <= t[0] < base + len(data)]
+    assert got == sorted(want), f"the official library reads the fields at {base} as {got}, generated {sorted(want)}"
+
+
+# ---------------------------------------------------------------- the test
+async def run_streams(dut, streams, rng, stall):
+    """Feeds the streams back to back (random gaps) and collects the output words (random
+    stalls): a list per stream of (o_pos, per-byte dicts)."""
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    dut.rst.value = 1
+    dut.in_valid.value = 0
+    dut.o_ready.value = 0
+    await RisingEdge(dut.clk)
+    await RisingEdge(dut.clk)
+    dut.rst.value = 0
+    feed = [(w, k == len(ws) - 1) for ws in streams for k, w in enumerate(ws)]
+    total = len(feed)
+    got, cur = [], []
+    fed = 0
+    for cycle in range(4 * total + 100):
+        await FallingEdge(dut.clk)
+        # inputs for the next edge: a word on offer (held until taken), the output's ready
+        if fed < total and (int(dut.in_valid.value) or rng.random() < 0.8):
+            dut.in_data.value = int.from_bytes(feed[fed][0], "little")
+            dut.in_last.value = int(feed[fed][1])
+            dut.in_valid.value = 1
+        else:
+            dut.in_valid.value = 0
+        dut.o_ready.value = int(rng.random() >= stall)
+        await RisingEdge(dut.clk)
+        if int(dut.in_valid.value) and int(dut.in_ready.value):
+            fed += 1
+        if int(dut.o_valid.value) and int(dut.o_ready.value):
+            cur.append((int(dut.o_pos.value), unpack(dut)))
+            if int(dut.o_last.value):
+                got.append(cur)
+                cur = []
+                if len(got) == len(streams):
+                    return got
+    raise AssertionError(f"only {len(got)} of {len(streams)} streams came out ({fed} of {total} words taken)")
+
+
+def check(got, words, name):
+    want = scan_model(b"".join(words), W, len(words), NB)
+    assert len(got) == len(want), f"{name}: {len(got)} words out, want {len(want)}"
+    for i, ((pos, g), x) in enumerate(zip(got, want)):
+        assert pos == i * W, f"{name}, word {i}: o_pos {pos}, want {i * W}"
+        for p in range(W):
+            for k in FIELDS:
+                assert g[p][k] == x[p][k], (f"{name}, byte {i * W + p}: o_{k} {g[p][k]:#x}, want "
+                                            f"{x[p][k]:#x} (bytes {b''.join(words)[i * W + p:i * W + p + 16].hex()})")
+
+
+@cocotb.test()
+async def streams(dut):
+    """Valid, hostile and mutated streams, back to back: every output of every byte; the
+    fields of the valid ones also as the official library reads them."""
+    rng = random.Random(int(os.environ["SCAN_SEED"]))
+    n = 30 if os.environ.get("HW_TB_QUICK") else 90
+    cases = []    # (name, words, truth or None)
+    for k in range(n):
+        truth = []
+        data = gen_message(rng, 0, truth)
+        official_check(data, truth)
+        kind = k % 3
+        if kind == 0:
+            cases.append((f"valid {k}", to_words(data, rng), truth))
+        elif kind == 1:
+            cases.append((f"hostile {k}", to_words(hostile(rng, rng.randint(1, 400)), rng), None))
+        else:
+            cases.append((f"mutated {k}", to_words(mutate(rng, data), rng), None))
+    cases.append(("one byte", [bytes([0x08]) + bytes(W - 1)], None))
+    cases.append(("all 0xff", [bytes([0xFF] * W)] * 3, None))
+    # zero lengths in non-minimal prefixes of 5 bytes (valid) and 6 (not), 11 bytes of 0x80;
+    # field numbers at 2^28 and 2^29 - 1; a length of 2^35 - 1
+    fixed = (b"\x0a\x80\x80\x80\x80\x00" + b"\x0a\x80\x80\x80\x80\x80\x00" + b"\x08" + b"\x80" * 11 + b"\x00"
+             + varint((1 << 28) << 3) + b"\x00" + varint((1 << 28 | 1) << 3 | 5) + bytes(4)
+             + varint(((1 << 29) - 1) << 3) + b"\x01" + b"\x12\xff\xff\xff\xff\x7f")
+    cases.append(("edges", to_words(fixed, rng), None))
+    got = await run_streams(dut, [w for _, w, _ in cases], rng, stall=float(os.environ.get("SCAN_STALL", "0.3")))
+    fields = 0
+    for (name, words, truth), g in zip(cases, got):
+        check(g, words, name)
+        for off, num, wt, end, _ in truth or []:
+            x = g[off // W][1][off % W]
+            assert (x["bad"], x["n"], x["big"], x["wt"], x["e"]) == (0, num & 31, int(num >= 32), wt, end), \
+                f"{name}: field at {off} (number {num}, type {wt}, end {end}) read as {x}"
+            fields += 1
+    assert fields >= 200 and sum(len(w) for _, w, _ in cases) >= 300, f"only {fields} fields checked"
+
+
+@pytest.mark.parametrize("stall", ["0.3", "0"])
+def test_hw_pb_scan(stall):
+    env = {"SCAN_SEED": str(seed_for(f"hw_pb_scan_{stall}")), "SCAN_STALL": stall}
+    run_cocotb(TB_DIR, "hw_pb_scan", [RTL_DIR / "hw_pb_scan.v", RTL_DIR / "hw_varint_decoder.v"],
+               f"stall{stall}", parameters={"W": W, "NB": NB}, extra_env=env)
+
+
+def test_bad_width(tmp_path):
+    out = tmp_path / "bad.vvp"
+    subprocess.run(["iverilog", "-g2012", "-Phw_pb_scan.W=8", "-o", str(out), str(RTL_DIR / "hw_pb_scan.v"),
+                    str(RTL_DIR / "hw_varint_decoder.v")], check=True, capture_output=True)
+    r = subprocess.run(["vvp", "-n", str(out)], capture_output=True, text=True)
+    assert "W must be 16" in r.stdout + r.stderr
