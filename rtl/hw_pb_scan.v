@@ -37,10 +37,14 @@
  *
  * Pipeline (registers after each): the window (this word and the next), the varint
  * decodes (the tag at each of the W bytes and a value at each of the W + 4 bytes after
- * one, hw_varint_decoder), the value picked after each tag and the header's length, the
- * end relative to the word, the absolute end into a queue of 8 words (LUT RAM) that the
- * output reads (the one-hot forms expanded there). The pipeline never stalls: a word goes
- * in only when the queue has room for it, so o_ready low stops the input instead.
+ * one, hw_varint_decoder), the value picked after each tag, the header's and the field's
+ * length, the end relative to the word, the absolute end into an output queue (LUT RAM)
+ * that the output reads (the one-hot forms expanded there). The pipeline never stalls: a
+ * word goes in only when its stream's queue has room for it, so o_ready low stops the
+ * input instead.
+ * STREAMS > 1 scans several streams at once (the interleaved walks of hw_x_chase
+ * THREADS > 1): a word of any a cycle, in_tid saying whose; each stream has its waiting
+ * word, offsets and queue, and the consumer reads the stream it names on o_tid.
  */
 
 `resetall
@@ -49,14 +53,19 @@
 
 module hw_pb_scan #(
     parameter W  = 16,      // bytes per word (16: every header, 15 bytes at most, ends within the next word)
-    parameter NB = 5        // field-number bits delivered per byte (o_n)
+    parameter NB = 5,       // field-number bits delivered per byte (o_n)
+    parameter STREAMS = 1   // streams scanned at once (1..4), a word of any of them a cycle
 ) (
     input  wire              clk,
     input  wire              rst,
+    // a word of stream in_tid, taken at the edge when in_valid and in_ready
     input  wire              in_valid,
     output wire              in_ready,
+    input  wire [1:0]        in_tid,
     input  wire [8*W-1:0]    in_data,
     input  wire              in_last,
+    // the next word of stream o_tid (the consumer's choice this cycle): valid, popped when ready
+    input  wire [1:0]        o_tid,
     output wire              o_valid,
     input  wire              o_ready,
     output wire [31:0]       o_pos,     // stream offset of the word's first byte
@@ -81,53 +90,87 @@ initial begin
         $error("Error: hw_pb_scan: NB must be in 1..29 (instance %m)");
         $finish;
     end
+    if (STREAMS < 1 || STREAMS > 4) begin
+        $error("Error: hw_pb_scan: STREAMS must be in 1..4 (instance %m)");
+        $finish;
+    end
 end
 
 localparam Q = W + 5;   // value decodes at bytes 1..W+4 (after a tag of 1..5 bytes)
 
-localparam QD = 8;      // the output queue's words (the pipeline's 4 and room to stream)
-localparam QB = 3;
-reg  v_a, v_b, v_c, v_d;
-// a word may enter the pipeline (stage a) when the queue will have room for it
-reg  [3:0] occ;                          // words in the pipeline and the queue
-wire room = occ < QD;
+// the output queue: QD words a stream (the pipeline's 4 and room to stream; with several
+// streams each has a share of the cycles), one LUT RAM of 16 words at most
+localparam QD = STREAMS == 1 ? 8 : STREAMS == 2 ? 8 : 4;
+localparam QB = STREAMS <= 2 ? 3 : 2;
+localparam TS = 4;      // stream numbers (2 bits); the per-stream state is kept for all, unused ones constant
+reg  v_a, v_b, v_p, v_c, v_d;
+// a word of stream t may enter the pipeline (stage a) when t's queue will have room for it
+reg  [4*TS-1:0] occ;                     // per stream: words in the pipeline and the queue
+reg  [TS-1:0]   room;
+always @* begin : rooms
+    integer t;
+    for (t = 0; t < TS; t = t + 1)
+        room[t] = t < STREAMS && occ[4*t +: 4] < QD;
+end
 
 // ---------------------------------------------------------------- the window
-// pend: the word waiting for the one after it; a last word goes on at once with zeros after it
-reg  [8*W-1:0] pend;
-reg            pend_v, pend_last;
-reg  [31:0]    pend_pos;
+// pend: each stream's word waiting for the one after it; a last word goes on at once (a
+// flush, before any input that cycle) with zeros after it
+reg  [8*W-1:0] pend [0:TS-1];
+reg  [31:0]    pend_pos [0:TS-1];
+reg  [TS-1:0]  pend_v, pend_last;
 localparam AW = Q + 9;  // window bytes: this word and the next up to the last value decode's tenth byte
 reg  [8*AW-1:0] a_win;                    // this word, then the next
 reg  [31:0]    a_pos;
 reg            a_last;
-wire flush = pend_v && pend_last && room;
-// (a word taken while none is pending enters nothing yet)
-assign in_ready = !(pend_v && pend_last) && (room || !pend_v);
+reg  [1:0]     a_tid;
+// the stream a flush takes this cycle (the lowest one whose last word waits and has room)
+reg            flush;
+reg  [1:0]     f_tid;
+always @* begin : flushes
+    integer t;
+    flush = 1'b0;
+    f_tid = 2'd0;
+    for (t = STREAMS - 1; t >= 0; t = t - 1)
+        if (pend_v[t] && pend_last[t] && room[t]) begin
+            flush = 1'b1;
+            f_tid = t[1:0];
+        end
+end
+wire [1:0] i_tid = STREAMS == 1 ? 2'd0 : in_tid;
+// (a word taken while none of its stream is pending enters nothing yet)
+assign in_ready = !flush && !(pend_v[i_tid] && pend_last[i_tid]) && (room[i_tid] || !pend_v[i_tid]);
 wire take = in_valid && in_ready;
-wire emit = flush || (take && pend_v);
+wire emit = flush || (take && pend_v[i_tid]);
+wire [1:0] e_tid = flush ? f_tid : i_tid;   // the stream of the word that enters
 
-always @(posedge clk) begin
+always @(posedge clk) begin : window
+    integer t;
     if (rst) begin
-        pend_v <= 1'b0; pend_last <= 1'b0; pend_pos <= 32'd0; v_a <= 1'b0;
+        v_a <= 1'b0;
+        pend_v <= {TS{1'b0}};
+        pend_last <= {TS{1'b0}};
+        for (t = 0; t < TS; t = t + 1)
+            pend_pos[t] <= 32'd0;
     end else begin
         v_a <= emit;
+        a_tid <= e_tid;
         if (flush) begin
-            a_win <= {{8*(AW-W){1'b0}}, pend};
-            a_pos <= pend_pos;
+            a_win <= {{8*(AW-W){1'b0}}, pend[f_tid]};
+            a_pos <= pend_pos[f_tid];
             a_last <= 1'b1;
-            pend_v <= 1'b0;
-            pend_pos <= 32'd0;
+            pend_v[f_tid] <= 1'b0;
+            pend_pos[f_tid] <= 32'd0;
         end else if (take) begin
-            if (pend_v) begin
-                a_win <= {in_data[8*(AW-W)-1:0], pend};
-                a_pos <= pend_pos;
+            if (pend_v[i_tid]) begin
+                a_win <= {in_data[8*(AW-W)-1:0], pend[i_tid]};
+                a_pos <= pend_pos[i_tid];
                 a_last <= 1'b0;
-                pend_pos <= pend_pos + W;
+                pend_pos[i_tid] <= pend_pos[i_tid] + W;
             end
-            pend <= in_data;
-            pend_v <= 1'b1;
-            pend_last <= in_last;
+            pend[i_tid] <= in_data;
+            pend_v[i_tid] <= 1'b1;
+            pend_last[i_tid] <= in_last;
         end
     end
 end
@@ -161,16 +204,17 @@ generate
     end
 endgenerate
 
-// what goes through the later stages unchanged (the "side"): the word's offset and last
-// bit, per byte the tag's length (5 when bad), wire type, number bits, number >= 2^NB
-localparam SD = 33 + 7 * W + NB * W;
-localparam S_TL = 33, S_WT = S_TL + 3 * W, S_N = S_WT + 3 * W, S_BIG = S_N + NB * W;
-reg  [SD-1:0]   b_side, c_side, d_side;
-// per tag byte p: bad, number 0
+// what goes through the later stages unchanged (the "side"): the word's offset, last bit
+// and stream, per byte the tag's length (5 when bad), wire type, number bits, number >= 2^NB
+localparam SD = 35 + 7 * W + NB * W;
+localparam S_TID = 33, S_TL = 35, S_WT = S_TL + 3 * W, S_N = S_WT + 3 * W, S_BIG = S_N + NB * W;
+reg  [SD-1:0]   b_side, c_side, d_side;   // (and p_side)
+// per tag byte p: bad, number 0, the length one-hot (bit k-1: k bytes)
 reg  [W-1:0]    b_tbad, b_nz;
+reg  [5*W-1:0]  b_t1h;
 // per value byte q: the varint's length (10 when longer), over 10 bytes, its low 35 bits
 reg  [4*Q-1:0]  b_vl;
-reg  [Q-1:0]    b_vover;
+reg  [Q-1:0]    b_vover, b_vlong, b_vzero;   // (long: over 5 bytes, too long a length prefix)
 reg  [35*Q-1:0] b_v;
 always @(posedge clk) begin : decodes
     integer p;
@@ -178,11 +222,12 @@ always @(posedge clk) begin : decodes
         v_b <= 1'b0;
     end else begin
         v_b <= v_a;
-        b_side[32:0] <= {a_last, a_pos};
+        b_side[34:0] <= {a_tid, a_last, a_pos};
         for (p = 0; p < W; p = p + 1) begin
             b_tbad[p] <= !t_ok[p] || t_over32[p];
             b_nz[p] <= t_val[p][31:3] == 29'd0;
             b_side[S_TL + 3*p +: 3] <= (!t_ok[p] || t_over32[p]) ? 3'd5 : t_len[p][2:0];
+            b_t1h[5*p +: 5] <= (!t_ok[p] || t_over32[p]) ? 5'b10000 : 5'b00001 << (t_len[p][2:0] - 3'd1);
             b_side[S_WT + 3*p +: 3] <= t_val[p][2:0];
             b_side[S_N + NB*p +: NB] <= t_val[p][3 +: NB];
             b_side[S_BIG + p] <= (t_val[p][31:3] >> NB) != 29'd0;
@@ -190,12 +235,50 @@ always @(posedge clk) begin : decodes
         for (p = 0; p < Q; p = p + 1) begin
             b_vl[4*p +: 4] <= q_ok[p] ? q_len[p] : 4'd10;
             b_vover[p] <= !q_ok[p];
+            b_vlong[p] <= !q_ok[p] || q_len[p] > 4'd5;
+            b_vzero[p] <= q_val[p][34:0] == 35'd0;
             b_v[35*p +: 35] <= q_val[p][34:0];
         end
     end
 end
 
 // ---------------------------------------------------------------- the value after each tag
+// picked alone in a stage (a 5-way AND-OR by the tag length's one-hot): the picks and the
+// arithmetic on them in one cycle were the critical path
+reg  [4*W-1:0]  p_vl;
+reg  [W-1:0]    p_vover, p_vlong, p_vzero, p_tbad, p_nz;
+reg  [35*W-1:0] p_v;
+reg  [SD-1:0]   p_side;
+always @(posedge clk) begin : picks
+    integer p, k;
+    reg [3:0]  vl;
+    reg        vover, vlong, vzero;
+    reg [34:0] v;
+    if (rst) begin
+        v_p <= 1'b0;
+    end else begin
+        v_p <= v_b;
+        p_side <= b_side;
+        p_tbad <= b_tbad;
+        p_nz <= b_nz;
+        for (p = 0; p < W; p = p + 1) begin
+            vl = 4'd0; vover = 1'b0; vlong = 1'b0; vzero = 1'b0; v = 35'd0;
+            for (k = 1; k <= 5; k = k + 1) begin
+                vl = vl | ({4{b_t1h[5*p + k - 1]}} & b_vl[4*(p + k) +: 4]);
+                vover = vover | (b_t1h[5*p + k - 1] & b_vover[p + k]);
+                vlong = vlong | (b_t1h[5*p + k - 1] & b_vlong[p + k]);
+                vzero = vzero | (b_t1h[5*p + k - 1] & b_vzero[p + k]);
+                v = v | ({35{b_t1h[5*p + k - 1]}} & b_v[35*(p + k) +: 35]);
+            end
+            p_vl[4*p +: 4] <= vl;
+            p_vover[p] <= vover;
+            p_vlong[p] <= vlong;
+            p_vzero[p] <= vzero;
+            p_v[35*p +: 35] <= v;
+        end
+    end
+end
+
 // c_small: where the field ends counted from the word's first byte, but for a length
 // prefix's value (c_len, added next); c_hrel: where its header ends
 reg  [5*W-1:0]  c_small, c_hrel;
@@ -203,30 +286,21 @@ reg  [35*W-1:0] c_len;
 reg  [2*W-1:0]  c_bad;
 reg  [W-1:0]    c_z;
 always @(posedge clk) begin : values
-    integer p, k;
+    integer p;
     reg [2:0]  tl, wt;
     reg [3:0]  vl;
-    reg        vover;
-    reg [34:0] v;
     reg        vbad;
     reg [4:0]  hl, fl;
     if (rst) begin
         v_c <= 1'b0;
     end else begin
-        v_c <= v_b;
-        c_side <= b_side;
+        v_c <= v_p;
+        c_side <= p_side;
         for (p = 0; p < W; p = p + 1) begin
-            tl = b_side[S_TL + 3*p +: 3];
-            wt = b_side[S_WT + 3*p +: 3];
-            vl = 4'd0; vover = 1'b0; v = 35'd0;
-            // the value at p + tl, picked by compares (tl is 1..5)
-            for (k = 1; k <= 5; k = k + 1)
-                if (tl == k[2:0]) begin
-                    vl = b_vl[4*(p + k) +: 4];
-                    vover = b_vover[p + k];
-                    v = b_v[35*(p + k) +: 35];
-                end
-            vbad = (wt == 3'd0 && vover) || (wt == 3'd2 && (vover || vl > 4'd5));
+            tl = p_side[S_TL + 3*p +: 3];
+            wt = p_side[S_WT + 3*p +: 3];
+            vl = p_vl[4*p +: 4];
+            vbad = (wt == 3'd0 && p_vover[p]) || (wt == 3'd2 && p_vlong[p]);
             hl = {2'd0, tl} + (wt == 3'd2 ? {1'b0, vl} : 5'd0);
             case (wt)
                 3'd0: fl = {2'd0, tl} + {1'b0, vl};
@@ -237,9 +311,9 @@ always @(posedge clk) begin : values
             endcase
             c_small[5*p +: 5] <= p[4:0] + fl;
             c_hrel[5*p +: 5] <= p[4:0] + hl;
-            c_len[35*p +: 35] <= (wt == 3'd2 && !vbad) ? v : 35'd0;
-            c_z[p] <= wt == 3'd2 && !vbad && v == 35'd0;
-            c_bad[2*p +: 2] <= b_tbad[p] ? 2'd1 : b_nz[p] ? 2'd2 : vbad ? 2'd3 : 2'd0;
+            c_len[35*p +: 35] <= (wt == 3'd2 && !vbad) ? p_v[35*p +: 35] : 35'd0;
+            c_z[p] <= wt == 3'd2 && !vbad && p_vzero[p];
+            c_bad[2*p +: 2] <= p_tbad[p] ? 2'd1 : p_nz[p] ? 2'd2 : vbad ? 2'd3 : 2'd0;
         end
     end
 end
@@ -272,8 +346,25 @@ end
 // offsets (5 and 6 bits a byte instead of 64) and expanded as they leave.
 localparam QW = SD + 2 * W + W + 32 * W + 5 * W + 6 * W;
 localparam Q_BAD = SD, Q_Z = Q_BAD + 2 * W, Q_E = Q_Z + W, Q_H = Q_E + 32 * W, Q_NX = Q_H + 5 * W;
-reg  [QW-1:0] queue [0:QD-1];
-reg  [QB:0]   q_wr, q_rd;                 // (a wrap bit above the index: full is not empty)
+// the queue's address: the stream's bits (none, 1 or 2) above its index
+localparam QA = STREAMS == 1 ? QB : STREAMS == 2 ? QB + 1 : QB + 2;
+function [QA-1:0] qaddr;
+    input [1:0]    t;
+    input [QB-1:0] i;
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg   [QB+1:0] a;   // (the stream bits above QA are 0 when STREAMS < 3)
+    /* verilator lint_on UNUSEDSIGNAL */
+    begin
+        a = {t, i};
+        qaddr = a[QA-1:0];
+    end
+endfunction
+reg  [QW-1:0] queue [0:(1<<QA)-1];
+// per stream: write and read index with a wrap bit above it (full is not empty)
+reg  [4*TS-1:0] q_wr, q_rd;
+wire [1:0] o_t = STREAMS == 1 ? 2'd0 : o_tid;
+wire [1:0] d_tid = d_side[S_TID +: 2];
+wire [QB:0] o_rd = q_rd[4*o_t +: QB+1];
 wire pop = o_valid && o_ready;
 reg  [QW-1:0] q_in;
 always @* begin : ends
@@ -293,22 +384,24 @@ always @* begin : ends
         q_in[Q_NX + 6*p +: 6] = r < 2*W ? r[5:0] : 6'h20;
     end
 end
-always @(posedge clk) begin
+always @(posedge clk) begin : queues
+    integer t;
     if (v_d)
-        queue[q_wr[QB-1:0]] <= q_in;
+        queue[qaddr(d_tid, q_wr[4*d_tid +: QB])] <= q_in;
     if (rst) begin
-        q_wr <= {QB+1{1'b0}};
-        q_rd <= {QB+1{1'b0}};
-        occ <= 4'd0;
+        q_wr <= {4*TS{1'b0}};
+        q_rd <= {4*TS{1'b0}};
+        occ <= {4*TS{1'b0}};
     end else begin
         if (v_d)
-            q_wr <= q_wr + 1'b1;
+            q_wr[4*d_tid +: 4] <= q_wr[4*d_tid +: 4] + 4'd1;
         if (pop)
-            q_rd <= q_rd + 1'b1;
-        occ <= occ + {3'd0, emit} - {3'd0, pop};
+            q_rd[4*o_t +: 4] <= q_rd[4*o_t +: 4] + 4'd1;
+        for (t = 0; t < STREAMS; t = t + 1)
+            occ[4*t +: 4] <= occ[4*t +: 4] + {3'd0, emit && e_tid == t[1:0]} - {3'd0, pop && o_t == t[1:0]};
     end
 end
-wire [QW-1:0] q_out = queue[q_rd[QB-1:0]];
+wire [QW-1:0] q_out = queue[qaddr(o_t, o_rd[QB-1:0])];
 reg  [2*W*W-1:0] hx, nx;
 always @* begin : onehots
     integer p;
@@ -321,7 +414,7 @@ always @* begin : onehots
     end
 end
 
-assign o_valid = q_rd != q_wr;
+assign o_valid = o_rd != q_wr[4*o_t +: QB+1];
 assign o_pos = q_out[31:0];
 assign o_last = q_out[32];
 assign o_tl = q_out[S_TL +: 3*W];

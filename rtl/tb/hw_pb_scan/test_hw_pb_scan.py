@@ -17,7 +17,7 @@ import pytest
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import FallingEdge, RisingEdge
+from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil) when run as a script
 from tbutil import run_cocotb, seed_for
 from scanmodel import scan_model
@@ -143,41 +143,52 @@ def official_check(data, truth, base=0, depth=0):
 
 
 # ---------------------------------------------------------------- the test
-async def run_streams(dut, streams, rng, stall):
-    """Feeds the streams back to back (random gaps) and collects the output words (random
-    stalls): a list per stream of (o_pos, per-byte dicts)."""
+async def run_streams(dut, lanes, rng, stall):
+    """Feeds each lane's streams back to back (lane t as stream t of the scan; a random lane a
+    cycle, random gaps) and collects the output words (a random lane read a cycle, random
+    stalls): per lane, per stream, a list of (o_pos, per-byte dicts)."""
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     dut.rst.value = 1
     dut.in_valid.value = 0
     dut.o_ready.value = 0
+    dut.in_tid.value = 0
+    dut.o_tid.value = 0
     await RisingEdge(dut.clk)
     await RisingEdge(dut.clk)
     dut.rst.value = 0
-    feed = [(w, k == len(ws) - 1) for ws in streams for k, w in enumerate(ws)]
-    total = len(feed)
-    got, cur = [], []
-    fed = 0
-    for cycle in range(4 * total + 100):
+    feeds = [[(w, k == len(ws) - 1) for ws in streams for k, w in enumerate(ws)] for streams in lanes]
+    fed = [0] * len(lanes)
+    got = [[] for _ in lanes]
+    cur = [[] for _ in lanes]
+    t_in = None   # the lane whose word is on offer (held until taken)
+    total = sum(len(f) for f in feeds)
+    for cycle in range(6 * total + 100):
         await FallingEdge(dut.clk)
-        # inputs for the next edge: a word on offer (held until taken), the output's ready
-        if fed < total and (int(dut.in_valid.value) or rng.random() < 0.8):
-            dut.in_data.value = int.from_bytes(feed[fed][0], "little")
-            dut.in_last.value = int(feed[fed][1])
-            dut.in_valid.value = 1
-        else:
-            dut.in_valid.value = 0
-        dut.o_ready.value = int(rng.random() >= stall)
-        await RisingEdge(dut.clk)
-        if int(dut.in_valid.value) and int(dut.in_ready.value):
-            fed += 1
-        if int(dut.o_valid.value) and int(dut.o_ready.value):
-            cur.append((int(dut.o_pos.value), unpack(dut)))
+        if t_in is None:
+            left = [t for t in range(len(lanes)) if fed[t] < len(feeds[t])]
+            t_in = rng.choice(left) if left and rng.random() < 0.8 else None
+        if t_in is not None:
+            word, last = feeds[t_in][fed[t_in]]
+            dut.in_tid.value = t_in
+            dut.in_data.value = int.from_bytes(word, "little")
+            dut.in_last.value = int(last)
+        dut.in_valid.value = int(t_in is not None)
+        t_out = rng.randrange(len(lanes))
+        dut.o_tid.value = t_out
+        dut.o_ready.value = ready = int(rng.random() >= stall)
+        await ReadOnly()   # what the next rising edge takes
+        if t_in is not None and int(dut.in_ready.value):
+            fed[t_in] += 1
+            t_in = None
+        if ready and int(dut.o_valid.value):
+            cur[t_out].append((int(dut.o_pos.value), unpack(dut)))
             if int(dut.o_last.value):
-                got.append(cur)
-                cur = []
-                if len(got) == len(streams):
+                got[t_out].append(cur[t_out])
+                cur[t_out] = []
+                if all(len(g) == len(streams) for g, streams in zip(got, lanes)):
                     return got
-    raise AssertionError(f"only {len(got)} of {len(streams)} streams came out ({fed} of {total} words taken)")
+    raise AssertionError(f"only {[len(g) for g in got]} of {[len(l) for l in lanes]} streams came out "
+                         f"({fed} of {[len(f) for f in feeds]} words taken)")
 
 
 def check(got, words, name):
@@ -217,28 +228,34 @@ async def streams(dut):
              + varint((1 << 28) << 3) + b"\x00" + varint((1 << 28 | 1) << 3 | 5) + bytes(4)
              + varint(((1 << 29) - 1) << 3) + b"\x01" + b"\x12\xff\xff\xff\xff\x7f")
     cases.append(("edges", to_words(fixed, rng), None))
-    got = await run_streams(dut, [w for _, w, _ in cases], rng, stall=float(os.environ.get("SCAN_STALL", "0.3")))
+    lanes = int(os.environ.get("SCAN_STREAMS", "1"))
+    split = [cases[t::lanes] for t in range(lanes)]     # lane t: every lanes-th case
+    got = await run_streams(dut, [[w for _, w, _ in part] for part in split], rng,
+                            stall=float(os.environ.get("SCAN_STALL", "0.3")))
     fields = 0
-    for (name, words, truth), g in zip(cases, got):
-        check(g, words, name)
-        for off, num, wt, end, _ in truth or []:
-            x = g[off // W][1][off % W]
-            assert (x["bad"], x["n"], x["big"], x["wt"], x["e"]) == (0, num & 31, int(num >= 32), wt, end), \
-                f"{name}: field at {off} (number {num}, type {wt}, end {end}) read as {x}"
-            fields += 1
+    for part, g_lane in zip(split, got):
+        for (name, words, truth), g in zip(part, g_lane):
+            check(g, words, name)
+            for off, num, wt, end, _ in truth or []:
+                x = g[off // W][1][off % W]
+                assert (x["bad"], x["n"], x["big"], x["wt"], x["e"]) == (0, num & 31, int(num >= 32), wt, end), \
+                    f"{name}: field at {off} (number {num}, type {wt}, end {end}) read as {x}"
+                fields += 1
     assert fields >= 200 and sum(len(w) for _, w, _ in cases) >= 300, f"only {fields} fields checked"
 
 
-@pytest.mark.parametrize("stall", ["0.3", "0"])
-def test_hw_pb_scan(stall):
-    env = {"SCAN_SEED": str(seed_for(f"hw_pb_scan_{stall}")), "SCAN_STALL": stall}
+@pytest.mark.parametrize("streams,stall", [(1, "0.3"), (1, "0"), (3, "0.3"), (2, "0")])
+def test_hw_pb_scan(streams, stall):
+    env = {"SCAN_SEED": str(seed_for(f"hw_pb_scan_{streams}_{stall}")), "SCAN_STALL": stall,
+           "SCAN_STREAMS": str(streams)}
     run_cocotb(TB_DIR, "hw_pb_scan", [RTL_DIR / "hw_pb_scan.v", RTL_DIR / "hw_varint_decoder.v"],
-               f"stall{stall}", parameters={"W": W, "NB": NB}, extra_env=env)
+               f"s{streams}_stall{stall}", parameters={"W": W, "NB": NB, "STREAMS": streams}, extra_env=env)
 
 
-def test_bad_width(tmp_path):
+@pytest.mark.parametrize("param,message", [("W=8", "W must be 16"), ("STREAMS=5", "STREAMS must be in 1..4")])
+def test_bad_parameters(tmp_path, param, message):
     out = tmp_path / "bad.vvp"
-    subprocess.run(["iverilog", "-g2012", "-Phw_pb_scan.W=8", "-o", str(out), str(RTL_DIR / "hw_pb_scan.v"),
+    subprocess.run(["iverilog", "-g2012", f"-Phw_pb_scan.{param}", "-o", str(out), str(RTL_DIR / "hw_pb_scan.v"),
                     str(RTL_DIR / "hw_varint_decoder.v")], check=True, capture_output=True)
     r = subprocess.run(["vvp", "-n", str(out)], capture_output=True, text=True)
-    assert "W must be 16" in r.stdout + r.stderr
+    assert message in r.stdout + r.stderr

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import cocotb
-from cocotb.triggers import FallingEdge, RisingEdge
+from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 from cocotb.clock import Clock
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil) when run as a script
 from tbutil import run_cocotb, seed_for
@@ -103,6 +103,8 @@ async def run_walk(dut, streams, rng, expect_stuck=False):
     await RisingEdge(dut.clk)
     dut.rst.value = 0
     threaded = len(streams) > 1
+    driven_tid = hasattr(dut, "in_last")   # hw_x_front: the driver says whose word it offers
+    offer = None
     recs = [[] for _ in streams]
     done = [False] * len(streams)
     taken = [0] * len(streams)
@@ -123,17 +125,29 @@ async def run_walk(dut, streams, rng, expect_stuck=False):
             return recs
         if all(done):
             return recs
-        # a word on offer is taken at the next rising edge when in_ready (stable until then)
-        t = int(dut.in_tid.value) if threaded else 0
-        words = streams[t][0]
-        if taken[t] < len(words) and rng.random() < 0.75:
-            for k, v in words[taken[t]].items():
-                getattr(dut, k).value = v
-            dut.in_valid.value = 1
-            if int(dut.in_ready.value):
-                taken[t] += 1
+        # a word on offer is taken at the next rising edge when in_ready: of the stream the
+        # walk names (in_tid, hw_x_chase) or, hw_x_front, of one the driver picks (held until taken)
+        if driven_tid:
+            if offer is None:
+                left = [t for t in range(len(streams)) if taken[t] < len(streams[t][0])]
+                offer = rng.choice(left) if left and rng.random() < 0.75 else None
+            t = offer
         else:
+            t = int(dut.in_tid.value) if threaded else 0
+            if taken[t] >= len(streams[t][0]) or rng.random() >= 0.75:
+                t = None
+        if t is None:
             dut.in_valid.value = 0
+            continue
+        for k, v in streams[t][0][taken[t]].items():
+            getattr(dut, k).value = v
+        if driven_tid:
+            dut.in_tid.value = t
+        dut.in_valid.value = 1
+        await ReadOnly()   # (hw_x_front's in_ready depends on in_tid)
+        if int(dut.in_ready.value):
+            taken[t] += 1
+            offer = None
     raise AssertionError(f"the walk did not reach the end in {limit} cycles: "
                          f"{[len(r) for r in recs]} records, {taken} words taken")
 
@@ -257,6 +271,8 @@ CONFIGS = {
     "chase16_3threads": ("hw_x_chase", {"W": 16, "LOOKUP": 1, "DEPTH": 4, "THREADS": 3},
                          {"LOOP_LOOKUP": "1", "LOOP_DEPTH": "4", "LOOP_THREADS": "3"}),
     "front16": ("hw_x_front", {"DEPTH": 4}, {"LOOP_LOOKUP": "1", "LOOP_DEPTH": "4"}),
+    "front16_3threads": ("hw_x_front", {"DEPTH": 4, "THREADS": 3},
+                         {"LOOP_LOOKUP": "1", "LOOP_DEPTH": "4", "LOOP_THREADS": "3"}),
 }
 # the experiments' files beside the top's own
 FILES = {"hw_x_front": [RTL_DIR / "experiments" / "hw_x_chase.v", RTL_DIR / "hw_pb_scan.v",
