@@ -38,8 +38,8 @@
  * Pipeline (registers after each): the window (this word and the next), the varint
  * decodes (the tag at each of the W bytes and a value at each of the W + 4 bytes after
  * one, hw_varint_decoder), the value picked after each tag, the header's and the field's
- * length, the end relative to the word, the absolute end into an output queue (LUT RAM)
- * that the output reads (the one-hot forms expanded there). The pipeline never stalls: a
+ * length, the end relative to the word, the absolute end, then into an output queue (LUT
+ * RAM) that the output reads (the one-hot forms expanded there). The pipeline never stalls: a
  * word goes in only when its stream's queue has room for it, so o_ready low stops the
  * input instead.
  * STREAMS > 1 scans several streams at once (the interleaved walks of hw_x_chase
@@ -103,7 +103,7 @@ localparam Q = W + 5;   // value decodes at bytes 1..W+4 (after a tag of 1..5 by
 localparam QD = STREAMS == 1 ? 8 : STREAMS == 2 ? 8 : 4;
 localparam QB = STREAMS <= 2 ? 3 : 2;
 localparam TS = 4;      // stream numbers (2 bits); the per-stream state is kept for all, unused ones constant
-reg  v_a, v_b, v_p, v_c, v_d;
+reg  v_a, v_b, v_p, v_c, v_d, v_e;
 // a word of stream t may enter the pipeline (stage a) when t's queue will have room for it
 reg  [4*TS-1:0] occ;                     // per stream: words in the pipeline and the queue
 reg  [TS-1:0]   room;
@@ -142,7 +142,7 @@ wire [1:0] i_tid = STREAMS == 1 ? 2'd0 : in_tid;
 assign in_ready = !flush && !(pend_v[i_tid] && pend_last[i_tid]) && (room[i_tid] || !pend_v[i_tid]);
 wire take = in_valid && in_ready;
 wire emit = flush || (take && pend_v[i_tid]);
-wire [1:0] e_tid = flush ? f_tid : i_tid;   // the stream of the word that enters
+wire [1:0] enter_tid = flush ? f_tid : i_tid;   // the stream of the word that enters
 
 always @(posedge clk) begin : window
     integer t;
@@ -154,7 +154,7 @@ always @(posedge clk) begin : window
             pend_pos[t] <= 32'd0;
     end else begin
         v_a <= emit;
-        a_tid <= e_tid;
+        a_tid <= enter_tid;
         if (flush) begin
             a_win <= {{8*(AW-W){1'b0}}, pend[f_tid]};
             a_pos <= pend_pos[f_tid];
@@ -363,7 +363,8 @@ reg  [QW-1:0] queue [0:(1<<QA)-1];
 // per stream: write and read index with a wrap bit above it (full is not empty)
 reg  [4*TS-1:0] q_wr, q_rd;
 wire [1:0] o_t = STREAMS == 1 ? 2'd0 : o_tid;
-wire [1:0] d_tid = d_side[S_TID +: 2];
+reg  [QW-1:0] e_q;                       // the word to be written (from registers: the add into the LUT RAM's write data was the critical path)
+wire [1:0] e_tid = e_q[S_TID +: 2];
 wire [QB:0] o_rd = q_rd[4*o_t +: QB+1];
 wire pop = o_valid && o_ready;
 reg  [QW-1:0] q_in;
@@ -386,19 +387,21 @@ always @* begin : ends
 end
 always @(posedge clk) begin : queues
     integer t;
-    if (v_d)
-        queue[qaddr(d_tid, q_wr[4*d_tid +: QB])] <= q_in;
+    e_q <= q_in;
+    if (v_e)
+        queue[qaddr(e_tid, q_wr[4*e_tid +: QB])] <= e_q;
     if (rst) begin
         q_wr <= {4*TS{1'b0}};
         q_rd <= {4*TS{1'b0}};
         occ <= {4*TS{1'b0}};
     end else begin
-        if (v_d)
-            q_wr[4*d_tid +: 4] <= q_wr[4*d_tid +: 4] + 4'd1;
+        v_e <= v_d;
+        if (v_e)
+            q_wr[4*e_tid +: 4] <= q_wr[4*e_tid +: 4] + 4'd1;
         if (pop)
             q_rd[4*o_t +: 4] <= q_rd[4*o_t +: 4] + 4'd1;
         for (t = 0; t < STREAMS; t = t + 1)
-            occ[4*t +: 4] <= occ[4*t +: 4] + {3'd0, emit && e_tid == t[1:0]} - {3'd0, pop && o_t == t[1:0]};
+            occ[4*t +: 4] <= occ[4*t +: 4] + {3'd0, emit && enter_tid == t[1:0]} - {3'd0, pop && o_t == t[1:0]};
     end
 end
 wire [QW-1:0] q_out = queue[qaddr(o_t, o_rd[QB-1:0])];
