@@ -38,8 +38,8 @@
  * Pipeline (registers after each): the window (this word and the next), the varint
  * decodes (the tag at each of the W bytes and a value at each of the W + 4 bytes after
  * one, hw_varint_decoder), the value picked after each tag, the header's and the field's
- * length, the end relative to the word, the absolute end, then into an output queue (LUT
- * RAM) that the output reads (the one-hot forms expanded there). The pipeline never stalls: a
+ * length, the end relative to the word, the absolute end (two stages: its low half, its
+ * high half), then into an output queue (LUT RAM) that the output reads (the one-hot forms expanded there). The pipeline never stalls: a
  * word goes in only when its stream's queue has room for it, so o_ready low stops the
  * input instead.
  * STREAMS > 1 scans several streams at once (the interleaved walks of hw_x_chase
@@ -100,17 +100,22 @@ localparam Q = W + 5;   // value decodes at bytes 1..W+4 (after a tag of 1..5 by
 
 // the output queue: QD words a stream (the pipeline's 4 and room to stream; with several
 // streams each has a share of the cycles), one LUT RAM of 16 words at most
-localparam QD = STREAMS == 1 ? 8 : STREAMS == 2 ? 8 : 4;
-localparam QB = STREAMS <= 2 ? 3 : 2;
+// (a word is counted from entering the pipeline to leaving the queue, about 9 cycles: one
+// stream needs 16 to take a word every cycle, each of three a third of that)
+localparam QD = STREAMS == 1 ? 16 : STREAMS == 2 ? 8 : 4;
+localparam QB = STREAMS == 1 ? 4 : STREAMS == 2 ? 3 : 2;
 localparam TS = 4;      // stream numbers (2 bits); the per-stream state is kept for all, unused ones constant
 reg  v_a, v_b, v_p, v_c, v_d, v_e;
 // a word of stream t may enter the pipeline (stage a) when t's queue will have room for it
-reg  [4*TS-1:0] occ;                     // per stream: words in the pipeline and the queue
+// per-stream counters and indexes below: 5 bits (QB + 1 used) in a byte each (a stride of
+// 5 would be a multiplier to yosys)
+/* verilator lint_off UNUSEDSIGNAL */
+reg  [8*TS-1:0] occ;                     // per stream: words in the pipeline and the queue
 reg  [TS-1:0]   room;
 always @* begin : rooms
     integer t;
     for (t = 0; t < TS; t = t + 1)
-        room[t] = t < STREAMS && occ[4*t +: 4] < QD;
+        room[t] = t < STREAMS && occ[8*t +: 5] < QD;
 end
 
 // ---------------------------------------------------------------- the window
@@ -361,47 +366,74 @@ function [QA-1:0] qaddr;
 endfunction
 reg  [QW-1:0] queue [0:(1<<QA)-1];
 // per stream: write and read index with a wrap bit above it (full is not empty)
-reg  [4*TS-1:0] q_wr, q_rd;
+reg  [8*TS-1:0] q_wr, q_rd;
+/* verilator lint_on UNUSEDSIGNAL */
 wire [1:0] o_t = STREAMS == 1 ? 2'd0 : o_tid;
-reg  [QW-1:0] e_q;                       // the word to be written (from registers: the add into the LUT RAM's write data was the critical path)
+reg  [QW-1:0] e_q;                       // the word to be written (from registers: an add into the LUT RAM's write data was the critical path)
 wire [1:0] e_tid = e_q[S_TID +: 2];
-wire [QB:0] o_rd = q_rd[4*o_t +: QB+1];
+wire [QB:0] o_rd = q_rd[8*o_t +: QB+1];
 wire pop = o_valid && o_ready;
+// the absolute end in two halves, a stage each (the 37-bit add and its saturation in one
+// cycle, from the word's offset fanned out to all W adders, was the critical path)
+reg  [17*W-1:0] f_lo;                     // offset + relative end, low 16 bits and carry
+reg  [20*W-1:0] f_rhi;                    // the relative end's bits 35:16
+reg  [6*W-1:0]  f_nx;                     // the end from the word's first byte (bit 5: past the next word)
+reg  [SD-1:0]   f_side;
+reg  [5*W-1:0]  f_hrel;
+reg  [2*W-1:0]  f_bad;
+reg  [W-1:0]    f_z;
+reg             v_f;
+always @(posedge clk) begin : ends_low
+    integer p;
+    reg [35:0] r;
+    if (rst) begin
+        v_f <= 1'b0;
+    end else begin
+        v_f <= v_d;
+        f_side <= d_side;
+        f_hrel <= d_hrel;
+        f_bad <= d_bad;
+        f_z <= d_z;
+        for (p = 0; p < W; p = p + 1) begin
+            r = d_rel[36*p +: 36];
+            f_lo[17*p +: 17] <= {1'b0, d_side[15:0]} + {1'b0, r[15:0]};
+            f_rhi[20*p +: 20] <= r[35:16];
+            f_nx[6*p +: 6] <= r < 2*W ? r[5:0] : 6'h20;
+        end
+    end
+end
 reg  [QW-1:0] q_in;
 always @* begin : ends
     integer p;
-    reg [36:0] sum;
-    reg [35:0] r;
+    reg [20:0] hi;
     q_in = {QW{1'b0}};
-    q_in[SD-1:0] = d_side;
-    q_in[Q_BAD +: 2*W] = d_bad;
-    q_in[Q_Z +: W] = d_z;
-    q_in[Q_H +: 5*W] = d_hrel;
+    q_in[SD-1:0] = f_side;
+    q_in[Q_BAD +: 2*W] = f_bad;
+    q_in[Q_Z +: W] = f_z;
+    q_in[Q_H +: 5*W] = f_hrel;
+    q_in[Q_NX +: 6*W] = f_nx;
     for (p = 0; p < W; p = p + 1) begin
-        r = d_rel[36*p +: 36];
-        sum = {5'd0, d_side[31:0]} + {1'b0, r};
-        q_in[Q_E + 32*p +: 32] = sum[36:32] != 5'd0 ? 32'hFFFF_FFFF : sum[31:0];
-        // (r >= 2W: bit 5 set, no one-hot)
-        q_in[Q_NX + 6*p +: 6] = r < 2*W ? r[5:0] : 6'h20;
+        hi = {5'd0, f_side[31:16]} + {1'b0, f_rhi[20*p +: 20]} + {20'd0, f_lo[17*p + 16]};
+        q_in[Q_E + 32*p +: 32] = hi[20:16] != 5'd0 ? 32'hFFFF_FFFF : {hi[15:0], f_lo[17*p +: 16]};
     end
 end
 always @(posedge clk) begin : queues
     integer t;
     e_q <= q_in;
     if (v_e)
-        queue[qaddr(e_tid, q_wr[4*e_tid +: QB])] <= e_q;
+        queue[qaddr(e_tid, q_wr[8*e_tid +: QB])] <= e_q;
     if (rst) begin
-        q_wr <= {4*TS{1'b0}};
-        q_rd <= {4*TS{1'b0}};
-        occ <= {4*TS{1'b0}};
+        q_wr <= {8*TS{1'b0}};
+        q_rd <= {8*TS{1'b0}};
+        occ <= {8*TS{1'b0}};
     end else begin
-        v_e <= v_d;
+        v_e <= v_f;
         if (v_e)
-            q_wr[4*e_tid +: 4] <= q_wr[4*e_tid +: 4] + 4'd1;
+            q_wr[8*e_tid +: 5] <= q_wr[8*e_tid +: 5] + 5'd1;
         if (pop)
-            q_rd[4*o_t +: 4] <= q_rd[4*o_t +: 4] + 4'd1;
+            q_rd[8*o_t +: 5] <= q_rd[8*o_t +: 5] + 5'd1;
         for (t = 0; t < STREAMS; t = t + 1)
-            occ[4*t +: 4] <= occ[4*t +: 4] + {3'd0, emit && enter_tid == t[1:0]} - {3'd0, pop && o_t == t[1:0]};
+            occ[8*t +: 5] <= occ[8*t +: 5] + {4'd0, emit && enter_tid == t[1:0]} - {4'd0, pop && o_t == t[1:0]};
     end
 end
 wire [QW-1:0] q_out = queue[qaddr(o_t, o_rd[QB-1:0])];
@@ -417,7 +449,7 @@ always @* begin : onehots
     end
 end
 
-assign o_valid = o_rd != q_wr[4*o_t +: QB+1];
+assign o_valid = o_rd != q_wr[8*o_t +: QB+1];
 assign o_pos = q_out[31:0];
 assign o_last = q_out[32];
 assign o_tl = q_out[S_TL +: 3*W];

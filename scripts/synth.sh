@@ -216,10 +216,10 @@ for step in "${steps[@]}"; do
     ;;
   scan-ecp5 | front-ecp5)
     if [[ $step == scan-ecp5 ]]; then
-      configs=("scan hw_pb_scan -set W 16 -set NB 5" "scan-3s hw_pb_scan -set W 16 -set NB 5 -set STREAMS 3")
+      configs=("scan-3s hw_pb_scan -set W 16 -set NB 5 -set STREAMS 3" "scan hw_pb_scan -set W 16 -set NB 5")
       files="$ROOT/rtl/hw_pb_scan.v $ROOT/rtl/hw_varint_decoder.v"
     else
-      configs=("front hw_x_front -set DEPTH 4" "front-3t hw_x_front -set DEPTH 4 -set THREADS 3")
+      configs=("front-3t hw_x_front -set DEPTH 4 -set THREADS 3" "front hw_x_front -set DEPTH 4")
       files="$ROOT/rtl/experiments/hw_x_front.v $ROOT/rtl/experiments/hw_x_chase.v $ROOT/rtl/hw_pb_scan.v $ROOT/rtl/hw_varint_decoder.v"
     fi
     for config in "${configs[@]}"; do
