@@ -29,6 +29,7 @@
  *   o_hx   one-hot, 2W bits: where the header ends, counted from the word's first byte
  *          (the tag, and for type 2 the length prefix: the first byte of the payload);
  *          always within this word and the next (W=16)
+ *   o_hl   the header's length (o_hx as a count from p: the tag, and the length prefix)
  *   o_nx   one-hot, 2W bits: o_e counted from the word's first byte, if within this word
  *          and the next, else 0 (a far skip: use o_e)
  *   o_z    type 2 with a length of 0 (an empty payload ends where its header does)
@@ -58,7 +59,8 @@ module hw_pb_scan #(
 ) (
     input  wire              clk,
     input  wire              rst,
-    // a word of stream in_tid, taken at the edge when in_valid and in_ready
+    // a word of stream in_tid (below STREAMS), taken at the edge when in_valid and in_ready
+    // (in_ready depends on in_tid; low in reset, and in a cycle any stream's last word goes on)
     input  wire              in_valid,
     output wire              in_ready,
     input  wire [1:0]        in_tid,
@@ -77,6 +79,7 @@ module hw_pb_scan #(
     output wire [2*W-1:0]    o_bad,
     output wire [32*W-1:0]   o_e,
     output wire [2*W*W-1:0]  o_hx,
+    output wire [4*W-1:0]    o_hl,
     output wire [2*W*W-1:0]  o_nx,
     output wire [W-1:0]      o_z
 );
@@ -144,7 +147,7 @@ always @* begin : flushes
 end
 wire [1:0] i_tid = STREAMS == 1 ? 2'd0 : in_tid;
 // (a word taken while none of its stream is pending enters nothing yet)
-assign in_ready = !flush && !(pend_v[i_tid] && pend_last[i_tid]) && (room[i_tid] || !pend_v[i_tid]);
+assign in_ready = !rst && !flush && !(pend_v[i_tid] && pend_last[i_tid]) && (room[i_tid] || !pend_v[i_tid]);
 wire take = in_valid && in_ready;
 wire emit = flush || (take && pend_v[i_tid]);
 wire [1:0] enter_tid = flush ? f_tid : i_tid;   // the stream of the word that enters
@@ -285,8 +288,9 @@ always @(posedge clk) begin : picks
 end
 
 // c_small: where the field ends counted from the word's first byte, but for a length
-// prefix's value (c_len, added next); c_hrel: where its header ends
-reg  [5*W-1:0]  c_small, c_hrel;
+// prefix's value (c_len, added next); c_hl: the header's length (tag, and a length prefix)
+reg  [5*W-1:0]  c_small;
+reg  [4*W-1:0]  c_hl;
 reg  [35*W-1:0] c_len;
 reg  [2*W-1:0]  c_bad;
 reg  [W-1:0]    c_z;
@@ -315,7 +319,7 @@ always @(posedge clk) begin : values
                 default: fl = {2'd0, tl};
             endcase
             c_small[5*p +: 5] <= p[4:0] + fl;
-            c_hrel[5*p +: 5] <= p[4:0] + hl;
+            c_hl[4*p +: 4] <= hl[3:0];
             c_len[35*p +: 35] <= (wt == 3'd2 && !vbad) ? p_v[35*p +: 35] : 35'd0;
             c_z[p] <= wt == 3'd2 && !vbad && p_vzero[p];
             c_bad[2*p +: 2] <= p_tbad[p] ? 2'd1 : p_nz[p] ? 2'd2 : vbad ? 2'd3 : 2'd0;
@@ -325,7 +329,7 @@ end
 
 // ---------------------------------------------------------------- the end, relative
 reg  [36*W-1:0] d_rel;
-reg  [5*W-1:0]  d_hrel;
+reg  [4*W-1:0]  d_hl;
 reg  [2*W-1:0]  d_bad;
 reg  [W-1:0]    d_z;
 always @(posedge clk) begin : rel
@@ -335,7 +339,7 @@ always @(posedge clk) begin : rel
     end else begin
         v_d <= v_c;
         d_side <= c_side;
-        d_hrel <= c_hrel;
+        d_hl <= c_hl;
         d_bad <= c_bad;
         d_z <= c_z;
         for (p = 0; p < W; p = p + 1)
@@ -349,8 +353,8 @@ end
 // it: the pipeline never stalls, so no enable reaches its registers (a stall enable,
 // fanned out to all of them, was its critical path). The one-hot ends are stored as
 // offsets (5 and 6 bits a byte instead of 64) and expanded as they leave.
-localparam QW = SD + 2 * W + W + 32 * W + 5 * W + 6 * W;
-localparam Q_BAD = SD, Q_Z = Q_BAD + 2 * W, Q_E = Q_Z + W, Q_H = Q_E + 32 * W, Q_NX = Q_H + 5 * W;
+localparam QW = SD + 2 * W + W + 32 * W + 4 * W + 6 * W;
+localparam Q_BAD = SD, Q_Z = Q_BAD + 2 * W, Q_E = Q_Z + W, Q_H = Q_E + 32 * W, Q_NX = Q_H + 4 * W;
 // the queue's address: the stream's bits (none, 1 or 2) above its index
 localparam QA = STREAMS == 1 ? QB : STREAMS == 2 ? QB + 1 : QB + 2;
 function [QA-1:0] qaddr;
@@ -379,7 +383,7 @@ reg  [17*W-1:0] f_lo;                     // offset + relative end, low 16 bits 
 reg  [20*W-1:0] f_rhi;                    // the relative end's bits 35:16
 reg  [6*W-1:0]  f_nx;                     // the end from the word's first byte (bit 5: past the next word)
 reg  [SD-1:0]   f_side;
-reg  [5*W-1:0]  f_hrel;
+reg  [4*W-1:0]  f_hl;
 reg  [2*W-1:0]  f_bad;
 reg  [W-1:0]    f_z;
 reg             v_f;
@@ -391,7 +395,7 @@ always @(posedge clk) begin : ends_low
     end else begin
         v_f <= v_d;
         f_side <= d_side;
-        f_hrel <= d_hrel;
+        f_hl <= d_hl;
         f_bad <= d_bad;
         f_z <= d_z;
         for (p = 0; p < W; p = p + 1) begin
@@ -410,7 +414,7 @@ always @* begin : ends
     q_in[SD-1:0] = f_side;
     q_in[Q_BAD +: 2*W] = f_bad;
     q_in[Q_Z +: W] = f_z;
-    q_in[Q_H +: 5*W] = f_hrel;
+    q_in[Q_H +: 4*W] = f_hl;
     q_in[Q_NX +: 6*W] = f_nx;
     for (p = 0; p < W; p = p + 1) begin
         hi = {5'd0, f_side[31:16]} + {1'b0, f_rhi[20*p +: 20]} + {20'd0, f_lo[17*p + 16]};
@@ -423,6 +427,7 @@ always @(posedge clk) begin : queues
     if (v_e)
         queue[qaddr(e_tid, q_wr[8*e_tid +: QB])] <= e_q;
     if (rst) begin
+        v_e <= 1'b0;
         q_wr <= {8*TS{1'b0}};
         q_rd <= {8*TS{1'b0}};
         occ <= {8*TS{1'b0}};
@@ -442,7 +447,7 @@ always @* begin : onehots
     integer p;
     reg [5:0] h, n;
     for (p = 0; p < W; p = p + 1) begin
-        h = {1'b0, q_out[Q_H + 5*p +: 5]};
+        h = {2'd0, q_out[Q_H + 4*p +: 4]} + p[5:0];   // (p + the header's length)
         n = q_out[Q_NX + 6*p +: 6];
         hx[2*W*p +: 2*W] = {{2*W-1{1'b0}}, 1'b1} << h;
         nx[2*W*p +: 2*W] = n[5] ? {2*W{1'b0}} : {{2*W-1{1'b0}}, 1'b1} << n[4:0];
@@ -459,6 +464,7 @@ assign o_big = q_out[S_BIG +: W];
 assign o_bad = q_out[Q_BAD +: 2*W];
 assign o_e = q_out[Q_E +: 32*W];
 assign o_hx = hx;
+assign o_hl = q_out[Q_H +: 4*W];
 assign o_nx = nx;
 assign o_z = q_out[Q_Z +: W];
 

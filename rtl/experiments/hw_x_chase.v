@@ -25,7 +25,8 @@
  * sub-message is entered (its end pushed, DEPTH frames) instead of skipped, and the type
  * pops back at its end -- the lookup a protobuf walk cannot take out of its loop, as the
  * next position depends on it. The table: entry {type, number} names sub-message type
- * (type * 3 + number) % 5 when (type - number) % 4 == 1 (tb/loop_limits has the same).
+ * (type * 3 + number) % 5 when (type - number) % 4 == 1 and number is not 0 (tb/loop_limits
+ * has the same; number 0 is no field, so a walk can feed 0 for numbers the table cannot hold).
  * With LOOKUP=0 every field is skipped whole (the walk of one level; no frames).
  * THREADS=2 walks two streams at once, interleaved (C-slow: the multithreaded soft
  * multiprocessor's way to keep a loop's clock when its step does not fit a cycle): the
@@ -50,7 +51,9 @@ module hw_x_chase #(
     parameter W = 16,          // bytes per input word
     parameter LOOKUP = 1,      // 1: the schema's kind lookup and the frame stack in the loop
     parameter DEPTH = 4,       // frames (LOOKUP=1)
-    parameter THREADS = 1      // streams walked at once, interleaved (1, 2 or 3)
+    parameter THREADS = 1,     // streams walked at once, interleaved (1, 2 or 3)
+    parameter XB = 0           // per-byte bits carried to the field's record (o_x) untouched,
+                               // with its end and its frame's end (0: none of it is built)
 ) (
     input  wire             clk,
     input  wire             rst,
@@ -64,6 +67,9 @@ module hw_x_chase #(
     input  wire [W-1:0]     in_z,
     input  wire [5*W-1:0]   in_n,
     input  wire [W-1:0]     in_w,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire [XW*W-1:0]  in_x,      // (XB = 0: unused)
+    /* verilator lint_on UNUSEDSIGNAL */
     // one record a cycle: the field at o_pos of stream o_tid, its number's low bits, the
     // message type it belongs to, and whether it was entered as a sub-message
     output reg              o_valid,
@@ -72,10 +78,16 @@ module hw_x_chase #(
     output reg  [4:0]       o_num,
     output reg  [2:0]       o_type,
     output reg              o_sub,
-    output wire [THREADS-1:0] o_stuck  // sticky, per stream: nesting deeper than DEPTH
+    output wire [THREADS-1:0] o_stuck, // sticky, per stream: nesting deeper than DEPTH
+    // XB > 0: the field's in_x bits, its end (in_e at its byte) and the end of the frame it
+    // is in (2^32 - 1 at the top level); 0 when XB = 0
+    output wire [XW-1:0]    o_x,
+    output wire [31:0]      o_e,
+    output wire [31:0]      o_fend
 );
 
 localparam SW = 2 * W * W * 2 + 32 * W + W + 5 * W + W;   // one word's precomputed slot
+localparam XW = XB > 0 ? XB : 1;
 localparam WB = $clog2(W);
 localparam CW = 32 - WB;                 // word index bits
 localparam IB = $clog2(DEPTH);           // a frame's index
@@ -109,7 +121,7 @@ function [2:0] kind_of; // sub-message type + 1, 0 for none
         a = t[1:0] - n[1:0];
         b = {5'd0, t} * 8'd3 + {3'd0, n};
         b = b % 8'd5 + 8'd1;
-        kind_of = a == 2'd1 ? b[2:0] : 3'd0;
+        kind_of = a == 2'd1 && n != 5'd0 ? b[2:0] : 3'd0;   // (number 0: no field)
     end
 endfunction
 // the table as a ROM: a schema's kind table is a memory, not arithmetic
@@ -317,6 +329,41 @@ always @(posedge clk) begin
     if (in_valid && in_ready)
         slot[{in_tid, slot_wr}] <= {in_w, in_n, in_z, in_e, in_hx, in_nx};
 end
+
+// ---------------------------------------------------------------- the records' extras (XB > 0)
+// in_x in a memory of its own beside the slots, picked at `at` in the first part and passed
+// along with the picks, so the loop's own logic is the same with or without it
+generate
+if (XB > 0) begin : g_x
+    reg  [XB*W-1:0] slot_x [0:7];
+    reg  [XB-1:0]   x_a, x_b, x_c, r_x;
+    reg  [31:0]     r_e, r_fend;
+    always @* begin : pick_x
+        reg [XB*W-1:0] fx;
+        integer p;
+        fx = slot_x[{t_a, st_a[O_SEL]}];
+        x_a = {XB{1'b0}};
+        for (p = 0; p < W; p = p + 1)
+            x_a = x_a | ({XB{st_a[O_AT + p]}} & fx[XB*p +: XB]);
+    end
+    always @(posedge clk) begin
+        if (in_valid && in_ready)
+            slot_x[{in_tid, slot_wr}] <= in_x;
+        x_b <= x_a;
+        x_c <= x_b;
+        r_x <= THREADS == 3 ? x_c : THREADS == 2 ? x_b : x_a;
+        r_e <= e;
+        r_fend <= depth != 0 ? fend_top : 32'hFFFF_FFFF;
+    end
+    assign o_x = r_x;
+    assign o_e = r_e;
+    assign o_fend = r_fend;
+end else begin : g_no_x
+    assign o_x = {XW{1'b0}};
+    assign o_e = 32'd0;
+    assign o_fend = 32'd0;
+end
+endgenerate
 
 initial begin
     if ((W != 8 && W != 16) || DEPTH < 2 || (DEPTH & (DEPTH - 1)) != 0 || THREADS < 1 || THREADS > 3) begin

@@ -20,7 +20,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil) when run as a script
 from tbutil import run_cocotb, seed_for
-from scanmodel import scan_model
+from scanmodel import hostile, mutate, scan_model
 from google.protobuf.internal.encoder import _VarintBytes as varint   # the official encoder
 
 RTL_DIR = Path(__file__).resolve().parents[2]
@@ -29,7 +29,7 @@ W = 16
 NB = 5
 
 
-FIELDS = dict(tl=3, wt=3, n=NB, big=1, bad=2, e=32, hx=2 * W, nx=2 * W, z=1)
+FIELDS = dict(tl=3, hl=4, wt=3, n=NB, big=1, bad=2, e=32, hx=2 * W, nx=2 * W, z=1)
 
 
 def unpack(dut):
@@ -70,48 +70,6 @@ def gen_message(rng, depth, truth, base=0):
     return bytes(out)
 
 
-def hostile(rng, n):
-    """Bytes made to break a decoder: continuation runs, 5/6-byte length prefixes, huge lengths,
-    over-long tags, number 0, every wire type."""
-    out = bytearray()
-    while len(out) < n:
-        c = rng.randint(0, 9)
-        if c == 0:
-            out += bytes([rng.randint(0x80, 0xFF) for _ in range(rng.randint(1, 14))]) + bytes([rng.randint(0, 0x7F)])
-        elif c == 1:   # a type 2 tag, then a non-minimal length prefix of 5 or 6 bytes
-            out += bytes([rng.randint(1, 15) << 3 | 2]) + bytes([rng.randint(0x80, 0xFF) for _ in range(rng.randint(4, 5))]) + bytes([rng.randint(0, 0x7F)])
-        elif c == 2:   # a tag over 2^32 in 5 bytes, or a tag of 6 bytes
-            out += bytes([0xFF, 0xFF, 0xFF, 0xFF, rng.choice([0x10, 0x0F, 0x7F, 0x8F]), 0x01])
-        elif c == 3:   # field number 0 with each wire type, also as a non-minimal tag
-            out += bytes([rng.randint(0, 7)]) if rng.random() < 0.5 else bytes([0x80 | rng.randint(0, 7), 0x00])
-        elif c == 4:   # any wire type
-            out += varint(rng.randint(1, 5000) << 3 | rng.randint(0, 7))
-        elif c == 5:   # a 5-byte length whose value is past 2^32 (saturated end)
-            out += bytes([0x0A, 0xFF, 0xFF, 0xFF, 0xFF, rng.choice([0x0F, 0x7F, 0x10])])
-        elif c == 6:   # a 10-byte varint, or an 11-byte one
-            out += bytes([0x08]) + bytes([0xFF] * rng.choice([9, 10])) + bytes([rng.choice([0x01, 0x7F])])
-        else:
-            out += rng.randbytes(rng.randint(1, 8))
-    return bytes(out[:n])
-
-
-def mutate(rng, data):
-    """A valid stream with a few bytes changed, inserted or dropped."""
-    b = bytearray(data)
-    for _ in range(rng.randint(1, 6)):
-        if not b:
-            break
-        k = rng.randrange(len(b))
-        op = rng.randint(0, 2)
-        if op == 0:
-            b[k] = rng.randint(0, 255)
-        elif op == 1:
-            b[k:k] = bytes([0x80 | rng.randint(0, 127)])
-        else:
-            del b[k]
-    return bytes(b)
-
-
 def to_words(data, rng):
     """The stream as W-byte words, the last one padded with random bytes (the scan reads
     them as the stream's; a walk stops at the frame's end)."""
@@ -143,11 +101,13 @@ def official_check(data, truth, base=0, depth=0):
 
 
 # ---------------------------------------------------------------- the test
-async def run_streams(dut, lanes, rng, stall):
+async def run_streams(dut, lanes, rng, stall, clock=True):
     """Feeds each lane's streams back to back (lane t as stream t of the scan; a random lane a
     cycle, random gaps) and collects the output words (a random lane read a cycle, random
-    stalls): per lane, per stream, a list of (o_pos, per-byte dicts)."""
-    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    stalls, now and then a run of them to fill the queues): per lane, per stream, a list of
+    (o_pos, per-byte dicts). `clock`: start the clock (the first call of a test)."""
+    if clock:
+        cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     dut.rst.value = 1
     dut.in_valid.value = 0
     dut.o_ready.value = 0
@@ -161,6 +121,7 @@ async def run_streams(dut, lanes, rng, stall):
     got = [[] for _ in lanes]
     cur = [[] for _ in lanes]
     t_in = None   # the lane whose word is on offer (held until taken)
+    hold = 0      # cycles left of a run of output stalls
     total = sum(len(f) for f in feeds)
     for cycle in range(6 * total + 100):
         await FallingEdge(dut.clk)
@@ -175,7 +136,10 @@ async def run_streams(dut, lanes, rng, stall):
         dut.in_valid.value = int(t_in is not None)
         t_out = rng.randrange(len(lanes))
         dut.o_tid.value = t_out
-        dut.o_ready.value = ready = int(rng.random() >= stall)
+        if stall and hold == 0 and rng.random() < 0.01:
+            hold = rng.randint(10, 40)
+        hold = max(0, hold - 1)
+        dut.o_ready.value = ready = int(rng.random() >= stall and hold == 0)
         await ReadOnly()   # what the next rising edge takes
         if t_in is not None and int(dut.in_ready.value):
             fed[t_in] += 1
@@ -228,6 +192,9 @@ async def streams(dut):
              + varint((1 << 28) << 3) + b"\x00" + varint((1 << 28 | 1) << 3 | 5) + bytes(4)
              + varint(((1 << 29) - 1) << 3) + b"\x01" + b"\x12\xff\xff\xff\xff\x7f")
     cases.append(("edges", to_words(fixed, rng), None))
+    # a 5-byte tag at a word's last byte and a varint after it up to the window's last byte
+    cases.append(("window end", [bytes(15) + b"\x88", b"\x80\x80\x80\x00" + b"\x80" * 10 + b"\x00\x00", bytes(16)], None))
+    rng.shuffle(cases)   # (every lane gets every kind)
     lanes = int(os.environ.get("SCAN_STREAMS", "1"))
     split = [cases[t::lanes] for t in range(lanes)]     # lane t: every lanes-th case
     got = await run_streams(dut, [[w for _, w, _ in part] for part in split], rng,
@@ -276,7 +243,30 @@ async def rate(dut):
     assert outs[-1] - outs[0] == len(outs) - 1, f"gaps in the output: {outs}"
 
 
-@pytest.mark.parametrize("streams,stall", [(1, "0.3"), (1, "0"), (3, "0.3"), (2, "0")])
+@cocotb.test()
+async def reset_midway(dut):
+    """A reset while words are in the pipeline and the queue: afterwards a stream comes out
+    alone and right (nothing of the one before, no word counted twice)."""
+    rng = random.Random(int(os.environ["SCAN_SEED"]) + 2)
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    dut.rst.value = 1
+    dut.in_valid.value = 0
+    dut.o_ready.value = 0
+    dut.in_tid.value = 0
+    dut.o_tid.value = 0
+    dut.in_last.value = 0
+    await RisingEdge(dut.clk)
+    dut.rst.value = 0
+    for i in range(12):   # words in, none out: the pipeline and the queue hold some
+        await FallingEdge(dut.clk)
+        dut.in_valid.value = 1
+        dut.in_data.value = rng.getrandbits(128)
+    words = [bytes([0x08, 0x96, 0x01]) + bytes(13), bytes(16)]
+    got = await run_streams(dut, [[words]], rng, stall=0.3, clock=False)
+    check(got[0][0], words, "after reset")
+
+
+@pytest.mark.parametrize("streams,stall", [(1, "0.3"), (1, "0"), (3, "0.3"), (2, "0"), (2, "0.3"), (4, "0.3")])
 def test_hw_pb_scan(streams, stall):
     env = {"SCAN_SEED": str(seed_for(f"hw_pb_scan_{streams}_{stall}")), "SCAN_STALL": stall,
            "SCAN_STREAMS": str(streams)}
@@ -284,7 +274,8 @@ def test_hw_pb_scan(streams, stall):
                f"s{streams}_stall{stall}", parameters={"W": W, "NB": NB, "STREAMS": streams}, extra_env=env)
 
 
-@pytest.mark.parametrize("param,message", [("W=8", "W must be 16"), ("STREAMS=5", "STREAMS must be in 1..4")])
+@pytest.mark.parametrize("param,message", [("W=8", "W must be 16"), ("STREAMS=5", "STREAMS must be in 1..4"),
+                                           ("NB=30", "NB must be in 1..29")])
 def test_bad_parameters(tmp_path, param, message):
     out = tmp_path / "bad.vvp"
     subprocess.run(["iverilog", "-g2012", f"-Phw_pb_scan.{param}", "-o", str(out), str(RTL_DIR / "hw_pb_scan.v"),

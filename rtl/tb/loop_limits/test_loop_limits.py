@@ -12,6 +12,8 @@ message at every level)."""
 
 import os
 import random
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,8 +23,8 @@ import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 from cocotb.clock import Clock
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # rtl/tb (tbutil) when run as a script
-from tbutil import run_cocotb, seed_for
-from scanmodel import scan_model
+from tbutil import heapwire_bin, run_cocotb, seed_for
+from scanmodel import hostile, mutate, scan_model
 from google.protobuf.internal.encoder import _VarintBytes as varint   # the official encoder
 
 RTL_DIR = Path(__file__).resolve().parents[2]
@@ -31,7 +33,7 @@ TB_DIR = Path(__file__).resolve().parent
 
 def kind(t, n):
     """hw_x_chase's kind table: sub-message type + 1 of field number n (low 5 bits) in type t."""
-    return ((t * 3 + n) % 5 + 1) if (t - n) % 4 == 1 else 0
+    return ((t * 3 + n) % 5 + 1) if (t - n) % 4 == 1 and n != 0 else 0
 
 
 def gen_message(rng, t, depth, max_depth, lookup, nfields, wide=True, deep=False):
@@ -48,6 +50,9 @@ def gen_message(rng, t, depth, max_depth, lookup, nfields, wide=True, deep=False
         chain = deep and i == 0 and lookup and depth < max_depth
         if chain or (lookup and rng.random() < 0.25):  # a sub-message more often: deep nesting
             num, wt = rng.choice([n for n in range(1, 32) if kind(t, n)]), 2
+        if lookup and wt == 2 and num >= 32 and kind(t, num & 31):
+            num -= 1   # (then (t - num) % 4 == 2: no kind. hw_x_chase reads the low bits of a
+            # number, hw_x_front none of one >= 32: a field both skip)
         k = kind(t, num & 31) if lookup else 0
         if wt == 2 and k and depth >= max_depth:
             wt = 0  # a sub-message here would nest deeper than the loop's frames
@@ -57,11 +62,11 @@ def gen_message(rng, t, depth, max_depth, lookup, nfields, wide=True, deep=False
             body, sub = gen_message(rng, k - 1, depth + 1, max_depth, lookup,
                                     rng.randint(1 if chain else 0, max(1, 4 - depth)), wide, chain)
             hdr = varint(num << 3 | 2) + varint(len(body))
-            recs.append((pos, num & 31, t, True))
+            recs.append((pos, num, t, True))
             recs += [(pos + len(hdr) + p, n, ty, e) for p, n, ty, e in sub]
             out += hdr + body
             continue
-        recs.append((pos, num & 31, t, False))
+        recs.append((pos, num, t, False))
         out += varint(num << 3 | wt)
         if wt == 0:
             out += varint(rng.choice([0, 1, 300, rng.getrandbits(64), rng.getrandbits(20)]))
@@ -92,11 +97,14 @@ def chase_words(data, w, nwords):
     return words
 
 
-async def run_walk(dut, streams, rng, expect_stuck=False):
+async def run_walk(dut, streams, rng, expect_stuck=False, errs=None, clock=True):
     """Feeds each stream's words (random gaps; with several streams, a word of the stream
     the input takes this cycle, `in_tid`) and returns each stream's records at positions below
-    its length (the walk runs on into the zero words after it)."""
-    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    its length (the walk runs on into the zero words after it). `errs` (hw_x_front): filled
+    per stream with its first (o_err, o_eoff) that is not 0, or "stuck" (nesting past the
+    frames); a stream is done there. `clock`: start the clock (the first call of a test)."""
+    if clock:
+        cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     dut.rst.value = 1
     dut.in_valid.value = 0
     await RisingEdge(dut.clk)
@@ -121,8 +129,15 @@ async def run_walk(dut, streams, rng, expect_stuck=False):
                 if hasattr(dut, "o_type"):
                     rec += [int(dut.o_type.value), bool(int(dut.o_sub.value))]
                 recs[t].append(tuple(rec))
+                if errs is not None and int(dut.o_err.value):
+                    errs[t] = (int(dut.o_err.value), int(dut.o_eoff.value))
+                    done[t] = True
         if expect_stuck and int(dut.o_stuck.value):
             return recs
+        if errs is not None:
+            for t in range(len(streams)):
+                if (int(dut.o_stuck.value) >> t) & 1 and not done[t]:
+                    errs[t], done[t] = "stuck", True
         if all(done):
             return recs
         # a word on offer is taken at the next rising edge when in_ready: of the stream the
@@ -188,7 +203,7 @@ def test_generator_against_official_library():
     for i in range(60):
         lookup = i % 3 != 0
         data, recs = gen_message(rng, 0, 0, 4, lookup, rng.randint(1, 30))
-        assert official_walk(data, 0, lookup) == [(n, t, e) for _, n, t, e in recs]
+        assert official_walk(data, 0, lookup) == [(n & 31, t, e) for _, n, t, e in recs]
 
 
 def stream_words(dut, data, w, nwords):
@@ -201,6 +216,7 @@ def stream_words(dut, data, w, nwords):
     if hasattr(dut, "in_last"):
         for i, word in enumerate(words):
             word["in_last"] = int(i == nwords - 1)
+            word["in_len"] = len(data)
     return words
 
 
@@ -218,12 +234,18 @@ async def walk(dut):
         # (without the lookup every field is at the top level: none is entered)
         data, recs = gen_message(rng, 0, 0, depth, lookup, nfields, wide=w == 16, deep=True)
         # the fields, types and entered sub-messages as the official library reads them
-        assert official_walk(data, 0, lookup) == [(n, t, e) for _, n, t, e in recs]
+        assert official_walk(data, 0, lookup) == [(n & 31, t, e) for _, n, t, e in recs]
         datas.append(data)
         nwords = (len(data) + w - 1) // w + 4  # zero words after the stream: the walk runs into them
+        # the record's number: its low bits (hw_x_chase), 0 for one of 32 or more (hw_x_front:
+        # no field of the kind table)
+        front = hasattr(dut, "in_len")
+        recs = [(p, (0 if front and n >= 32 else n & 31), t, e) for p, n, t, e in recs]
         wants.append(recs if full else [(p, n) for p, n, _, _ in recs])
         streams.append((stream_words(dut, data, w, nwords), len(data)))
-    gots = await run_walk(dut, streams, rng)
+    errs = [None] * len(streams) if hasattr(dut, "o_err") else None
+    gots = await run_walk(dut, streams, rng, errs=errs)
+    assert errs is None or errs == [None] * len(streams), f"valid streams flagged: {errs}"
     for t, (got, want) in enumerate(zip(gots, wants)):
         assert len(got) >= 100, f"stream {t}: only {len(got)} records"
         for k, (g, x) in enumerate(zip(got, want)):
@@ -259,6 +281,81 @@ async def too_deep(dut):
     assert len(recs[0]) == depth and all(r[3] for r in recs[0]), recs
 
 
+KIND_NAMES = {1: "truncated", 2: "varint_too_long", 3: "field_number_zero", 4: "invalid_wire_type",
+              5: "length_past_end", 14: "unsupported"}
+
+
+def kinds_proto(path):
+    """The kind table as a schema the CPU engine reads: message Tt has, for each number n
+    below 32 that kind(t, n) names, a field of the message type it names."""
+    lines = ['syntax = "proto3";', "package k;"]
+    for t in range(5):
+        fields = " ".join(f"T{kind(t, n) - 1} f{n} = {n};" for n in range(1, 32) if kind(t, n))
+        lines.append(f"message T{t} {{ {fields} }}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def cpu_verdict(proto, data, tmp):
+    """The CPU engine's verdict on a stream as k.T0: None (accepted) or (kind name, offset)."""
+    tmp.write_bytes(data)
+    r = subprocess.run([heapwire_bin(), "decode", "--schema", str(proto), "--type", "k.T0", str(tmp)],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if r.returncode == 0:
+        return None
+    err = r.stderr.decode(errors="replace")
+    m = re.search(r"rejected: (\w+) at byte (\d+)", err)
+    assert m, f"heapwire decode: {err}"
+    return m.group(1), int(m.group(2))
+
+
+@cocotb.test(skip=not os.environ.get("LOOP_ERRORS"))
+async def errors(dut):
+    """hw_x_front: valid, mutated and hostile streams; the first field the check flags is
+    where the CPU engine (heapwire decode, the kind table as a schema) rejects the stream,
+    with the same kind and offset; none flagged, the CPU engine accepts it."""
+    rng = random.Random(int(os.environ["LOOP_SEED"]) + 1)
+    threads = int(os.environ.get("LOOP_THREADS", "1"))
+    depth = int(os.environ.get("LOOP_DEPTH", "4"))
+    build = TB_DIR / "sim_build" / f"errors{threads}"
+    build.mkdir(parents=True, exist_ok=True)
+    proto = build / "kinds.proto"
+    kinds_proto(proto)
+    n = 60 if os.environ.get("HW_TB_QUICK") else 180
+    # edges: varints and length prefixes over-long or cut by the stream's or a frame's end,
+    # tags cut or over 32 bits, number 0, wire type 7, a group
+    sub = next(k for k in range(1, 32) if kind(0, k))
+    datas = [b"\x08" + b"\xff" * 5, b"\x08" + b"\xff" * 9, b"\x08" + b"\xff" * 10 + b"\x01",
+             b"\x0a" + b"\x80" * 5, b"\x0a" + b"\x80" * 5 + b"\x00", b"\x0a" + b"\x80" * 4 + b"\x00",
+             b"\x80", b"\xff\xff\xff\xff", b"\xff\xff\xff\xff\x7f\x00", b"\x00\x01", b"\x0f", b"\x0b\x0c",
+             varint(sub << 3 | 2) + b"\x03" + b"\x08\xff\xff" + b"\x08\x01",
+             varint(sub << 3 | 2) + b"\x0c" + b"\x08" + b"\xff" * 10 + b"\x01",
+             varint(sub << 3 | 2) + b"\x02" + b"\x12\x05" + b"\x08\x01\x08\x01"]
+    n += len(datas)
+    for i in range(n - len(datas)):
+        data, _ = gen_message(rng, 0, 0, depth, True, rng.randint(1, 40), wide=True)
+        if i % 3 == 1:
+            data = mutate(rng, data)
+        elif i % 3 == 2:
+            data = hostile(rng, rng.randint(1, 120))
+        datas.append(data)
+    tally = {"same": 0, "accepted": 0, "unsupported": 0, "stuck": 0}
+    for b in range(0, n, threads):
+        batch = datas[b:b + threads]
+        streams = [(stream_words(dut, d, 16, (len(d) + 15) // 16 + 4), len(d)) for d in batch]
+        errs = [None] * len(batch)
+        await run_walk(dut, streams, rng, errs=errs, clock=b == 0)
+        for k, (data, err) in enumerate(zip(batch, errs)):
+            if err == "stuck" or (err and err[0] == 14):   # nesting past the frames, a group: not handled
+                tally["stuck" if err == "stuck" else "unsupported"] += 1
+                continue
+            want = cpu_verdict(proto, data, build / f"s{k}.bin")
+            got = err and (KIND_NAMES[err[0]], err[1])
+            assert got == want, f"stream {b + k} ({data.hex()}): the check says {got}, the CPU engine {want}"
+            tally["same" if want else "accepted"] += 1
+    dut._log.info(f"verdicts: {tally}")
+    assert tally["same"] >= n // 4 and tally["accepted"] >= n // 4, tally
+
+
 CONFIGS = {
     "shift16": ("hw_x_shift_loop", {"W": 16}, {}),
     "chase16": ("hw_x_chase", {"W": 16, "LOOKUP": 1, "DEPTH": 4}, {"LOOP_LOOKUP": "1", "LOOP_DEPTH": "4"}),
@@ -270,9 +367,9 @@ CONFIGS = {
                                  {"LOOP_LOOKUP": "0", "LOOP_THREADS": "2"}),
     "chase16_3threads": ("hw_x_chase", {"W": 16, "LOOKUP": 1, "DEPTH": 4, "THREADS": 3},
                          {"LOOP_LOOKUP": "1", "LOOP_DEPTH": "4", "LOOP_THREADS": "3"}),
-    "front16": ("hw_x_front", {"DEPTH": 4}, {"LOOP_LOOKUP": "1", "LOOP_DEPTH": "4"}),
+    "front16": ("hw_x_front", {"DEPTH": 4}, {"LOOP_LOOKUP": "1", "LOOP_DEPTH": "4", "LOOP_ERRORS": "1"}),
     "front16_3threads": ("hw_x_front", {"DEPTH": 4, "THREADS": 3},
-                         {"LOOP_LOOKUP": "1", "LOOP_DEPTH": "4", "LOOP_THREADS": "3"}),
+                         {"LOOP_LOOKUP": "1", "LOOP_DEPTH": "4", "LOOP_THREADS": "3", "LOOP_ERRORS": "1"}),
 }
 # the experiments' files beside the top's own
 FILES = {"hw_x_front": [RTL_DIR / "experiments" / "hw_x_chase.v", RTL_DIR / "hw_pb_scan.v",
