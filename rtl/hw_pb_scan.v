@@ -114,12 +114,7 @@ reg  v_a, v_b, v_p, v_c, v_d, v_e;
 // 5 would be a multiplier to yosys)
 /* verilator lint_off UNUSEDSIGNAL */
 reg  [8*TS-1:0] occ;                     // per stream: words in the pipeline and the queue
-reg  [TS-1:0]   room;
-always @* begin : rooms
-    integer t;
-    for (t = 0; t < TS; t = t + 1)
-        room[t] = t < STREAMS && occ[8*t +: 5] < QD;
-end
+reg  [TS-1:0]   room;                    // occ < QD, a register (from occ's next value)
 
 // ---------------------------------------------------------------- the window
 // pend: each stream's word waiting for the one after it; a last word goes on at once (a
@@ -374,6 +369,8 @@ reg  [8*TS-1:0] q_wr, q_rd;
 /* verilator lint_on UNUSEDSIGNAL */
 wire [1:0] o_t = STREAMS == 1 ? 2'd0 : o_tid;
 reg  [QW-1:0] e_q;                       // the word to be written (from registers: an add into the LUT RAM's write data was the critical path)
+reg  [QA-1:0] e_addr;                    // and where (allocated a stage ahead: from the stream bits of a wide register it was)
+reg  [8*TS-1:0] q_next;                  // per stream: the next word's index, counted at stage f
 wire [1:0] e_tid = e_q[S_TID +: 2];
 wire [QB:0] o_rd = q_rd[8*o_t +: QB+1];
 wire pop = o_valid && o_ready;
@@ -423,22 +420,31 @@ always @* begin : ends
 end
 always @(posedge clk) begin : queues
     integer t;
+    reg [4:0] occ_n;
     e_q <= q_in;
+    e_addr <= qaddr(f_side[S_TID +: 2], q_next[8*f_side[S_TID +: 2] +: QB]);
     if (v_e)
-        queue[qaddr(e_tid, q_wr[8*e_tid +: QB])] <= e_q;
+        queue[e_addr] <= e_q;
     if (rst) begin
         v_e <= 1'b0;
+        q_next <= {8*TS{1'b0}};
+        room <= {TS{1'b0}};
         q_wr <= {8*TS{1'b0}};
         q_rd <= {8*TS{1'b0}};
         occ <= {8*TS{1'b0}};
     end else begin
         v_e <= v_f;
+        if (v_f)
+            q_next[8*f_side[S_TID +: 2] +: 5] <= q_next[8*f_side[S_TID +: 2] +: 5] + 5'd1;
         if (v_e)
             q_wr[8*e_tid +: 5] <= q_wr[8*e_tid +: 5] + 5'd1;
         if (pop)
             q_rd[8*o_t +: 5] <= q_rd[8*o_t +: 5] + 5'd1;
-        for (t = 0; t < STREAMS; t = t + 1)
-            occ[8*t +: 5] <= occ[8*t +: 5] + {4'd0, emit && enter_tid == t[1:0]} - {4'd0, pop && o_t == t[1:0]};
+        for (t = 0; t < STREAMS; t = t + 1) begin
+            occ_n = occ[8*t +: 5] + {4'd0, emit && enter_tid == t[1:0]} - {4'd0, pop && o_t == t[1:0]};
+            occ[8*t +: 5] <= occ_n;
+            room[t] <= occ_n < QD;
+        end
     end
 end
 wire [QW-1:0] q_out = queue[qaddr(o_t, o_rd[QB-1:0])];
