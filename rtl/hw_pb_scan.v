@@ -101,12 +101,12 @@ end
 
 localparam Q = W + 5;   // value decodes at bytes 1..W+4 (after a tag of 1..5 bytes)
 
-// the output queue: QD words a stream (the pipeline's 4 and room to stream; with several
-// streams each has a share of the cycles), one LUT RAM of 16 words at most
-// (a word is counted from entering the pipeline to leaving the queue, about 9 cycles: one
-// stream needs 16 to take a word every cycle, each of three a third of that)
-localparam QD = STREAMS == 1 ? 16 : STREAMS == 2 ? 8 : 4;
-localparam QB = STREAMS == 1 ? 4 : STREAMS == 2 ? 3 : 2;
+// the output queue: QD words a stream, one LUT RAM of 16 words (32 for 3 or 4 streams). A
+// word holds its stream's credit from entering the pipeline to two cycles after it leaves
+// the queue (the counts take the entries and exits a cycle late, so a queue admits QD - 1),
+// about 11 cycles: one stream taking a word a cycle needs 12, each of two half, three a third
+localparam QD = STREAMS == 1 ? 16 : 8;
+localparam QB = STREAMS == 1 ? 4 : 3;
 localparam TS = 4;      // stream numbers (2 bits); the per-stream state is kept for all, unused ones constant
 reg  v_a, v_b, v_p, v_c, v_d, v_e;
 // a word of stream t may enter the pipeline (stage a) when t's queue will have room for it
@@ -114,7 +114,11 @@ reg  v_a, v_b, v_p, v_c, v_d, v_e;
 // 5 would be a multiplier to yosys)
 /* verilator lint_off UNUSEDSIGNAL */
 reg  [8*TS-1:0] occ;                     // per stream: words in the pipeline and the queue
-reg  [TS-1:0]   room;                    // occ < QD, a register (from occ's next value)
+reg  [TS-1:0]   room;                    // a register: occ will be below QD - 1
+// the entries and exits the counts take a cycle late (their compares were a loop with the
+// input's ready and the output's pop in it)
+reg             emit_r, pop_r;
+reg  [1:0]      enter_tid_r, pop_tid_r;
 
 // ---------------------------------------------------------------- the window
 // pend: each stream's word waiting for the one after it; a last word goes on at once (a
@@ -429,6 +433,8 @@ always @(posedge clk) begin : queues
         v_e <= 1'b0;
         q_next <= {8*TS{1'b0}};
         room <= {TS{1'b0}};
+        emit_r <= 1'b0;
+        pop_r <= 1'b0;
         q_wr <= {8*TS{1'b0}};
         q_rd <= {8*TS{1'b0}};
         occ <= {8*TS{1'b0}};
@@ -440,10 +446,14 @@ always @(posedge clk) begin : queues
             q_wr[8*e_tid +: 5] <= q_wr[8*e_tid +: 5] + 5'd1;
         if (pop)
             q_rd[8*o_t +: 5] <= q_rd[8*o_t +: 5] + 5'd1;
+        emit_r <= emit;
+        enter_tid_r <= enter_tid;
+        pop_r <= pop;
+        pop_tid_r <= o_t;
         for (t = 0; t < STREAMS; t = t + 1) begin
-            occ_n = occ[8*t +: 5] + {4'd0, emit && enter_tid == t[1:0]} - {4'd0, pop && o_t == t[1:0]};
+            occ_n = occ[8*t +: 5] + {4'd0, emit_r && enter_tid_r == t[1:0]} - {4'd0, pop_r && pop_tid_r == t[1:0]};
             occ[8*t +: 5] <= occ_n;
-            room[t] <= occ_n < QD;
+            room[t] <= occ_n < QD - 1;
         end
     end
 end

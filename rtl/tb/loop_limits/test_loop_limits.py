@@ -1,14 +1,16 @@
-"""cocotb testbench for the field-loop timing experiments rtl/experiments/hw_x_shift_loop.v
-and rtl/experiments/hw_x_chase.v (cocotb 2.x): the circuits whose clock docs/hardware.md
-"What the field loop can reach" quotes must be walks that work. Random protobuf streams
-(nested messages by the experiment's kind table down to a full frame stack, wire types 0,
-1, 2 and 5, tags of 1-5 bytes, long fields that need a far skip), fed with random input
-gaps; the records (position, number's low bits, message type, entered or skipped) must be
-exactly the fields of the stream in order. For
-hw_x_chase the per-byte decodes a decoder ahead of the loop would deliver are computed
-here. Each stream's expected fields (numbers, types, entered or not; not the offsets) are
-first read back with the official protobuf library (as the unknown fields of an empty
-message at every level)."""
+"""cocotb testbench for the field-loop timing experiments rtl/experiments/hw_x_shift_loop.v,
+hw_x_chase.v and hw_x_front.v (cocotb 2.x): the circuits whose clock docs/hardware.md
+"What the field loop can reach" and "The decode-ahead stage" quote must be walks that work.
+Random protobuf streams (nested messages by the experiment's kind table down to a full frame
+stack, wire types 0, 1, 2 and 5, tags of 1-5 bytes, long fields that need a far skip), fed
+with random input gaps; the records (position, number's low bits, message type, entered or
+skipped) must be exactly the fields of the stream in order. hw_x_chase takes the per-byte
+decodes a decoder ahead of the loop would deliver (tb/scanmodel.py: hw_pb_scan's model);
+hw_x_shift_loop and hw_x_front (hw_pb_scan and the chase) take the bytes. Each stream's
+expected fields (numbers, types, entered or not; not the offsets) are first read back with
+the official protobuf library (as the unknown fields of an empty message at every level).
+hw_x_front's check of each field is compared with the CPU engine's verdict (heapwire
+decode, the kind table as a schema) on valid, mutated, hostile and edge streams."""
 
 import os
 import random
