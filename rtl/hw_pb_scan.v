@@ -66,8 +66,11 @@ module hw_pb_scan #(
     input  wire [1:0]        in_tid,
     input  wire [8*W-1:0]    in_data,
     input  wire              in_last,
-    // the next word of stream o_tid (the consumer's choice this cycle): valid, popped when ready
-    input  wire [1:0]        o_tid,
+    // the output shows the next word of stream o_tid, the stream the consumer named on
+    // o_tid_next the cycle before (registered: the queue is read a cycle ahead); popped when
+    // o_valid and o_ready
+    input  wire [1:0]        o_tid_next,
+    output wire [1:0]        o_tid,
     output wire              o_valid,
     input  wire              o_ready,
     output wire [31:0]       o_pos,     // stream offset of the word's first byte
@@ -131,18 +134,17 @@ reg  [8*AW-1:0] a_win;                    // this word, then the next
 reg  [31:0]    a_pos;
 reg            a_last;
 reg  [1:0]     a_tid;
-// the stream a flush takes this cycle (the lowest one whose last word waits and has room)
-reg            flush;
+// the stream a flush takes this cycle (the lowest one whose last word waits and has room),
+// one-hot (its binary form and decodes were the critical path with three streams)
+wire [TS-1:0]  fcand = pend_v & pend_last & room;
+wire [TS-1:0]  fsel = fcand & ~(fcand - 1'b1);
+wire           flush = fcand != {TS{1'b0}};
 reg  [1:0]     f_tid;
 always @* begin : flushes
     integer t;
-    flush = 1'b0;
     f_tid = 2'd0;
-    for (t = STREAMS - 1; t >= 0; t = t - 1)
-        if (pend_v[t] && pend_last[t] && room[t]) begin
-            flush = 1'b1;
-            f_tid = t[1:0];
-        end
+    for (t = 0; t < TS; t = t + 1)
+        if (fsel[t]) f_tid = t[1:0];
 end
 wire [1:0] i_tid = STREAMS == 1 ? 2'd0 : in_tid;
 // (a word taken while none of its stream is pending enters nothing yet)
@@ -162,12 +164,22 @@ always @(posedge clk) begin : window
     end else begin
         v_a <= emit;
         a_tid <= enter_tid;
-        if (flush) begin
-            a_win <= {{8*(AW-W){1'b0}}, pend[f_tid]};
-            a_pos <= pend_pos[f_tid];
+        if (flush) begin : flush_word
+            reg [8*W-1:0] w;
+            reg [31:0]    wp;
+            w = {8*W{1'b0}};
+            wp = 32'd0;
+            for (t = 0; t < TS; t = t + 1) begin
+                w = w | ({8*W{fsel[t]}} & pend[t]);
+                wp = wp | ({32{fsel[t]}} & pend_pos[t]);
+                if (fsel[t]) begin
+                    pend_v[t] <= 1'b0;
+                    pend_pos[t] <= 32'd0;
+                end
+            end
+            a_win <= {{8*(AW-W){1'b0}}, w};
+            a_pos <= wp;
             a_last <= 1'b1;
-            pend_v[f_tid] <= 1'b0;
-            pend_pos[f_tid] <= 32'd0;
         end else if (take) begin
             if (pend_v[i_tid]) begin
                 a_win <= {in_data[8*(AW-W)-1:0], pend[i_tid]};
@@ -371,12 +383,13 @@ reg  [QW-1:0] queue [0:(1<<QA)-1];
 // per stream: write and read index with a wrap bit above it (full is not empty)
 reg  [8*TS-1:0] q_wr, q_rd;
 /* verilator lint_on UNUSEDSIGNAL */
-wire [1:0] o_t = STREAMS == 1 ? 2'd0 : o_tid;
+reg  [1:0] o_tid_r;                      // the stream of the word on the output
+wire [1:0] o_t = STREAMS == 1 ? 2'd0 : o_tid_r;
+wire [1:0] n_t = STREAMS == 1 ? 2'd0 : o_tid_next;
 reg  [QW-1:0] e_q;                       // the word to be written (from registers: an add into the LUT RAM's write data was the critical path)
 reg  [QA-1:0] e_addr;                    // and where (allocated a stage ahead: from the stream bits of a wide register it was)
 reg  [8*TS-1:0] q_next;                  // per stream: the next word's index, counted at stage f
-wire [1:0] e_tid = e_q[S_TID +: 2];
-wire [QB:0] o_rd = q_rd[8*o_t +: QB+1];
+reg  [TS-1:0]   e_inc;                   // one-hot: the stream e_q belongs to (when v_e)
 wire pop = o_valid && o_ready;
 // the absolute end in two halves, a stage each (the 37-bit add and its saturation in one
 // cycle, from the word's offset fanned out to all W adders, was the critical path)
@@ -427,6 +440,7 @@ always @(posedge clk) begin : queues
     reg [4:0] occ_n;
     e_q <= q_in;
     e_addr <= qaddr(f_side[S_TID +: 2], q_next[8*f_side[S_TID +: 2] +: QB]);
+    e_inc <= v_f ? {{TS-1{1'b0}}, 1'b1} << f_side[S_TID +: 2] : {TS{1'b0}};
     if (v_e)
         queue[e_addr] <= e_q;
     if (rst) begin
@@ -442,8 +456,9 @@ always @(posedge clk) begin : queues
         v_e <= v_f;
         if (v_f)
             q_next[8*f_side[S_TID +: 2] +: 5] <= q_next[8*f_side[S_TID +: 2] +: 5] + 5'd1;
-        if (v_e)
-            q_wr[8*e_tid +: 5] <= q_wr[8*e_tid +: 5] + 5'd1;
+        for (t = 0; t < TS; t = t + 1)
+            if (e_inc[t])
+                q_wr[8*t +: 5] <= q_wr[8*t +: 5] + 5'd1;
         if (pop)
             q_rd[8*o_t +: 5] <= q_rd[8*o_t +: 5] + 5'd1;
         emit_r <= emit;
@@ -457,7 +472,21 @@ always @(posedge clk) begin : queues
         end
     end
 end
-wire [QW-1:0] q_out = queue[qaddr(o_t, o_rd[QB-1:0])];
+// the output, read a cycle ahead for stream n_t: its read index after this cycle's pop,
+// valid if its write index after this cycle's write is past it, the word being written
+// this cycle taken from e_q
+/* verilator lint_off UNUSEDSIGNAL */
+wire [4:0]    rd_n = q_rd[8*n_t +: 5] + {4'd0, pop && o_t == n_t};   // (QB + 1 bits used)
+wire [4:0]    wr_n = q_wr[8*n_t +: 5] + {4'd0, e_inc[n_t]};
+/* verilator lint_on UNUSEDSIGNAL */
+wire [QA-1:0] ra = qaddr(n_t, rd_n[QB-1:0]);
+reg           out_v;
+reg  [QW-1:0] q_out;
+always @(posedge clk) begin
+    out_v <= !rst && rd_n[QB:0] != wr_n[QB:0];
+    q_out <= e_inc[n_t] && e_addr == ra ? e_q : queue[ra];
+    o_tid_r <= n_t;
+end
 reg  [2*W*W-1:0] hx, nx;
 always @* begin : onehots
     integer p;
@@ -470,7 +499,8 @@ always @* begin : onehots
     end
 end
 
-assign o_valid = o_rd != q_wr[8*o_t +: QB+1];
+assign o_valid = out_v;
+assign o_tid = o_t;
 assign o_pos = q_out[31:0];
 assign o_last = q_out[32];
 assign o_tl = q_out[S_TL +: 3*W];

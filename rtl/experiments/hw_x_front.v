@@ -71,11 +71,14 @@ wire [31:0]    s_pos;
 wire           s_last;
 /* verilator lint_on UNUSEDSIGNAL */
 wire [1:0]     c_tid;     // the stream whose word the walk takes this cycle
+wire [1:0]     s_tid;     // the stream of the scan's output word
+// the walk takes the streams' words in turn, so the scan reads the next one's a cycle ahead
+wire [1:0]     c_tid_next = THREADS == 1 || c_tid == THREADS[1:0] - 2'd1 ? 2'd0 : c_tid + 2'd1;
 
 hw_pb_scan #(.W(W), .NB(5), .STREAMS(THREADS)) scan (
     .clk(clk), .rst(rst),
     .in_valid(in_valid), .in_ready(in_ready), .in_tid(in_tid), .in_data(in_data),
-    .in_last(in_last), .o_tid(c_tid), .o_valid(s_valid),
+    .in_last(in_last), .o_tid_next(c_tid_next), .o_tid(s_tid), .o_valid(s_valid),
     .o_ready(s_ready), .o_pos(s_pos), .o_last(s_last), .o_tl(s_tl),
     .o_wt(s_wt), .o_n(s_n), .o_big(s_big), .o_bad(s_bad), .o_e(s_e), .o_hx(s_hx),
     .o_hl(s_hl), .o_nx(s_nx), .o_z(s_z));
@@ -106,6 +109,12 @@ hw_x_chase #(.W(W), .LOOKUP(1), .DEPTH(DEPTH), .THREADS(THREADS), .XB(XB)) walk 
     .in_nx(s_nx), .in_hx(s_hx), .in_e(s_e), .in_z(s_z), .in_n(s_nk), .in_w(s_w2), .in_x(s_x),
     .o_valid(w_valid), .o_tid(w_tid), .o_pos(w_pos), .o_num(w_num), .o_type(w_type),
     .o_sub(w_sub), .o_stuck(o_stuck), .o_x(w_x), .o_e(w_e), .o_fend(w_fend));
+
+`ifndef SYNTHESIS
+always @(posedge clk)
+    if (!rst && s_valid && s_tid != c_tid)
+        $fatal(1, "hw_x_front: the scan shows stream %0d's word in stream %0d's turn", s_tid, c_tid);
+`endif
 
 // each stream's length (the frame end at the top level), from its words
 reg  [31:0] len [0:3];

@@ -112,7 +112,7 @@ async def run_streams(dut, lanes, rng, stall, clock=True):
     dut.in_valid.value = 0
     dut.o_ready.value = 0
     dut.in_tid.value = 0
-    dut.o_tid.value = 0
+    dut.o_tid_next.value = 0
     await RisingEdge(dut.clk)
     await RisingEdge(dut.clk)
     dut.rst.value = 0
@@ -134,8 +134,8 @@ async def run_streams(dut, lanes, rng, stall, clock=True):
             dut.in_data.value = int.from_bytes(word, "little")
             dut.in_last.value = int(last)
         dut.in_valid.value = int(t_in is not None)
-        t_out = rng.randrange(len(lanes))
-        dut.o_tid.value = t_out
+        dut.o_tid_next.value = rng.randrange(len(lanes))   # (the stream shown next cycle)
+        t_out = int(dut.o_tid.value)
         if stall and hold == 0 and rng.random() < 0.01:
             hold = rng.randint(10, 40)
         hold = max(0, hold - 1)
@@ -232,7 +232,8 @@ async def rate(dut):
         dut.in_tid.value = t_in
         dut.in_data.value = taken
         dut.in_valid.value = int(taken < n)
-        dut.o_tid.value = len(outs) % lanes
+        # (the stream shown next cycle: the one after this cycle's word if it is taken)
+        dut.o_tid_next.value = (len(outs) + int(dut.o_valid.value)) % lanes
         await ReadOnly()
         if taken < n and int(dut.in_ready.value):
             taken += 1
@@ -253,7 +254,7 @@ async def reset_midway(dut):
     dut.in_valid.value = 0
     dut.o_ready.value = 0
     dut.in_tid.value = 0
-    dut.o_tid.value = 0
+    dut.o_tid_next.value = 0
     dut.in_last.value = 0
     await RisingEdge(dut.clk)
     dut.rst.value = 0
