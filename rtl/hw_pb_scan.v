@@ -153,8 +153,25 @@ wire take = in_valid && in_ready;
 wire emit = flush || (take && pend_v[i_tid]);
 wire [1:0] enter_tid = flush ? f_tid : i_tid;   // the stream of the word that enters
 
+// the window's registers load every cycle (v_a says whether it holds a word): an enable
+// from the input's handshake, fanned out to them, was the one-stream critical path
+reg  [8*W-1:0] i_pend;
+reg  [31:0]    i_pos;
+always @* begin : picks_in
+    integer t;
+    i_pend = {8*W{1'b0}};
+    i_pos = 32'd0;
+    for (t = 0; t < TS; t = t + 1) begin
+        i_pend = i_pend | ({8*W{flush ? fsel[t] : i_tid == t[1:0]}} & pend[t]);
+        i_pos = i_pos | ({32{flush ? fsel[t] : i_tid == t[1:0]}} & pend_pos[t]);
+    end
+end
 always @(posedge clk) begin : window
     integer t;
+    a_win <= {flush ? {8*(AW-W){1'b0}} : in_data[8*(AW-W)-1:0], i_pend};
+    a_pos <= i_pos;
+    a_last <= flush;
+    a_tid <= enter_tid;
     if (rst) begin
         v_a <= 1'b0;
         pend_v <= {TS{1'b0}};
@@ -163,34 +180,17 @@ always @(posedge clk) begin : window
             pend_pos[t] <= 32'd0;
     end else begin
         v_a <= emit;
-        a_tid <= enter_tid;
-        if (flush) begin : flush_word
-            reg [8*W-1:0] w;
-            reg [31:0]    wp;
-            w = {8*W{1'b0}};
-            wp = 32'd0;
-            for (t = 0; t < TS; t = t + 1) begin
-                w = w | ({8*W{fsel[t]}} & pend[t]);
-                wp = wp | ({32{fsel[t]}} & pend_pos[t]);
-                if (fsel[t]) begin
-                    pend_v[t] <= 1'b0;
-                    pend_pos[t] <= 32'd0;
-                end
+        for (t = 0; t < TS; t = t + 1)
+            if (flush && fsel[t]) begin
+                pend_v[t] <= 1'b0;
+                pend_pos[t] <= 32'd0;
+            end else if (!flush && take && i_tid == t[1:0]) begin
+                if (pend_v[t])
+                    pend_pos[t] <= pend_pos[t] + W;
+                pend[t] <= in_data;
+                pend_v[t] <= 1'b1;
+                pend_last[t] <= in_last;
             end
-            a_win <= {{8*(AW-W){1'b0}}, w};
-            a_pos <= wp;
-            a_last <= 1'b1;
-        end else if (take) begin
-            if (pend_v[i_tid]) begin
-                a_win <= {in_data[8*(AW-W)-1:0], pend[i_tid]};
-                a_pos <= pend_pos[i_tid];
-                a_last <= 1'b0;
-                pend_pos[i_tid] <= pend_pos[i_tid] + W;
-            end
-            pend[i_tid] <= in_data;
-            pend_v[i_tid] <= 1'b1;
-            pend_last[i_tid] <= in_last;
-        end
     end
 end
 
