@@ -4,7 +4,8 @@
  * end, or why it cannot be one), in a pipeline with no loop, so a walk behind it
  * (tb/loop_limits, experiments/hw_x_chase) only has to pick, at the field it stands on,
  * where the next one starts. Not yet instantiated by the generated core: it is the first
- * stage of the pipelined core docs/hardware.md "What the field loop can reach" describes.
+ * stage of the pipelined core docs/hardware.md "What the field loop can reach" describes
+ * ("The decode-ahead stage" has its figures; experiments/hw_x_front runs it before a walk).
  *
  * Input: a stream as W-byte words (byte i of the stream at in_data[8*(i%W) +: 8] of word
  * i/W), in_last on its last word (bytes past the stream's end in that word: the
@@ -18,9 +19,10 @@
  *   o_tl   the tag's length, 1..5 (5 when the tag is bad)
  *   o_wt   its wire type; o_n its field number's low NB bits; o_big the number >= 2^NB
  *   o_bad  0: a field header; 1: the tag is longer than 5 bytes or >= 2^32
- *          (VarintTooLong at p); 2: field number 0 (FieldNumberZero at p); 3: wire type 0
- *          or 2 and its varint or length prefix is too long (over 10 bytes, or a length
- *          prefix over 5: VarintTooLong at p + o_tl)
+ *          (VarintTooLong at p, or Truncated if the frame ends within p + 5); 2: field
+ *          number 0 (FieldNumberZero at p); 3: wire type 0 or 2 and its varint or length
+ *          prefix is too long (over 10 bytes, or a length prefix over 5: VarintTooLong at
+ *          p + o_tl, or Truncated there if o_e is past the frame's end)
  *   o_e    where the field ends, as a stream offset (saturated at 2^32 - 1): tag, then
  *          the varint (type 0), 8 or 4 bytes (1, 5), the length prefix and that many
  *          bytes (2), nothing (3, 4, 6, 7); with o_bad 3, where the varint ends (at most
@@ -40,12 +42,13 @@
  * decodes (the tag at each of the W bytes and a value at each of the W + 4 bytes after
  * one, hw_varint_decoder), the value picked after each tag, the header's and the field's
  * length, the end relative to the word, the absolute end (two stages: its low half, its
- * high half), then into an output queue (LUT RAM) that the output reads (the one-hot forms expanded there). The pipeline never stalls: a
- * word goes in only when its stream's queue has room for it, so o_ready low stops the
- * input instead.
+ * high half), then into an output queue (LUT RAM), read a cycle ahead into the output
+ * register (the one-hot forms expanded after it). The pipeline never stalls: a word goes
+ * in only when its stream's queue has room for it, so o_ready low stops the input instead.
  * STREAMS > 1 scans several streams at once (the interleaved walks of hw_x_chase
  * THREADS > 1): a word of any a cycle, in_tid saying whose; each stream has its waiting
- * word, offsets and queue, and the consumer reads the stream it names on o_tid.
+ * word, offsets and queue, and the consumer names on o_tid_next the stream whose word the
+ * output shows the next cycle (o_tid).
  */
 
 `resetall
