@@ -1,10 +1,10 @@
 /*
- * hw_x_chase -- timing experiment (not a building block; nothing instantiates it): the
- * protobuf field walk as a chase over field ends computed ahead, to measure how fast the
- * loop a decoder cannot pipeline (this field's position -> the next field's position) can
- * be clocked on a given FPGA. docs/hardware.md "What the field loop can reach" has the
- * figures; scripts/synth.sh loops-ecp5 reproduces them; tb/loop_limits checks that the
- * circuit measured is a working walk.
+ * hw_x_chase -- timing experiment (not a building block; only the experiment hw_x_front
+ * instantiates it): the protobuf field walk as a chase over field ends computed ahead, to
+ * measure how fast the loop a decoder cannot pipeline (this field's position -> the next
+ * field's position) can be clocked on a given FPGA. docs/hardware.md "What the field loop
+ * can reach" has the figures; scripts/synth.sh loops-ecp5 reproduces them; tb/loop_limits
+ * checks that the circuit measured is a working walk.
  *
  * The stream comes in as W-byte words with, for each byte p of a word, what a decoder
  * working ahead of the loop (any number of pipeline stages, so not timed here) knows of a
