@@ -267,6 +267,61 @@ async def reset_midway(dut):
     check(got[0][0], words, "after reset")
 
 
+@cocotb.test(skip=os.environ.get("SCAN_STREAMS", "1") == "1")
+async def flushes_together(dut):
+    """Two streams' last words ready to go on in the same cycle (one's last word arrives as
+    the other's queue gets room back): one goes on, then the other, each stream's words
+    right. Stream 1 fills its queue and waits with its last word; stream 0 comes; two words
+    of stream 1 are taken at each of several cycles in turn (a run each), so in one run both
+    wait together."""
+    rng = random.Random(int(os.environ["SCAN_SEED"]) + 3)
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    together = 0
+    for pop_at in range(12):
+        s1 = [rng.randbytes(W) for _ in range(9)]
+        s0 = [rng.randbytes(W) for _ in range(3)]
+        await FallingEdge(dut.clk)   # (out of the read-only phase the last run ended in)
+        dut.rst.value = 1
+        dut.in_valid.value = 0
+        dut.o_ready.value = 0
+        dut.o_tid_next.value = 1
+        await RisingEdge(dut.clk)
+        await RisingEdge(dut.clk)
+        dut.rst.value = 0
+        feed = [(1, w, k == 8) for k, w in enumerate(s1)] + [None] * 4 + [(0, w, k == 2) for k, w in enumerate(s0)]
+        got = {0: [], 1: []}
+        ends = set()
+        cycle, start0 = 0, 9 + 4 + 2
+        while len(ends) < 2 and cycle < 400:
+            await FallingEdge(dut.clk)
+            item = feed[0] if feed else None
+            dut.in_valid.value = int(item is not None)
+            if item:
+                dut.in_tid.value, word, last = item
+                dut.in_data.value = int.from_bytes(word, "little")
+                dut.in_last.value = int(last)
+            draining = cycle > start0 + 20
+            # two words of stream 1 taken (its count reached QD: one uncounted entry)
+            dut.o_ready.value = int(draining or start0 + pop_at - 6 <= cycle <= start0 + pop_at - 5)
+            if draining:
+                dut.o_tid_next.value = rng.randrange(2)
+            await ReadOnly()
+            if bin(int(dut.fcand.value)).count("1") >= 2:
+                together += 1
+            if feed and (item is None or int(dut.in_ready.value)):
+                feed.pop(0)
+            if int(dut.o_valid.value) and int(dut.o_ready.value):
+                t = int(dut.o_tid.value)
+                got[t].append((int(dut.o_pos.value), unpack(dut)))
+                if int(dut.o_last.value):
+                    ends.add(t)
+            cycle += 1
+        assert ends == {0, 1}, f"pop at {pop_at}: streams {ends} ended, {len(feed)} items not taken"
+        check(got[1], s1, f"stream 1 (pop at {pop_at})")
+        check(got[0], s0, f"stream 0 (pop at {pop_at})")
+    assert together, "no run had two last words waiting in the same cycle"
+
+
 @pytest.mark.parametrize("streams,stall", [(1, "0.3"), (1, "0"), (3, "0.3"), (2, "0"), (2, "0.3"), (4, "0.3")])
 def test_hw_pb_scan(streams, stall):
     env = {"SCAN_SEED": str(seed_for(f"hw_pb_scan_{streams}_{stall}")), "SCAN_STALL": stall,
