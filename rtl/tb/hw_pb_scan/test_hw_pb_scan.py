@@ -3,9 +3,11 @@ word, against the model (tb/scanmodel.py: the CPU engine's reading of a tag and 
 after it, crates/cpu/src/protobuf/wire.rs), on valid nested streams, hostile bytes
 (continuation runs, over-long tags and varints, 5- and 6-byte length prefixes, lengths past
 2^32, field number 0, every wire type) and mutated streams, back to back (offsets start again
-after each stream's last word), with random input gaps and output stalls. At each field of
-the valid streams the number, wire type and end are also those the official protobuf
-library reads."""
+after each stream's last word), one to four streams interleaved, with random input gaps and
+output stalls and runs of them. At each field of the valid streams the number, wire type and
+end are also those the official protobuf library reads. Also: a word leaves every cycle when
+nothing waits (rate), a reset with words in flight, two streams' last words ready to go on
+in the same cycle, bad parameters."""
 
 import os
 import random
