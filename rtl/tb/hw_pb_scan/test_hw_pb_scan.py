@@ -103,6 +103,19 @@ def official_check(data, truth, base=0, depth=0):
 
 
 # ---------------------------------------------------------------- the test
+async def reset(dut, cycles=2, o_ready=0, o_tid_next=0):
+    """Holds reset for `cycles` rising edges, no input on offer, o_ready and o_tid_next as given."""
+    dut.rst.value = 1
+    dut.in_valid.value = 0
+    dut.in_tid.value = 0
+    dut.in_last.value = 0
+    dut.o_ready.value = o_ready
+    dut.o_tid_next.value = o_tid_next
+    for _ in range(cycles):
+        await RisingEdge(dut.clk)
+    dut.rst.value = 0
+
+
 async def run_streams(dut, lanes, rng, stall, clock=True):
     """Feeds each lane's streams back to back (lane t as stream t of the scan; a random lane a
     cycle, random gaps) and collects the output words (a random lane read a cycle, random
@@ -110,14 +123,7 @@ async def run_streams(dut, lanes, rng, stall, clock=True):
     (o_pos, per-byte dicts). `clock`: start the clock (the first call of a test)."""
     if clock:
         cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    dut.rst.value = 1
-    dut.in_valid.value = 0
-    dut.o_ready.value = 0
-    dut.in_tid.value = 0
-    dut.o_tid_next.value = 0
-    await RisingEdge(dut.clk)
-    await RisingEdge(dut.clk)
-    dut.rst.value = 0
+    await reset(dut)
     feeds = [[(w, k == len(ws) - 1) for ws in streams for k, w in enumerate(ws)] for streams in lanes]
     fed = [0] * len(lanes)
     got = [[] for _ in lanes]
@@ -220,13 +226,7 @@ async def rate(dut):
     in turn, the same over all of them)."""
     lanes = int(os.environ.get("SCAN_STREAMS", "1"))
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    dut.rst.value = 1
-    dut.in_valid.value = 0
-    dut.o_ready.value = 1
-    dut.in_last.value = 0
-    await RisingEdge(dut.clk)
-    await RisingEdge(dut.clk)
-    dut.rst.value = 0
+    await reset(dut, o_ready=1)
     n, taken, outs, cycle = 64 * lanes, 0, [], 0
     while len(outs) < n - lanes and cycle < 20 * n:   # (each stream's last word waits for its next)
         await FallingEdge(dut.clk)
@@ -252,14 +252,7 @@ async def reset_midway(dut):
     alone and right (nothing of the one before, no word counted twice)."""
     rng = random.Random(int(os.environ["SCAN_SEED"]) + 2)
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    dut.rst.value = 1
-    dut.in_valid.value = 0
-    dut.o_ready.value = 0
-    dut.in_tid.value = 0
-    dut.o_tid_next.value = 0
-    dut.in_last.value = 0
-    await RisingEdge(dut.clk)
-    dut.rst.value = 0
+    await reset(dut, cycles=1)
     for i in range(12):   # words in, none out: the pipeline and the queue hold some
         await FallingEdge(dut.clk)
         dut.in_valid.value = 1
@@ -283,13 +276,7 @@ async def flushes_together(dut):
         s1 = [rng.randbytes(W) for _ in range(9)]
         s0 = [rng.randbytes(W) for _ in range(3)]
         await FallingEdge(dut.clk)   # (out of the read-only phase the last run ended in)
-        dut.rst.value = 1
-        dut.in_valid.value = 0
-        dut.o_ready.value = 0
-        dut.o_tid_next.value = 1
-        await RisingEdge(dut.clk)
-        await RisingEdge(dut.clk)
-        dut.rst.value = 0
+        await reset(dut, o_tid_next=1)
         feed = [(1, w, k == 8) for k, w in enumerate(s1)] + [None] * 4 + [(0, w, k == 2) for k, w in enumerate(s0)]
         got = {0: [], 1: []}
         ends = set()
