@@ -114,7 +114,7 @@ localparam Q = W + 5;   // value decodes at bytes 1..W+4 (after a tag of 1..5 by
 localparam QD = STREAMS == 1 ? 16 : 8;
 localparam QB = STREAMS == 1 ? 4 : 3;
 localparam TS = 4;      // stream numbers (2 bits); the per-stream state is kept for all, unused ones constant
-reg  v_a, v_b, v_p, v_c, v_d, v_e;
+reg  v_a, v_b, v_p, v_c, v_d;
 // a word of stream t may enter the pipeline (stage a) when t's queue will have room for it
 // per-stream counters and indexes below: 5 bits (QB + 1 used) in a byte each (a stride of
 // 5 would be a multiplier to yosys)
@@ -392,7 +392,7 @@ wire [1:0] n_t = STREAMS == 1 ? 2'd0 : o_tid_next;
 reg  [QW-1:0] e_q;                       // the word to be written (from registers: an add into the LUT RAM's write data was the critical path)
 reg  [QA-1:0] e_addr;                    // and where (allocated a stage ahead: from the stream bits of a wide register it was)
 reg  [8*TS-1:0] q_next;                  // per stream: the next word's index, counted at stage f
-reg  [TS-1:0]   e_inc;                   // one-hot: the stream e_q belongs to (when v_e)
+reg  [TS-1:0]   e_inc;                   // one-hot: the stream e_q belongs to (0: e_q holds no word)
 wire pop = o_valid && o_ready;
 // the absolute end in two halves, a stage each (the 37-bit add and its saturation in one
 // cycle, from the word's offset fanned out to all W adders, was the critical path)
@@ -443,11 +443,10 @@ always @(posedge clk) begin : queues
     reg [4:0] occ_n;
     e_q <= q_in;
     e_addr <= qaddr(f_side[S_TID +: 2], q_next[8*f_side[S_TID +: 2] +: QB]);
-    e_inc <= v_f ? {{TS-1{1'b0}}, 1'b1} << f_side[S_TID +: 2] : {TS{1'b0}};
-    if (v_e)
+    if (e_inc != {TS{1'b0}})
         queue[e_addr] <= e_q;
     if (rst) begin
-        v_e <= 1'b0;
+        e_inc <= {TS{1'b0}};
         q_next <= {8*TS{1'b0}};
         room <= {TS{1'b0}};
         emit_r <= 1'b0;
@@ -456,7 +455,7 @@ always @(posedge clk) begin : queues
         q_rd <= {8*TS{1'b0}};
         occ <= {8*TS{1'b0}};
     end else begin
-        v_e <= v_f;
+        e_inc <= v_f ? {{TS-1{1'b0}}, 1'b1} << f_side[S_TID +: 2] : {TS{1'b0}};
         if (v_f)
             q_next[8*f_side[S_TID +: 2] +: 5] <= q_next[8*f_side[S_TID +: 2] +: 5] + 5'd1;
         for (t = 0; t < TS; t = t + 1)
